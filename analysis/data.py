@@ -1,0 +1,300 @@
+"""The annotation dataset: a validated long table of (item, rater, label) with factorised codes and its topology.
+
+A dataset is built from a pandas table (:func:`from_table`) or a file (:func:`load_annotations`). Ids are
+factorised to ``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
+missing label are dropped and counted; a repeated (item, rater) pair is an error unless a policy is chosen. The
+design of the table (fully crossed, batched or sparse) is detected once and cached on the object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import DataError, ParameterError
+
+DuplicatePolicy = Literal["first", "last", "error"]
+FULLY_CROSSED, BATCHED, SPARSE = "fully crossed", "batched", "sparse"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The design of a dataset: its kind and, when batched, each item's batch code."""
+
+    kind: str
+    item_batch: np.ndarray | None = field(default=None, repr=False)
+    inferred: bool = False
+
+    @property
+    def n_batches(self) -> int:
+        return 0 if self.item_batch is None else int(self.item_batch.max()) + 1
+
+
+@dataclass(frozen=True, eq=False)
+class AnnotationDataset:
+    """One annotation dataset in factorised form (one entry per rating)."""
+
+    item: np.ndarray
+    rater: np.ndarray
+    label: np.ndarray
+    item_ids: np.ndarray
+    rater_ids: np.ndarray
+    label_names: tuple
+    name: str = "annotations"
+    item_batch: np.ndarray | None = field(default=None, repr=False)
+    n_dropped: int = 0
+    provenance: str = ""
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_raters(self) -> int:
+        return len(self.rater_ids)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.label_names)
+
+    @property
+    def n_ratings(self) -> int:
+        return len(self.label)
+
+    @cached_property
+    def raters_per_item(self) -> np.ndarray:
+        return np.bincount(self.item, minlength=self.n_items)
+
+    @cached_property
+    def item_label_counts(self) -> np.ndarray:
+        """Per-item label counts, shape (n_items, n_labels)."""
+        counts = np.zeros((self.n_items, self.n_labels), dtype=np.int64)
+        np.add.at(counts, (self.item, self.label), 1)
+        return counts
+
+    @cached_property
+    def sha256(self) -> str:
+        """Hash of the dataset's content (codes, ids, label order, batches); stable across file formats."""
+        digest = hashlib.sha256()
+        for array in (self.item, self.rater, self.label):
+            digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+        for names in (self.item_ids, self.rater_ids, self.label_names):
+            digest.update("\x1f".join(map(str, names)).encode())
+        if self.item_batch is not None:
+            digest.update(np.ascontiguousarray(self.item_batch, dtype=np.int64).tobytes())
+        return digest.hexdigest()
+
+    @cached_property
+    def topology(self) -> Topology:
+        return detect_topology(self)
+
+    def summary(self) -> dict:
+        """Counts and design in one flat dict (for provenance tables and ``datasets info``)."""
+        per_item = self.raters_per_item
+        topo = self.topology
+        return {
+            "name": self.name,
+            "ratings": self.n_ratings,
+            "items": self.n_items,
+            "raters": self.n_raters,
+            "raters_per_item_min": int(per_item.min()),
+            "raters_per_item_median": float(np.median(per_item)),
+            "raters_per_item_max": int(per_item.max()),
+            "labels": [str(x) for x in self.label_names],
+            "topology": topo.kind,
+            "batches": topo.n_batches,
+            "dropped_missing_labels": self.n_dropped,
+            "sha256": self.sha256,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table with original ids and labels."""
+        frame = pd.DataFrame(
+            {
+                "item": self.item_ids[self.item],
+                "rater": self.rater_ids[self.rater],
+                "label": np.asarray(self.label_names, dtype=object)[self.label],
+            }
+        )
+        if self.item_batch is not None:
+            frame["batch"] = self.item_batch[self.item]
+        return frame
+
+
+def from_table(
+    table: pd.DataFrame,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    batch: str | None = None,
+    label_order: Sequence | None = None,
+    duplicates: DuplicatePolicy = "error",
+    name: str = "annotations",
+    provenance: str = "",
+) -> AnnotationDataset:
+    """Validate a long (item, rater, label[, batch]) table and factorise it.
+
+    Parameters
+    ----------
+    table : one row per rating.
+    item, rater, label, batch : column names; ``batch`` is optional.
+    label_order : the label order; default is the sorted unique labels.
+    duplicates : what to do with a repeated (item, rater) pair: keep the ``"first"``, the ``"last"``, or raise.
+    """
+    if duplicates not in ("first", "last", "error"):
+        raise ParameterError(f"duplicates must be 'first', 'last' or 'error', got {duplicates!r}")
+    wanted = [item, rater, label] + ([batch] if batch else [])
+    missing = [c for c in wanted if c not in table.columns]
+    if missing:
+        raise DataError(
+            f"column(s) {missing} not found; the table has columns {list(table.columns)}. "
+            "Name the right ones with item=, rater=, label= (--item/--rater/--label on the command line)."
+        )
+    frame = table[wanted]
+    if frame[[item, rater]].isna().any().any():
+        raise DataError(f"{int(frame[[item, rater]].isna().any(axis=1).sum())} row(s) have no item or rater id")
+    has_label = frame[label].notna()
+    n_dropped = int((~has_label).sum())
+    frame = frame[has_label]
+    if frame.empty:
+        raise DataError("the table has no rating with a label")
+
+    is_dup = frame.duplicated([item, rater], keep=False)
+    if is_dup.any():
+        if duplicates == "error":
+            pairs = frame.loc[is_dup, [item, rater]].drop_duplicates().head(3).to_records(index=False).tolist()
+            raise DataError(
+                f"{int(frame.duplicated([item, rater]).sum())} repeated (item, rater) pair(s), e.g. {pairs}; "
+                "pass duplicates='first' or 'last' to keep one rating per pair"
+            )
+        frame = frame.drop_duplicates([item, rater], keep=duplicates)
+
+    item_codes, item_ids = pd.factorize(frame[item], sort=True)
+    rater_codes, rater_ids = pd.factorize(frame[rater], sort=True)
+    values = frame[label]
+    if label_order is None:
+        label_names = tuple(pd.unique(values.sort_values()))
+    else:
+        label_names = tuple(label_order)
+        unknown = sorted(set(values.astype(object)) - set(label_names), key=str)
+        if unknown:
+            raise DataError(f"label(s) {unknown[:5]} are not in label_order {list(label_names)}")
+    if len(label_names) < 2:
+        raise DataError(
+            f"the label column {label!r} has a single value {label_names!r}; comparing models needs two labels or more"
+        )
+    if len(label_names) > 127:
+        raise DataError(f"{len(label_names)} distinct labels; at most 127 are supported (is {label!r} the label?)")
+    label_codes = pd.Categorical(values, categories=list(label_names)).codes
+
+    item_batch = None
+    if batch:
+        batch_per_row, _ = pd.factorize(frame[batch], sort=True)
+        per_item = pd.DataFrame({"i": item_codes, "b": batch_per_row}).drop_duplicates()
+        if per_item["i"].duplicated().any():
+            bad = per_item.loc[per_item["i"].duplicated(), "i"].iloc[0]
+            raise DataError(f"item {item_ids[bad]!r} appears in more than one batch of column {batch!r}")
+        item_batch = np.empty(len(item_ids), dtype=np.int32)
+        item_batch[per_item["i"].to_numpy()] = per_item["b"].to_numpy()
+        item_batch = pd.factorize(item_batch, sort=True)[0].astype(np.int32)
+
+    return AnnotationDataset(
+        item=item_codes.astype(np.int32),
+        rater=rater_codes.astype(np.int32),
+        label=label_codes.astype(np.int8),
+        item_ids=np.asarray(item_ids, dtype=object),
+        rater_ids=np.asarray(rater_ids, dtype=object),
+        label_names=label_names,
+        name=name,
+        item_batch=item_batch,
+        n_dropped=n_dropped,
+        provenance=provenance,
+    )
+
+
+def detect_topology(ds: AnnotationDataset) -> Topology:
+    """Fully crossed if every rater rated every item; batched if a batch column was given or if grouping items
+    by their exact rater set gives groups of two items or more (median); sparse otherwise."""
+    if ds.n_ratings == ds.n_items * ds.n_raters:
+        return Topology(FULLY_CROSSED)
+    if ds.item_batch is not None:
+        return Topology(BATCHED, ds.item_batch)
+    order = np.lexsort((ds.rater, ds.item))
+    raters_sorted = ds.rater[order]
+    starts = np.concatenate([[0], np.cumsum(ds.raters_per_item)])
+    signatures = [raters_sorted[starts[i] : starts[i + 1]].tobytes() for i in range(ds.n_items)]
+    groups = pd.factorize(pd.Series(signatures), sort=False)[0].astype(np.int32)
+    sizes = np.bincount(groups)
+    if len(sizes) > 1 and np.median(sizes[groups]) >= 2 and np.median(sizes) >= 2:
+        return Topology(BATCHED, groups, inferred=True)
+    return Topology(SPARSE)
+
+
+def keep_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDataset:
+    """Keep every item and ``n_raters`` raters chosen without replacement with ``seed`` (the paper's RQ4 cut)."""
+    if not 1 <= n_raters <= ds.n_raters:
+        raise ParameterError(f"n_raters must be between 1 and {ds.n_raters}, got {n_raters}")
+    chosen = np.sort(np.random.default_rng(seed).choice(ds.n_raters, size=n_raters, replace=False))
+    frame = ds.to_frame()
+    frame = frame[np.isin(ds.rater, chosen)]
+    kept = from_table(
+        frame,
+        batch="batch" if ds.item_batch is not None else None,
+        label_order=ds.label_names,
+        name=f"{ds.name}-{n_raters}raters",
+        provenance=f"{ds.provenance}; {n_raters} of {ds.n_raters} raters kept with seed {seed}".lstrip("; "),
+    )
+    if kept.n_items < ds.n_items:
+        raise DataError(f"{ds.n_items - kept.n_items} item(s) lost every rating when cutting to {n_raters} raters")
+    return kept
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV, TSV, JSON-lines or Parquet file into a DataFrame, with a clear error for what cannot be read."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    suffixes = "".join(path.suffixes[-2:]).lower()
+    try:
+        if suffixes.endswith((".parquet", ".pq")):
+            return pd.read_parquet(path)
+        if suffixes.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
+            return pd.read_json(path, lines=True)
+        if suffixes.endswith((".tsv", ".tsv.gz", ".tab")):
+            return pd.read_csv(path, sep="\t")
+        if suffixes.endswith((".csv", ".csv.gz")):
+            return pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
+        raise DataError(f"cannot read {path}: {err}") from err
+    raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet")
+
+
+def load_annotations(
+    path: str | Path,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    batch: str | None = None,
+    label_order: Sequence | None = None,
+    duplicates: DuplicatePolicy = "error",
+) -> AnnotationDataset:
+    """Load one's own annotation file (CSV, TSV, JSON lines, Parquet) as a dataset."""
+    path = Path(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    return from_table(
+        read_table(path),
+        item=item,
+        rater=rater,
+        label=label,
+        batch=batch,
+        label_order=label_order,
+        duplicates=duplicates,
+        name=path.stem,
+        provenance=f"file {path.name} (sha256 {digest})",
+    )

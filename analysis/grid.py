@@ -1,0 +1,301 @@
+"""The experiment grid (METHOD section 6): every (epsilon, NK, K) cell simulated, cached on disk, and tabulated.
+
+:func:`run` simulates each cell's alternative and null replicates, turns them into one row per metric, and returns
+a tidy table. Each cell draws from its own random streams, derived from the run's seed and the cell's own
+coordinates (sampler, epsilon, NK, K) with ``numpy.random.SeedSequence``; the numbers of a cell therefore do not
+depend on the number of worker processes, on how cells are chunked, or on which other cells the grid holds.
+
+Finished cells are written to a cache directory, one small JSON file per cell, atomically (written to a temporary
+file, then renamed), keyed by a hash of the data's sha256, the cell, ``n_samples``, the seed and the package
+version. An interrupted run keeps its finished cells; a rerun with the same parameters reads them back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from analysis import __version__
+from analysis.data import AnnotationDataset
+from analysis.errors import ParameterError
+from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.pvalues import p_values
+from analysis.samplers import SAMPLERS, check_sampler, replicate_size
+from analysis.simulate import Simulator
+
+PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
+PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
+PAPER_EPSILONS = (0.1, 0.2, 0.3, 0.4)
+ALPHA = 0.05
+CACHE_ENV = "ANALYSIS_CACHE_DIR"
+RESULT_COLUMNS = ("dataset", "sampler", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value", "delta",
+                  "delta_sd", "null_mean", "null_sd", "n_samples", "seed", "data_sha256", "version")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid cell: a sampler, a perturbation and a budget split into N items x K responses."""
+
+    sampler: str
+    epsilon: float
+    NK: int
+    K: int
+
+    @property
+    def N(self) -> int:
+        return self.NK // self.K
+
+    def seed_sequence(self, seed: int) -> np.random.SeedSequence:
+        """The cell's own stream: keyed by the cell's coordinates, never by worker or chunk."""
+        key = (SAMPLERS.index(self.sampler), round(self.epsilon * 1_000_000), self.NK, self.K)
+        return np.random.SeedSequence(seed, spawn_key=key)
+
+
+def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Iterable[float]) -> list[Cell]:
+    """All cells of the grid, skipping those with fewer than one item (``NK // K < 1``)."""
+    sampler = check_sampler(sampler)
+    for value in list(budgets) + list(ks):
+        if int(value) != value or value < 1:
+            raise ParameterError(f"budgets and K values must be integers >= 1, got {value!r}")
+    out = []
+    for epsilon in epsilons:
+        if not 0.0 <= float(epsilon) <= 1.0:
+            raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
+        for nk in budgets:
+            for k in ks:
+                if nk // k >= 1:
+                    out.append(Cell(sampler, float(epsilon), int(nk), int(k)))
+    if not out:
+        raise ParameterError("the grid is empty: every budget is smaller than every K")
+    return out
+
+
+def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(alternative, null) deltas of one cell, each (n_samples, 8)."""
+    alt_seq, null_seq = cell.seed_sequence(seed).spawn(2)
+    alt = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(alt_seq)),
+                               null=False)
+    null = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples,
+                                np.random.Generator(np.random.PCG64(null_seq)), null=True)
+    return alt, null
+
+
+def summarise_cell(alt: np.ndarray, null: np.ndarray) -> dict[str, dict[str, float]]:
+    """Per metric: p-value, effect size and the spread of both distributions."""
+    pv = p_values(null, alt)
+    return {
+        metric: {
+            "p_value": float(pv[m]),
+            "delta": float(alt[:, m].mean()),
+            "delta_sd": float(alt[:, m].std(ddof=1)) if len(alt) > 1 else 0.0,
+            "null_mean": float(null[:, m].mean()),
+            "null_sd": float(null[:, m].std(ddof=1)) if len(null) > 1 else 0.0,
+        }
+        for m, metric in enumerate(METRICS)
+    }
+
+
+class ResultCache:
+    """One JSON file per finished cell under ``directory``, written atomically."""
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(data_sha256: str, cell: Cell, n_samples: int, seed: int) -> str:
+        fields = {"data": data_sha256, **asdict(cell), "n_samples": n_samples, "seed": seed, "version": __version__}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> dict | None:
+        path = self.directory / f"{key}.json"
+        try:
+            return json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def put(self, key: str, summary: dict) -> None:
+        write_atomic(self.directory / f"{key}.json", json.dumps(summary))
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "annotator-bootstrap"))
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
+    _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
+
+
+def _work(cell: Cell) -> tuple[Cell, dict]:
+    alt, null = simulate_cell(_WORKER["simulator"], cell, _WORKER["n_samples"], _WORKER["seed"])
+    return cell, summarise_cell(alt, null)
+
+
+def run(
+    dataset: AnnotationDataset,
+    sampler: str,
+    budgets: Sequence[int] = PAPER_BUDGETS,
+    ks: Sequence[int] = PAPER_KS,
+    epsilons: Sequence[float] = PAPER_EPSILONS,
+    metrics: Sequence[str] | str = "all",
+    n_samples: int = 1000,
+    seed: int = 0,
+    n_jobs: int = 1,
+    chunk_size: int = 1,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Simulate the grid for one dataset and sampler and return the tidy table of METHOD section 6.
+
+    Parameters
+    ----------
+    dataset : the annotation dataset.
+    sampler : ``"S1"``, ``"S2"`` or ``"S3"``.
+    budgets, ks, epsilons : the grid; cells with ``NK // K < 1`` are skipped.
+    metrics : metric names (see :data:`analysis.metrics.METRICS`) or ``"all"``; all eight are always simulated.
+    n_samples : replicates for the alternative and, separately, for the null.
+    seed : the run's seed; the same seed gives identical tables for any ``n_jobs`` and ``chunk_size``.
+    n_jobs : worker processes (1 runs in this process).
+    chunk_size : cells handed to a worker at a time.
+    cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
+    """
+    chosen = check_metrics(metrics)
+    if int(n_samples) != n_samples or n_samples < 2:
+        raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    if n_jobs < 1 or chunk_size < 1:
+        raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
+    grid = cells(sampler, budgets, ks, epsilons)
+    simulator = Simulator(dataset, sampler)
+    cache = ResultCache(cache_dir or default_cache_dir()) if use_cache else None
+    keys = {cell: ResultCache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid}
+    done = {cell: cache.get(keys[cell]) for cell in grid} if cache else {}
+    done = {cell: summary for cell, summary in done.items() if summary is not None}
+    todo = [cell for cell in grid if cell not in done]
+
+    bar = tqdm(total=len(grid), initial=len(done), desc=f"{dataset.name} {simulator.sampler}", unit="cell",
+               disable=not progress)
+    if n_jobs == 1 or len(todo) <= 1:
+        _init_worker(simulator, int(n_samples), int(seed))
+        finished = map(_work, todo)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(simulator, int(n_samples), int(seed)))
+        finished = pool.map(_work, todo, chunksize=chunk_size)
+    try:
+        for cell, summary in finished:
+            done[cell] = summary
+            if cache:
+                cache.put(keys[cell], summary)
+            bar.update()
+    finally:
+        bar.close()
+        if pool:
+            pool.shutdown(cancel_futures=True)
+
+    rows = []
+    for cell in grid:
+        n_drawn = replicate_size(cell.N, simulator.sampler, simulator.plan.group_size)
+        for metric in chosen:
+            rows.append({"dataset": dataset.name, "sampler": cell.sampler, "epsilon": cell.epsilon, "NK": cell.NK,
+                         "K": cell.K, "N": cell.N, "n_drawn": n_drawn, "metric": metric, **done[cell][metric],
+                         "n_samples": int(n_samples), "seed": int(seed), "data_sha256": dataset.sha256,
+                         "version": __version__})
+    table = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    table.attrs["provenance"] = provenance(dataset, sampler=simulator.sampler, budgets=list(budgets), ks=list(ks),
+                                           epsilons=list(epsilons), metrics=list(chosen), n_samples=int(n_samples),
+                                           seed=int(seed))
+    return table
+
+
+def provenance(dataset: AnnotationDataset, **parameters) -> dict:
+    """What produced a result: package version, parameters, seed and the data's hash and origin."""
+    return {"version": __version__, "dataset": dataset.name, "data_sha256": dataset.sha256,
+            "data_provenance": dataset.provenance, "parameters": parameters}
+
+
+def save_results(table: pd.DataFrame, path: str | Path) -> None:
+    """Write the table as CSV and its provenance as ``<path>.json`` beside it, both atomically."""
+    write_atomic(path, table.to_csv(index=False))
+    write_atomic(f"{path}.json", json.dumps(table.attrs.get("provenance", {}), indent=2, default=str))
+
+
+def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """The paper's Table 1 rule, one row per (dataset, sampler, epsilon, metric).
+
+    For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
+    p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
+    """
+    need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
+    if need - set(results.columns):
+        raise ParameterError(f"results lack column(s) {sorted(need - set(results.columns))}")
+    rows = []
+    for (dataset, sampler, epsilon, metric), group in results.groupby(
+            ["dataset", "sampler", "epsilon", "metric"], sort=False):
+        hits = group[group["p_value"] < alpha]
+        row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
+               "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
+        if len(hits):
+            budget = hits["NK"].min()
+            best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
+            row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["metric"] = pd.Categorical(out["metric"], categories=METRICS, ordered=True)
+    out = out.sort_values(["dataset", "sampler", "epsilon", "metric"]).reset_index(drop=True)
+    out["metric"] = out["metric"].astype(str)
+    return out.astype({"NK": "Int64", "K": "Int64"})
+
+
+def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Table 1 in the paper's layout: rows (dataset:sampler, statistic), columns the metrics, '–' where none."""
+    def fmt(value, kind):
+        if pd.isna(value):
+            return "–"
+        return str(int(value)) if kind in ("NK", "K") else f"{value:.{digits}f}"
+
+    rows = {}
+    for (dataset, sampler, epsilon), group in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        by_metric = group.set_index("metric")
+        for stat, label in (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ")):
+            rows[(f"{dataset}:{sampler} (ε={epsilon:g})", label)] = {
+                METRIC_LABELS[m]: fmt(by_metric.loc[m, stat], stat) for m in by_metric.index}
+    wide = pd.DataFrame.from_dict(rows, orient="index")
+    wide.index = pd.MultiIndex.from_tuples(wide.index, names=["run", "stat"])
+    return wide
+
+
+def paper_grid_size(budgets=PAPER_BUDGETS, ks=PAPER_KS, epsilons=PAPER_EPSILONS) -> dict:
+    """Cells and simulated responses per model and replicate of a grid (for benchmarks and banners)."""
+    grid = [(nk, k) for nk in budgets for k in ks if nk // k >= 1]
+    return {"cells": len(grid) * len(epsilons),
+            "responses_per_replicate": sum((nk // k) * k for nk, k in grid) * len(epsilons),
+            "items_per_replicate": sum(nk // k for nk, k in grid) * len(epsilons)}
+

@@ -1,0 +1,197 @@
+"""The eight metrics and their score differences ``delta`` (positive means A is better), computed from counts.
+
+Every metric works on per-item label counts ``n_X[i, c]`` with ``K`` responses per item (METHOD section 5):
+accuracy and the support-weighted precision, recall and F1 of plurality votes (ties go to the lowest label code),
+mean absolute error of label distributions, per-item wins, KL divergence and Jensen-Shannon distance of the
+distributions smoothed by adding ``1e-12`` to every count.
+
+Two implementations live here: :func:`deltas`, plain numpy vectorised over replicates (the reference), and
+:func:`fill_deltas`, a fused numba kernel used by the simulation that makes one pass over the items and takes
+its divergence terms from tables indexed by integer counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from analysis.errors import ParameterError
+
+METRICS: tuple[str, ...] = ("accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd")
+METRIC_LABELS: dict[str, str] = {
+    "accuracy": "Accuracy", "mae": "MAE", "wins": "Wins", "precision": "Precision",
+    "recall": "Recall", "f1": "F1-Score", "kl_div": "KL-Div", "jsd": "JSD",
+}
+SMOOTHING = 1e-12
+
+
+def check_metrics(metrics) -> tuple[str, ...]:
+    """Normalise a metric selection (``"all"``, names or paper labels) to names in canonical order."""
+    if metrics is None or metrics == "all" or list(metrics) == ["all"]:
+        return METRICS
+    by_label = {label.lower(): name for name, label in METRIC_LABELS.items()}
+    chosen = set()
+    for metric in [metrics] if isinstance(metrics, str) else metrics:
+        key = str(metric).strip().lower()
+        name = key if key in METRICS else by_label.get(key)
+        if name is None:
+            raise ParameterError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)} or 'all'")
+        chosen.add(name)
+    return tuple(m for m in METRICS if m in chosen)
+
+
+# ---------------------------------------------------------------- numpy reference (vectorised over replicates)
+
+def votes(counts: np.ndarray) -> np.ndarray:
+    """Plurality label per item; ties go to the lowest label code."""
+    return np.argmax(counts, axis=-1)
+
+
+def _weighted_scores(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> tuple[np.ndarray, ...]:
+    """Support-weighted precision, recall and F1 per replicate (rows of ``truth`` and ``pred``)."""
+    n_items = truth.shape[-1]
+    onehot_t = truth[..., None] == np.arange(n_labels)
+    onehot_p = pred[..., None] == np.arange(n_labels)
+    support = onehot_t.sum(-2).astype(float)
+    predicted = onehot_p.sum(-2).astype(float)
+    hits = (onehot_t & onehot_p).sum(-2).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, hits / predicted, 0.0)
+        f1 = np.where(support + predicted > 0, 2 * hits / (support + predicted), 0.0)
+    weight = support / n_items
+    return (weight * precision).sum(-1), hits.sum(-1) / n_items, (weight * f1).sum(-1)
+
+
+def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-replicate scores of one model against the gold, from counts of shape (..., items, labels)."""
+    gold = np.asarray(gold, dtype=float)
+    model = np.asarray(model, dtype=float)
+    n_labels = gold.shape[-1]
+    k = gold.sum(-1, keepdims=True)
+    vote_g, vote_m = votes(gold), votes(model)
+    precision, recall, f1 = _weighted_scores(vote_g, vote_m, n_labels)
+    error = np.abs(model / k - gold / k)
+    p_g = (gold + SMOOTHING) / (gold + SMOOTHING).sum(-1, keepdims=True)
+    p_m = (model + SMOOTHING) / (model + SMOOTHING).sum(-1, keepdims=True)
+    mid = (p_g + p_m) / 2
+    kl = (p_g * np.log(p_g / p_m)).sum(-1)
+    js_div = ((p_g * np.log(p_g / mid)).sum(-1) + (p_m * np.log(p_m / mid)).sum(-1)) / 2
+    return {
+        "accuracy": (vote_g == vote_m).mean(-1),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "mae": error.mean((-1, -2)),
+        "item_error": error.mean(-1),
+        "kl_div": kl.mean(-1),
+        "jsd": np.sqrt(np.maximum(js_div, 0.0)).mean(-1),
+    }
+
+
+def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    """Score differences, oriented so that positive means A is better, for every metric."""
+    sa, sb = scores(gold, a), scores(gold, b)
+    out = {m: sa[m] - sb[m] for m in ("accuracy", "precision", "recall", "f1")}
+    out.update({m: sb[m] - sa[m] for m in ("mae", "kl_div", "jsd")})
+    out["wins"] = ((sa["item_error"] < sb["item_error"]).astype(float)
+                   - (sb["item_error"] < sa["item_error"])).mean(-1)
+    return {m: out[m] for m in METRICS}
+
+
+# ---------------------------------------------------------------- fused kernel
+
+def divergence_tables(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class KL and Jensen-Shannon terms of smoothed shares, indexed by the two integer counts.
+
+    ``kl[g, x] = p(g) * log(p(g) / p(x))`` and ``js[g, x] = p(g) log(p(g) / m) + p(x) log(p(x) / m)`` with
+    ``p(n) = (n + 1e-12) / (k + n_labels * 1e-12)`` and ``m = (p(g) + p(x)) / 2``; summing them over classes gives
+    an item's KL divergence and twice its Jensen-Shannon divergence.
+    """
+    counts = np.arange(k + 1) + SMOOTHING
+    share = counts / (k + n_labels * SMOOTHING)
+    log_share = np.log(share)
+    p_g, p_x = share[:, None], share[None, :]
+    log_mid = np.log((counts[:, None] + counts[None, :]) / (2 * (k + n_labels * SMOOTHING)))
+    kl = p_g * (log_share[:, None] - log_share[None, :])
+    js = p_g * (log_share[:, None] - log_mid) + p_x * (log_share[None, :] - log_mid)
+    return kl, js
+
+
+@numba.njit(cache=True, inline="always")
+def _vote(counts, j, n_labels):
+    best = 0
+    for c in range(1, n_labels):
+        if counts[j, c] > counts[j, best]:
+            best = c
+    return best
+
+
+@numba.njit(cache=True)
+def _weighted_from_confusion(conf, n_items):
+    """Weighted precision, recall and F1 from a (truth x prediction) confusion matrix."""
+    n_labels = conf.shape[0]
+    precision = recall = f1 = 0.0
+    for c in range(n_labels):
+        support = 0
+        predicted = 0
+        for d in range(n_labels):
+            support += conf[c, d]
+            predicted += conf[d, c]
+        hits = conf[c, c]
+        if predicted > 0:
+            precision += support * hits / predicted
+        if support + predicted > 0:
+            f1 += support * 2.0 * hits / (support + predicted)
+        recall += hits
+    return precision / n_items, recall / n_items, f1 / n_items
+
+
+@numba.njit(cache=True)
+def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out):
+    """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``.
+
+    ``kl_table`` and ``js_table`` come from :func:`divergence_tables` for the same ``k``.
+    """
+    n_labels = g.shape[1]
+    conf_a[:] = 0
+    conf_b[:] = 0
+    hits_a = hits_b = wins_a = wins_b = 0
+    abs_a = abs_b = 0
+    kl_a = kl_b = js_a = js_b = 0.0
+    for j in range(n_items):
+        vg = _vote(g, j, n_labels)
+        va = _vote(a, j, n_labels)
+        vb = _vote(b, j, n_labels)
+        conf_a[vg, va] += 1
+        conf_b[vg, vb] += 1
+        hits_a += va == vg
+        hits_b += vb == vg
+        err_a = 0
+        err_b = 0
+        ja = jb = 0.0
+        for c in range(n_labels):
+            ng, na, nb = g[j, c], a[j, c], b[j, c]
+            err_a += abs(na - ng)
+            err_b += abs(nb - ng)
+            kl_a += kl_table[ng, na]
+            kl_b += kl_table[ng, nb]
+            ja += js_table[ng, na]
+            jb += js_table[ng, nb]
+        abs_a += err_a
+        abs_b += err_b
+        wins_a += err_a < err_b
+        wins_b += err_b < err_a
+        js_a += math.sqrt(max(ja / 2.0, 0.0))
+        js_b += math.sqrt(max(jb / 2.0, 0.0))
+    prec_a, rec_a, f1_a = _weighted_from_confusion(conf_a, n_items)
+    prec_b, rec_b, f1_b = _weighted_from_confusion(conf_b, n_items)
+    out[0] = (hits_a - hits_b) / n_items
+    out[1] = (abs_b - abs_a) / (k * n_items * n_labels)
+    out[2] = (wins_a - wins_b) / n_items
+    out[3] = prec_a - prec_b
+    out[4] = rec_a - rec_b
+    out[5] = f1_a - f1_b
+    out[6] = (kl_b - kl_a) / n_items
+    out[7] = (js_b - js_a) / n_items
