@@ -72,7 +72,7 @@ def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
     k = gold.sum(-1, keepdims=True)
     vote_g, vote_m = votes(gold), votes(model)
     precision, recall, f1 = _weighted_scores(vote_g, vote_m, n_labels)
-    error = np.abs(model / k - gold / k)
+    abs_diff = np.abs(model - gold)
     p_g = (gold + SMOOTHING) / (gold + SMOOTHING).sum(-1, keepdims=True)
     p_m = (model + SMOOTHING) / (model + SMOOTHING).sum(-1, keepdims=True)
     mid = (p_g + p_m) / 2
@@ -83,8 +83,9 @@ def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
         "precision": precision,
         "recall": recall,
         "f1": f1,
-        "mae": error.mean((-1, -2)),
-        "item_error": error.mean(-1),
+        "mae": abs_diff.mean((-1, -2)) / k[..., 0].mean(-1),
+        # summed as integers first, so that equal errors compare equal in ``wins``
+        "item_error": abs_diff.sum(-1) / (k[..., 0] * n_labels),
         "kl_div": kl.mean(-1),
         "jsd": np.sqrt(np.maximum(js_div, 0.0)).mean(-1),
     }

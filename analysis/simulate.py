@@ -44,6 +44,26 @@ def perturbed(rng, label, epsilon, n_labels):
 
 
 @numba.njit(cache=True)
+def perturb_labels(rng, labels, n_slots, k, epsilon, n_labels):
+    """Perturb every response of the first ``n_slots`` rows of ``labels`` in place."""
+    for j in range(n_slots):
+        for c in range(k):
+            labels[j, c] = perturbed(rng, labels[j, c], epsilon, n_labels)
+
+
+@numba.njit(cache=True)
+def perturb_counts(rng, counts, j, epsilon, before):
+    """Perturb the responses behind the counts of row ``j`` in place (``before`` is scratch of one row)."""
+    n_labels = counts.shape[1]
+    for c in range(n_labels):
+        before[c] = counts[j, c]
+        counts[j, c] = 0
+    for c in range(n_labels):
+        for _ in range(before[c]):
+            counts[j, perturbed(rng, c, epsilon, n_labels)] += 1
+
+
+@numba.njit(cache=True)
 def _count_labels(labels, n_slots, k, counts):
     counts[:n_slots] = 0
     for j in range(n_slots):
@@ -90,9 +110,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
             draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, n_slots, per_group,
                          slot_group, slot_local, k, columns, labels)
         if epsilon > 0.0:
-            for j in range(n_slots):
-                for c in range(k):
-                    lab_b[j, c] = perturbed(rng, lab_b[j, c], epsilon, n_labels)
+            perturb_labels(rng, lab_b, n_slots, k, epsilon, n_labels)
         _count_labels(lab_g, n_slots, k, g)
         if null:
             _pooled_counts(rng, lab_a, lab_b, n_slots, per_group, k, a)
@@ -121,12 +139,7 @@ def _count_replicates(rng, shares, cum, n, k, epsilon, null, kl_table, js_table,
             draw_counts(rng, k, shares, item, cum, a, j)
             draw_counts(rng, k, shares, item, cum, b, j)
             if epsilon > 0.0:
-                for c in range(n_labels):
-                    before[c] = b[j, c]
-                    b[j, c] = 0
-                for c in range(n_labels):
-                    for _ in range(before[c]):
-                        b[j, perturbed(rng, c, epsilon, n_labels)] += 1
+                perturb_counts(rng, b, j, epsilon, before)
             if null:
                 total = 0.0
                 for c in range(n_labels):

@@ -1,0 +1,108 @@
+"""Command line: ``python -m analysis run|table1 ...`` (see ``--help`` of each command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from analysis import __version__
+from analysis.errors import AnalysisError
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one value")
+    return values
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one value")
+    return values
+
+
+def _parser() -> argparse.ArgumentParser:
+    from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
+
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"analysis {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="simulate a grid of budgets and write the tidy p-value table",
+                              description="Simulate the N x K grid for one dataset and sampler.")
+    run.add_argument("--data", required=True, help="a dataset name (e.g. dices-synthetic) or a CSV/TSV/JSONL/Parquet file")
+    run.add_argument("--item", default="item", help="item id column of the file (default: item)")
+    run.add_argument("--rater", default="rater", help="rater id column of the file (default: rater)")
+    run.add_argument("--label", default="label", help="label column of the file (default: label)")
+    run.add_argument("--batch", default=None, help="optional batch column (needed by S3 unless batches can be inferred)")
+    run.add_argument("--duplicates", choices=("error", "first", "last"), default="error",
+                     help="what to do with a repeated (item, rater) pair (default: error)")
+    run.add_argument("--sampler", required=True, choices=("S1", "S2", "S3"), help="bootstrap sampler")
+    run.add_argument("--budgets", type=_ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
+    run.add_argument("--ks", type=_ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
+    run.add_argument("--epsilons", type=_floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
+    run.add_argument("--metrics", default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
+    run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
+    run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    run.add_argument("--cache-dir", default=None, help="cache of finished cells (default: $ANALYSIS_CACHE_DIR or ~/.cache/annotator-bootstrap)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cell cache")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--out", required=True, help="output CSV; provenance goes to OUT.json")
+
+    t1 = commands.add_parser("table1", help="print the Table 1 summary of a results CSV",
+                             description="Smallest budget with p < alpha per metric, as in the paper's Table 1.")
+    t1.add_argument("results", help="a CSV written by 'run'")
+    t1.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    return parser
+
+
+def _run(args) -> None:
+    from analysis import datasets, grid
+
+    ds = datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
+                       duplicates=args.duplicates)
+    if ds.n_dropped:
+        print(f"dropped {ds.n_dropped} row(s) without a label", file=sys.stderr)
+    metrics = "all" if args.metrics == "all" else args.metrics.split(",")
+    table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=metrics,
+                     n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs, cache_dir=args.cache_dir,
+                     use_cache=not args.no_cache, progress=not args.quiet)
+    grid.save_results(table, args.out)
+    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+
+
+def _table1(args) -> None:
+    from analysis import grid
+
+    try:
+        results = pd.read_csv(args.results)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise AnalysisError(f"cannot read {args.results}: {err}") from err
+    print(grid.table1_wide(grid.table1(results, alpha=args.alpha)).to_string())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handlers = {"run": _run, "table1": _table1}
+    try:
+        handlers[args.command](args)
+    except AnalysisError as err:
+        print(f"{parser.prog} {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Shared fixtures: small datasets of each design, built in memory."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.data import from_table
+from analysis.synthetic import make_stand_in
+
+
+def crossed_table(n_items=30, n_raters=12, n_labels=3, seed=0):
+    rng = np.random.default_rng(seed)
+    item, rater = np.divmod(np.arange(n_items * n_raters), n_raters)
+    bias = rng.normal(0, 1, n_raters)
+    latent = rng.normal(0, 1, n_items)[item] + bias[rater] + rng.normal(0, 0.5, len(item))
+    label = np.digitize(latent, np.linspace(-1, 1, n_labels - 1))
+    return pd.DataFrame({"item": item, "rater": rater, "label": label})
+
+
+def batched_table(n_batches=15, batch_size=6, raters_per_batch=4, n_labels=3, seed=1, ragged=False):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for b in range(n_batches):
+        raters = rng.choice(200, raters_per_batch, replace=False)
+        for i in range(batch_size):
+            for r in raters:
+                if ragged and rng.random() < 0.25:
+                    continue
+                rows.append((f"b{b}i{i}", f"r{r}", int(rng.integers(n_labels)), b))
+    return pd.DataFrame(rows, columns=["item", "rater", "label", "batch"])
+
+
+def sparse_table(n_items=40, n_raters=60, per_item=7, n_labels=4, seed=2):
+    rng = np.random.default_rng(seed)
+    rows = [(i, int(r), int(rng.integers(n_labels))) for i in range(n_items)
+            for r in rng.choice(n_raters, per_item, replace=False)]
+    return pd.DataFrame(rows, columns=["item", "rater", "label"])
+
+
+@pytest.fixture(scope="session")
+def crossed():
+    return from_table(crossed_table(), name="crossed")
+
+
+@pytest.fixture(scope="session")
+def batched():
+    return from_table(batched_table(), batch="batch", name="batched")
+
+
+@pytest.fixture(scope="session")
+def sparse():
+    return from_table(sparse_table(), name="sparse")
+
+
+@pytest.fixture(scope="session")
+def dices():
+    return make_stand_in("dices-synthetic")

@@ -1,0 +1,110 @@
+"""Loading, validation, factorisation, topology detection and the rater cut."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.data import BATCHED, FULLY_CROSSED, SPARSE, from_table, keep_raters, load_annotations
+from analysis.errors import DataError, ParameterError
+from conftest import batched_table, crossed_table, sparse_table
+
+
+def test_codes_round_trip_to_the_original_table():
+    table = crossed_table(n_items=5, n_raters=4)
+    table["item"] = "q" + table["item"].astype(str)
+    ds = from_table(table)
+    back = ds.to_frame()
+    assert (back["item"].to_numpy() == table["item"].to_numpy()).all()
+    assert (back["label"].astype(int).to_numpy() == table["label"].to_numpy()).all()
+    assert ds.n_items == 5 and ds.n_raters == 4 and ds.n_labels == 3
+
+
+def test_label_order_is_respected_and_unknown_labels_rejected():
+    table = pd.DataFrame({"item": [1, 1, 2], "rater": [1, 2, 1], "label": ["Yes", "No", "Unsure"]})
+    ds = from_table(table, label_order=["No", "Unsure", "Yes"])
+    assert ds.label.tolist() == [2, 0, 1]
+    with pytest.raises(DataError, match="not in label_order"):
+        from_table(table, label_order=["No", "Yes"])
+
+
+def test_missing_column_names_what_exists():
+    with pytest.raises(DataError, match=r"column\(s\) \['score'\] not found.*'label'"):
+        from_table(crossed_table(), label="score")
+
+
+def test_single_label_is_rejected():
+    table = crossed_table()
+    table["label"] = 1
+    with pytest.raises(DataError, match="single value"):
+        from_table(table)
+
+
+def test_duplicated_pair_is_an_error_unless_a_policy_is_chosen():
+    table = pd.DataFrame({"item": [1, 1, 1, 2], "rater": [1, 1, 2, 1], "label": [0, 1, 1, 0]})
+    with pytest.raises(DataError, match="repeated"):
+        from_table(table)
+    assert from_table(table, duplicates="first").n_ratings == 3
+    last = from_table(table, duplicates="last")
+    assert last.label[(last.item == 0) & (last.rater == 0)].tolist() == [1]
+    with pytest.raises(ParameterError):
+        from_table(table, duplicates="mean")
+
+
+def test_missing_labels_are_dropped_and_counted():
+    table = crossed_table(n_items=4, n_raters=3).astype({"label": float})
+    table.loc[[0, 5], "label"] = np.nan
+    ds = from_table(table)
+    assert ds.n_dropped == 2 and ds.n_ratings == len(table) - 2
+    assert ds.summary()["dropped_missing_labels"] == 2
+
+
+def test_topologies_are_detected():
+    assert from_table(crossed_table()).topology.kind == FULLY_CROSSED
+    given = from_table(batched_table(), batch="batch")
+    assert given.topology.kind == BATCHED and given.topology.n_batches == 15
+    inferred = from_table(batched_table().drop(columns="batch"))
+    assert inferred.topology.kind == BATCHED and inferred.topology.inferred
+    assert inferred.topology.n_batches == 15
+    assert from_table(sparse_table()).topology.kind == SPARSE
+
+
+def test_an_item_in_two_batches_is_rejected():
+    table = batched_table()
+    table.loc[0, "batch"] = 99
+    with pytest.raises(DataError, match="more than one batch"):
+        from_table(table, batch="batch")
+
+
+def test_keep_raters_keeps_items_and_is_seeded(crossed):
+    cut = keep_raters(crossed, 5, seed=3)
+    assert cut.n_raters == 5 and cut.n_items == crossed.n_items
+    assert cut.topology.kind == FULLY_CROSSED
+    assert keep_raters(crossed, 5, seed=3).sha256 == cut.sha256
+    assert keep_raters(crossed, 5, seed=4).sha256 != cut.sha256
+    with pytest.raises(ParameterError):
+        keep_raters(crossed, 0, seed=1)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".parquet"])
+def test_files_load_in_every_format(tmp_path, suffix):
+    table = crossed_table(n_items=6, n_raters=3)
+    path = tmp_path / f"ratings{suffix}"
+    {".csv": lambda: table.to_csv(path, index=False), ".tsv": lambda: table.to_csv(path, sep="\t", index=False),
+     ".jsonl": lambda: table.to_json(path, orient="records", lines=True),
+     ".parquet": lambda: table.to_parquet(path)}[suffix]()
+    ds = load_annotations(path)
+    assert (ds.n_items, ds.n_raters, ds.n_ratings) == (6, 3, 18)
+    assert "sha256" in ds.provenance
+
+
+def test_bad_files_get_clear_errors(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        load_annotations(tmp_path / "absent.csv")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match="cannot read"):
+        load_annotations(empty)
+    odd = tmp_path / "ratings.xlsx"
+    odd.write_text("x")
+    with pytest.raises(DataError, match="unknown file type"):
+        load_annotations(odd)

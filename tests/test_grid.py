@@ -1,0 +1,107 @@
+"""The grid: seeded reproducibility across workers and chunks, the cache, the tidy table and the Table 1 rule."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.errors import ParameterError
+from analysis.grid import RESULT_COLUMNS, ResultCache, cells, run, save_results, table1, table1_wide
+
+SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
+
+
+def test_same_seed_same_table_whatever_the_workers_and_chunks(crossed, tmp_path):
+    one = run(crossed, "S1", n_jobs=1, use_cache=False, **SMALL)
+    two = run(crossed, "S1", n_jobs=2, chunk_size=1, use_cache=False, **SMALL)
+    chunky = run(crossed, "S1", n_jobs=2, chunk_size=5, use_cache=False, **SMALL)
+    pd.testing.assert_frame_equal(one, two)
+    pd.testing.assert_frame_equal(one, chunky)
+    other_seed = run(crossed, "S1", use_cache=False, **{**SMALL, "seed": 12})
+    assert not np.allclose(one["delta"], other_seed["delta"])
+
+
+def test_a_cell_does_not_depend_on_the_rest_of_the_grid(batched):
+    full = run(batched, "S3", use_cache=False, **SMALL)
+    alone = run(batched, "S3", use_cache=False, **{**SMALL, "budgets": (200,), "ks": (3,), "epsilons": (0.4,)})
+    cell = full[(full["NK"] == 200) & (full["K"] == 3) & (full["epsilon"] == 0.4)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(cell, alone)
+
+
+def test_tidy_table_has_one_row_per_cell_and_metric(sparse):
+    table = run(sparse, "S2", metrics=["mae", "jsd"], use_cache=False, **SMALL)
+    assert list(table.columns) == list(RESULT_COLUMNS)
+    assert len(table) == 2 * 2 * 3 * 2  # epsilons x budgets x ks x metrics
+    assert not table.duplicated(["epsilon", "NK", "K", "metric"]).any()
+    assert (table["N"] == table["NK"] // table["K"]).all()
+    assert table["p_value"].between(0, 1).all() and (table["null_sd"] >= 0).all()
+
+def test_cells_skip_budgets_below_k_and_reject_bad_values():
+    grid = cells("S2", budgets=(10, 100), ks=(1, 20), epsilons=(0.3,))
+    assert [(c.NK, c.K, c.N) for c in grid] == [(10, 1, 10), (100, 1, 100), (100, 20, 5)]
+    for bad in (dict(budgets=(0,)), dict(ks=(1.5,)), dict(epsilons=(1.2,))):
+        args = dict(budgets=(10,), ks=(1,), epsilons=(0.3,)) | bad
+        with pytest.raises(ParameterError):
+            cells("S2", **args)
+    with pytest.raises(ParameterError, match="unknown sampler"):
+        cells("S9", (10,), (1,), (0.3,))
+
+
+def test_cache_keeps_finished_cells_and_serves_reruns(crossed, tmp_path):
+    first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    files = sorted(tmp_path.glob("*.json"))
+    assert len(files) == len(cells("S2", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"]))
+    assert not list(tmp_path.glob("*.tmp"))
+    # poison one cached cell: a rerun must read it back rather than recompute
+    summary = json.loads(files[0].read_text())
+    summary["mae"]["p_value"] = -1.0
+    files[0].write_text(json.dumps(summary))
+    again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    assert (again["p_value"] == -1.0).sum() == 1
+    fresh = run(crossed, "S2", use_cache=False, **SMALL)
+    pd.testing.assert_frame_equal(first, fresh)
+
+
+def test_cache_key_changes_with_every_input(crossed):
+    [cell] = cells("S2", (100,), (5,), (0.3,))
+    base = ResultCache.key("abc", cell, 100, 0)
+    assert base != ResultCache.key("abd", cell, 100, 0)
+    assert base != ResultCache.key("abc", cell, 101, 0)
+    assert base != ResultCache.key("abc", cell, 100, 1)
+
+
+def test_results_carry_their_provenance(crossed, tmp_path):
+    table = run(crossed, "S2", use_cache=False, **SMALL)
+    assert table["data_sha256"].eq(crossed.sha256).all() and table["seed"].eq(11).all()
+    save_results(table, tmp_path / "r.csv")
+    meta = json.loads((tmp_path / "r.csv.json").read_text())
+    assert meta["data_sha256"] == crossed.sha256 and meta["parameters"]["seed"] == 11
+    assert meta["parameters"]["n_samples"] == 50 and "version" in meta
+    back = pd.read_csv(tmp_path / "r.csv")
+    assert len(back) == len(table)
+
+
+def hand_results():
+    rows = []
+    grid = {  # (NK, K): p-value of accuracy; mae never significant
+        (100, 1): 0.20, (100, 5): 0.30,
+        (500, 1): 0.04, (500, 5): 0.01,
+        (1000, 1): 0.001, (1000, 5): 0.002,
+    }
+    for (nk, k), p in grid.items():
+        rows.append(dict(dataset="d", sampler="S2", epsilon=0.3, NK=nk, K=k, metric="accuracy", p_value=p,
+                         delta=nk / 10000 + k / 100))
+        rows.append(dict(dataset="d", sampler="S2", epsilon=0.3, NK=nk, K=k, metric="mae", p_value=0.5, delta=0.0))
+    return pd.DataFrame(rows)
+
+
+def test_table1_takes_the_smallest_significant_budget_and_its_best_k():
+    summary = table1(hand_results()).set_index("metric")
+    acc = summary.loc["accuracy"]
+    assert (acc["NK"], acc["K"], acc["p_value"]) == (500, 5, 0.01)
+    assert acc["delta"] == pytest.approx(500 / 10000 + 5 / 100)
+    assert pd.isna(summary.loc["mae", "NK"])
+    wide = table1_wide(table1(hand_results()))
+    assert wide.loc[("d:S2 (ε=0.3)", "NK"), "Accuracy"] == "500"
+    assert wide.loc[("d:S2 (ε=0.3)", "p-value"), "MAE"] == "–"

@@ -1,0 +1,108 @@
+"""The samplers, checked structurally and statistically with fixed seeds and tolerances from the sample size."""
+
+import numpy as np
+import pytest
+from scipy.stats import binom, chisquare
+
+from analysis.data import from_table
+from analysis.errors import ParameterError, TopologyError
+from analysis.samplers import BINOMIAL_FROM, draw_counts, item_shares, make_plan, replicate_size, sample
+from conftest import batched_table
+
+
+def label_matrix(ds):
+    matrix = np.full((ds.n_items, ds.n_raters), -1)
+    matrix[ds.item, ds.rater] = ds.label
+    return matrix
+
+
+def test_s1_every_item_takes_labels_from_the_same_rater_columns(crossed):
+    s = sample(crossed, "S1", n=50, k=7, seed=1)
+    assert s.raters.shape == (1, 7) and s.labels.shape == (50, 7)
+    matrix = label_matrix(crossed)
+    np.testing.assert_array_equal(s.labels, matrix[s.items[:, None], s.raters[0][None, :]])
+
+
+def test_s2_draws_raters_per_item_from_that_items_raters(sparse):
+    s = sample(sparse, "S2", n=300, k=5, seed=2)
+    assert s.raters.shape == (300, 5)
+    matrix = label_matrix(sparse)
+    looked_up = matrix[s.items[:, None], s.raters]
+    assert (looked_up >= 0).all(), "a drawn rater did not rate its item"
+    np.testing.assert_array_equal(s.labels, looked_up)
+    assert len({tuple(r) for r in s.raters}) > 250, "raters must be drawn independently per item"
+
+
+def test_s3_items_and_raters_come_from_the_drawn_batch(batched):
+    n = 20
+    s = sample(batched, "S3", n=n, k=3, seed=3)
+    group_size = 6
+    n_batches = int(np.ceil(n / group_size))
+    assert len(s.items) == n_batches * max(1, n // n_batches) == replicate_size(n, "S3", group_size) <= n
+    batch = batched.item_batch
+    assert (batch[s.items] == s.groups).all()
+    per_group = len(s.items) // n_batches
+    matrix = label_matrix(batched)
+    for g in range(n_batches):
+        slots = slice(g * per_group, (g + 1) * per_group)
+        batch_raters = set(batched.rater[batch[batched.item] == s.groups[slots][0]])
+        assert set(s.raters[g]) <= batch_raters
+        np.testing.assert_array_equal(s.labels[slots], matrix[s.items[slots][:, None], s.raters[g][None, :]])
+
+
+def test_s3_ragged_batch_falls_back_to_the_items_own_labels():
+    ds = from_table(batched_table(ragged=True), batch="batch")
+    s = sample(ds, "S3", n=600, k=4, seed=4)
+    matrix = label_matrix(ds)
+    per_group = len(s.items) // s.raters.shape[0]
+    raters = np.repeat(s.raters, per_group, axis=0)
+    looked_up = matrix[s.items[:, None], raters]
+    missing = looked_up < 0
+    assert missing.sum() > 100
+    np.testing.assert_array_equal(s.labels[~missing], looked_up[~missing])
+    own = [set(ds.label[ds.item == i]) for i in range(ds.n_items)]
+    assert all(s.labels[j, c] in own[s.items[j]] for j, c in zip(*np.nonzero(missing)))
+
+
+@pytest.mark.parametrize("k", [5, BINOMIAL_FROM + 12])
+def test_s2_counts_follow_the_items_label_distribution(k):
+    shares = np.array([[0.5, 0.3, 0.2]])
+    cum = np.cumsum(shares, axis=1)
+    rng = np.random.default_rng(11)
+    draws = 4000
+    out = np.zeros((draws, 3), dtype=np.int64)
+    for j in range(draws):
+        draw_counts(rng, k, shares, 0, cum, out, j)
+    assert (out.sum(1) == k).all()
+    for c, p in enumerate(shares[0]):
+        support = np.arange(k + 1)
+        expected = binom.pmf(support, k, p) * draws
+        observed = np.bincount(out[:, c], minlength=k + 1)
+        keep = expected >= 5  # pool the thin tails so the chi-square approximation holds
+        obs = np.append(observed[keep], observed[~keep].sum())
+        exp = np.append(expected[keep], expected[~keep].sum())
+        obs, exp = obs[exp > 0], exp[exp > 0]
+        assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+
+
+def test_s2_responses_match_item_shares_in_aggregate(crossed):
+    s = sample(crossed, "S2", n=4000, k=10, seed=5)
+    shares, _ = item_shares(crossed)
+    observed = np.zeros(crossed.n_labels)
+    expected = np.zeros(crossed.n_labels)
+    for c in range(crossed.n_labels):
+        observed[c] = (s.labels == c).sum()
+        expected[c] = shares[s.items, c].sum() * 10
+    assert chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_samplers_refuse_designs_they_cannot_use(sparse, crossed):
+    with pytest.raises(TopologyError, match="S1 needs fully crossed.*is sparse"):
+        make_plan(sparse, "S1")
+    with pytest.raises(TopologyError, match="S3 needs batched.*is fully crossed"):
+        make_plan(crossed, "S3")
+    with pytest.raises(ParameterError, match="unknown sampler"):
+        make_plan(crossed, "S4")
+    for n, k in ((0, 3), (3, 0), (2.5, 1)):
+        with pytest.raises(ParameterError, match="must be an integer >= 1"):
+            sample(crossed, "S2", n=n, k=k, seed=0)
