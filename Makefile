@@ -1,26 +1,74 @@
 # The project's interface. Every target installs what it needs into a local virtual environment first.
+#   make book                      execute every chapter (paper-scale defaults) and build _build/html
+#   make chapter NB=rq2 PARAMS="-p epsilon 0.2 -p dataset toxicity-synthetic"
+#                                  re-execute one chapter with papermill parameters, then rebuild the HTML
+#   make test                      unit, statistical, notebook (nbval) and browser tests
+#   make bench                     engine benchmark (benchmarks/README.md)
+#   make data                      download the registered real datasets into the cache
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
+BUILD := $(CURDIR)/_build
+SRC := $(BUILD)/src
+CHAPTERS := rq1 rq2 rq3 rq4
+NOTEBOOKS := $(CHAPTERS) provenance
+PARAMS ?=
 
-.PHONY: install test bench clean
+export ANALYSIS_CACHE_DIR ?= $(BUILD)/cache
+export BOOK_BUILD_DIR := $(BUILD)
+
+.PHONY: install test bench book chapter html browser data clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
 install: $(STAMP)
 
-test: install
+# Debian's Chromium and its driver, for the browser test (skipped with a reason where they cannot be installed).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
+	    >/dev/null 2>&1 || echo "could not install chromium; the browser test will skip"; }
+
+test: install browser
 	$(PY) -m pytest -q
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)
+
+# execute NAME PARAMS: text notebook -> ipynb -> papermill -> executed notebook in the book's source tree
+define execute
+	$(VENV)/bin/jupytext --quiet --to ipynb --output $(BUILD)/notebooks/$(1).ipynb notebooks/$(1).md
+	$(VENV)/bin/papermill --cwd $(CURDIR) --kernel python3 --log-level WARNING \
+	  $(BUILD)/notebooks/$(1).ipynb $(SRC)/notebooks/$(1).ipynb $(2)
+endef
+
+$(SRC)/notebooks/%.ipynb: | install
+	$(call execute,$*,)
+
+book: install
+	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS))
+	)
+	$(MAKE) html
+
+chapter: install
+	test -n "$(NB)" || { echo "usage: make chapter NB=rq2 PARAMS='-p epsilon 0.2'"; exit 2; }
+	$(call execute,$(NB),$(PARAMS))
+	$(MAKE) $(patsubst %,$(SRC)/notebooks/%.ipynb,$(CHAPTERS)) html
+
+html: install
+	$(call execute,provenance,)
+	mkdir -p $(SRC) && rm -rf $(SRC)/book && cp -r _config.yml _toc.yml book $(SRC)/
+	$(VENV)/bin/jupyter-book build $(SRC) --path-output $(CURDIR) -W -n --keep-going
+	@echo "book: $(BUILD)/html/index.html"
+
+data: install
+	$(PY) -m analysis datasets fetch --all
 
 clean:
 	rm -rf _build .pytest_cache

@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from analysis import __version__
 from analysis.data import AnnotationDataset
@@ -268,10 +268,12 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
         rows.append(row)
     out = pd.DataFrame(rows)
-    out["metric"] = pd.Categorical(out["metric"], categories=METRICS, ordered=True)
-    out = out.sort_values(["dataset", "sampler", "epsilon", "metric"]).reset_index(drop=True)
-    out["metric"] = out["metric"].astype(str)
-    return out.astype({"NK": "Int64", "K": "Int64"})
+    # runs keep the order in which they appear in ``results``; metrics follow the paper's order
+    run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
+    out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
+    out["_metric"] = out["metric"].map(METRICS.index)
+    out = out.sort_values(["_run", "epsilon", "_metric"]).drop(columns=["_run", "_metric"])
+    return out.reset_index(drop=True).astype({"NK": "Int64", "K": "Int64"})
 
 
 def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:

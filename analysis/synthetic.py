@@ -51,7 +51,7 @@ class StandIn:
 STAND_INS: dict[str, StandIn] = {
     "dices-synthetic": StandIn(
         design="crossed", labels=("No", "Unsure", "Yes"), label_shares=(0.55, 0.10, 0.35),
-        rater_sd=0.6, noise_sd=0.8, n_items=350, n_raters=123,
+        rater_sd=0.6, noise_sd=1.4, n_items=350, n_raters=123,
     ),
     "d3code-synthetic": StandIn(
         design="sparse", labels=(0, 1, 2, 3, 4), label_shares=(0.30, 0.25, 0.20, 0.15, 0.10),
