@@ -10,7 +10,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
-BUILD := $(CURDIR)/_build
+BUILD ?= $(CURDIR)/_build
+OUT ?= $(CURDIR)
 SRC := $(BUILD)/src
 CHAPTERS := rq1 rq2 rq3 rq4
 NOTEBOOKS := $(CHAPTERS) provenance
@@ -42,30 +43,27 @@ bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)
 
 # execute NAME PARAMS: text notebook -> ipynb -> papermill -> executed notebook in the book's source tree
-define execute
-	$(VENV)/bin/jupytext --quiet --to ipynb --output $(BUILD)/notebooks/$(1).ipynb notebooks/$(1).md
-	$(VENV)/bin/papermill --cwd $(CURDIR) --kernel python3 --log-level WARNING \
+execute = mkdir -p $(BUILD)/notebooks $(SRC)/notebooks && $(VENV)/bin/jupytext --quiet --to ipynb --output $(BUILD)/notebooks/$(1).ipynb notebooks/$(1).md && \
+	$(VENV)/bin/papermill --cwd $(CURDIR) --kernel python3 --log-level WARNING --no-progress-bar \
 	  $(BUILD)/notebooks/$(1).ipynb $(SRC)/notebooks/$(1).ipynb $(2)
-endef
 
 $(SRC)/notebooks/%.ipynb: | install
 	$(call execute,$*,)
 
 book: install
-	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS))
-	)
+	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS)) && ) true
 	$(MAKE) html
 
 chapter: install
-	test -n "$(NB)" || { echo "usage: make chapter NB=rq2 PARAMS='-p epsilon 0.2'"; exit 2; }
+	@test -n "$(NB)" || { echo "usage: make chapter NB=rq2 PARAMS='-p epsilon 0.2'"; exit 2; }
 	$(call execute,$(NB),$(PARAMS))
 	$(MAKE) $(patsubst %,$(SRC)/notebooks/%.ipynb,$(CHAPTERS)) html
 
 html: install
 	$(call execute,provenance,)
 	mkdir -p $(SRC) && rm -rf $(SRC)/book && cp -r _config.yml _toc.yml book $(SRC)/
-	$(VENV)/bin/jupyter-book build $(SRC) --path-output $(CURDIR) -W -n --keep-going
-	@echo "book: $(BUILD)/html/index.html"
+	$(VENV)/bin/jupyter-book build $(SRC) --path-output $(OUT) -W -n --keep-going
+	@echo "book: $(OUT)/_build/html/index.html"
 
 data: install
 	$(PY) -m analysis datasets fetch --all

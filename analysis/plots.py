@@ -6,18 +6,14 @@ matplotlib figure; nothing is read from disk.
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.colors import LogNorm
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
-
-from analysis.grid import ALPHA  # noqa: E402
-from analysis.metrics import METRIC_LABELS, METRICS  # noqa: E402
+from analysis.grid import ALPHA
+from analysis.metrics import METRIC_LABELS, METRICS
 
 
 def _labelled(results: pd.DataFrame, epsilon: float, metrics) -> pd.DataFrame:
@@ -28,6 +24,15 @@ def _labelled(results: pd.DataFrame, epsilon: float, metrics) -> pd.DataFrame:
     chosen["Metric"] = pd.Categorical(chosen["metric"].map(METRIC_LABELS),
                                       categories=[METRIC_LABELS[m] for m in METRICS if m in set(chosen["metric"])])
     return chosen
+
+
+def glue_figures(**figures: plt.Figure) -> None:
+    """Store figures for ``{glue:figure}`` directives and close them, so a notebook cell shows none of them."""
+    from myst_nb import glue
+
+    for name, figure in figures.items():
+        glue(name, figure, display=False)
+        plt.close(figure)
 
 
 def p_value_curves(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Figure:
