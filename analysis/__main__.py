@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import pandas as pd
@@ -64,7 +65,42 @@ def _parser() -> argparse.ArgumentParser:
                              description="Smallest budget with p < alpha per metric, as in the paper's Table 1.")
     t1.add_argument("results", help="a CSV written by 'run'")
     t1.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    data = commands.add_parser("datasets", help="the dataset registry: list, info, fetch",
+                               description="Registered datasets and their cache ($ANNOTATION_DATA_DIR).")
+    actions = data.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="every registered dataset and stand-in, and whether it is in the cache")
+    info = actions.add_parser("info", help="print one JSON object of counts, design and file hashes")
+    info.add_argument("name")
+    fetch = actions.add_parser("fetch", help="download into the cache and check the sha256 of every file")
+    fetch.add_argument("name", nargs="?", help="a registered dataset")
+    fetch.add_argument("--all", action="store_true", help="every registered dataset that can be downloaded")
     return parser
+
+
+def _datasets(args) -> None:
+    from analysis import datasets
+
+    if args.action == "list":
+        for name in datasets.names():
+            spec = datasets.ENTRIES.get(name)
+            where = "stand-in" if spec is None else ("in cache" if datasets.available(name) else "not in cache")
+            print(f"{name:28s} {where:13s} {spec.description if spec else 'synthetic (analysis.synthetic)'}")
+    elif args.action == "info":
+        print(json.dumps(datasets.info(args.name), indent=2))
+    else:
+        if bool(args.all) == bool(args.name):
+            raise AnalysisError("give one dataset name or --all")
+        chosen = [n for n, e in datasets.ENTRIES.items() if not any(f.local_only for f in e.files)] \
+            if args.all else [args.name]
+        failed = []
+        for name in chosen:
+            try:
+                print(f"{name}: {datasets.fetch(name)}")
+            except Exception as err:  # a download can fail in many ways; report each and go on
+                failed.append(name)
+                print(f"{name}: not fetched: {err}", file=sys.stderr)
+        if failed:
+            raise AnalysisError(f"{len(failed)} dataset(s) not fetched: {', '.join(failed)}")
 
 
 def _run(args) -> None:
@@ -95,7 +131,7 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"run": _run, "table1": _table1}
+    handlers = {"run": _run, "table1": _table1, "datasets": _datasets}
     try:
         handlers[args.command](args)
     except AnalysisError as err:

@@ -255,22 +255,52 @@ def keep_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDa
     return kept
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV, TSV, JSON-lines or Parquet file into a DataFrame, with a clear error for what cannot be read."""
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _missing_columns(path: Path, found, wanted) -> DataError:
+    missing = [c for c in wanted if c not in found]
+    return DataError(f"column(s) {missing} not found in {path.name}; it has columns {list(found)}. Name the right "
+                     "ones with item=, rater=, label= (--item/--rater/--label on the command line).")
+
+
+def read_table(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a CSV, TSV, JSON-lines or Parquet file, only ``columns`` when given, with clear errors.
+
+    Reading only the needed columns keeps memory proportional to (rows x those columns).
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"no such file: {path}")
-    suffixes = "".join(path.suffixes[-2:]).lower()
+    name = path.name.lower()
     try:
-        if suffixes.endswith((".parquet", ".pq")):
-            return pd.read_parquet(path)
-        if suffixes.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
-            return pd.read_json(path, lines=True)
-        if suffixes.endswith((".tsv", ".tsv.gz", ".tab")):
-            return pd.read_csv(path, sep="\t")
-        if suffixes.endswith((".csv", ".csv.gz")):
-            return pd.read_csv(path)
+        if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            found = pq.read_schema(path).names
+            if columns and set(columns) - set(found):
+                raise _missing_columns(path, found, columns)
+            return pd.read_parquet(path, columns=list(columns) if columns else None)
+        if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
+            table = pd.read_json(path, lines=True)
+            if columns and set(columns) - set(table.columns):
+                raise _missing_columns(path, table.columns, columns)
+            return table[list(columns)] if columns else table
+        if name.endswith((".tsv", ".tsv.gz", ".tab", ".csv", ".csv.gz")):
+            sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".tab")) else ","
+            found = pd.read_csv(path, sep=sep, nrows=0).columns
+            if columns and set(columns) - set(found):
+                raise _missing_columns(path, found, columns)
+            return pd.read_csv(path, sep=sep, usecols=list(columns) if columns else None)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
+        if isinstance(err, DataError):
+            raise
         raise DataError(f"cannot read {path}: {err}") from err
     raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet")
 
@@ -286,9 +316,9 @@ def load_annotations(
 ) -> AnnotationDataset:
     """Load one's own annotation file (CSV, TSV, JSON lines, Parquet) as a dataset."""
     path = Path(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    table = read_table(path, columns=[item, rater, label] + ([batch] if batch else []))
     return from_table(
-        read_table(path),
+        table,
         item=item,
         rater=rater,
         label=label,
@@ -296,5 +326,5 @@ def load_annotations(
         label_order=label_order,
         duplicates=duplicates,
         name=path.stem,
-        provenance=f"file {path.name} (sha256 {digest})",
+        provenance=f"file {path.name} (sha256 {file_sha256(path)})",
     )

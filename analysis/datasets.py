@@ -1,22 +1,311 @@
-"""Named datasets: the synthetic stand-ins and, through the registry, real annotation files; or a path.
+"""Named datasets: a registry of real annotation files (pinned URLs, sha256, parsers), the stand-ins, or a path.
 
-:func:`load` is the one entry point the notebooks and the command line use: it accepts a registered name or the
-path of one's own annotation file.
+Each registry entry names its files, where each comes from (a raw GitHub URL pinned to a commit), its sha256, a
+parser that turns the files into a long (item, rater, label) table, the label order and a licence note. Files live
+in a cache laid out as ``<cache>/<dataset>/<file>``; ``$ANNOTATION_DATA_DIR`` sets the cache (the tests point it at
+the project's shared data folder), otherwise pooch's user cache is used. :func:`fetch` downloads with pooch and
+checks the hashes; :func:`load` never downloads: a missing or altered file is an error that says what to run.
+
+The paper's three datasets (DICES-350, D3code, Kumar et al.'s toxicity ratings) have no known hash here: the first
+download records one in ``<cache>/<dataset>/SHA256SUMS`` and later loads check against it.
 """
 
 from __future__ import annotations
 
+import csv
+import json
+import os
+from dataclasses import dataclass, field
+from importlib.resources import files as package_files
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from analysis.data import AnnotationDataset, load_annotations
+import pandas as pd
+
+from analysis.data import AnnotationDataset, file_sha256, from_table, load_annotations, read_table
 from analysis.errors import DataError
 from analysis.synthetic import STAND_INS, make_stand_in
 
+DATA_ENV = "ANNOTATION_DATA_DIR"
+RECORDED = "SHA256SUMS"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a dataset: its name in the cache, where it comes from and its sha256 (None: not known yet)."""
+
+    name: str
+    url: str
+    sha256: str | None
+    local_only: bool = False
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered dataset: files, a parser to a long table, and what a user should know about it."""
+
+    name: str
+    description: str
+    licence: str
+    parse: Callable[[Path], pd.DataFrame]
+    files: tuple[RemoteFile, ...] = field(default=())
+    label_order: tuple | None = None
+    duplicates: str = "error"
+    batch: str | None = None
+    paper: bool = False
+
+
+# ---------------------------------------------------------------- parsers (each returns item, rater, label[, batch])
+
+def _numeric_if_possible(values: pd.Series) -> pd.Series:
+    converted = pd.to_numeric(values, errors="coerce")
+    return converted if converted.notna().sum() == values.notna().sum() else values
+
+
+def _columns(file: str, item: str, rater: str, label: str) -> Callable[[Path], pd.DataFrame]:
+    def parse(folder: Path) -> pd.DataFrame:
+        table = read_table(folder / file, columns=[item, rater, label])
+        return table.rename(columns={item: "item", rater: "rater", label: "label"})
+    return parse
+
+
+def _lewidi(pattern: str) -> Callable[[Path], pd.DataFrame]:
+    """LeWiDi JSON (2023: comma-separated annotators/annotations; 2025: an annotator -> label dict).
+
+    Item ids restart per split, so the item key is ``split:id``.
+    """
+    def parse(folder: Path) -> pd.DataFrame:
+        rows = []
+        paths = sorted(folder.glob(pattern))
+        if not paths:
+            raise DataError(f"no file matching {pattern} in {folder}")
+        for path in paths:
+            split = path.stem.rsplit("_", 1)[-1]
+            try:
+                entries = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path} is not valid JSON: {err}") from err
+            for item_id, entry in entries.items():
+                annotations = entry.get("annotations")
+                if isinstance(annotations, dict):
+                    pairs = annotations.items()
+                else:
+                    pairs = zip(str(entry["annotators"]).split(","), str(annotations).split(","))
+                rows += [(f"{split}:{item_id}", rater.strip(), value) for rater, value in pairs]
+        table = pd.DataFrame(rows, columns=["item", "rater", "label"])
+        table["label"] = _numeric_if_possible(table["label"])
+        return table
+    return parse
+
+
+def _caries(folder: Path) -> pd.DataFrame:
+    """Expand the pattern table (one row per pattern of 5 dentists' ratings, with its count) to ratings."""
+    patterns = read_table(folder / "caries_patterns.csv")
+    raters = [c for c in patterns.columns if c.startswith("rater_")]
+    expanded = patterns.loc[patterns.index.repeat(patterns["n"])].reset_index(drop=True)
+    expanded["item"] = range(len(expanded))
+    return expanded.melt(id_vars="item", value_vars=raters, var_name="rater", value_name="label")
+
+
+def _d3code(folder: Path) -> pd.DataFrame:
+    """D3code ratings; ``rating_raw`` -1 (the rater did not understand the item) becomes a missing label."""
+    table = read_table(folder / "d3-ratings.csv", columns=["item_id", "rater_id", "rating_raw"])
+    table["rating_raw"] = table["rating_raw"].where(table["rating_raw"] >= 0)
+    return table.rename(columns={"item_id": "item", "rater_id": "rater", "rating_raw": "label"})
+
+
+def _kumar(folder: Path) -> pd.DataFrame:
+    """Kumar et al. (2021): JSON lines, one comment per line with a list of ratings (worker id, toxic score)."""
+    rows = []
+    with open(folder / "toxicity_ratings.json", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                comment = json.loads(line)
+                rows += [(comment["comment_id"], r["worker_id"], r["toxic_score"]) for r in comment["ratings"]]
+            except (json.JSONDecodeError, KeyError, TypeError) as err:
+                raise DataError(f"toxicity_ratings.json line {number} does not follow the published schema: {err}")
+    return pd.DataFrame(rows, columns=["item", "rater", "label"])
+
+
+# ---------------------------------------------------------------- the registry
+
+def _registry_files() -> dict[str, tuple[RemoteFile, ...]]:
+    text = (package_files("analysis") / "resources" / "registry.csv").read_text()
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    out: dict[str, list[RemoteFile]] = {}
+    for row in rows:
+        out.setdefault(row["dataset"], []).append(
+            RemoteFile(row["file"], row["url"], row["sha256"], bool(int(row["local_only"]))))
+    return {name: tuple(entries) for name, entries in out.items()}
+
+
+_FILES = _registry_files()
+_TRUTHINFER = "answer.csv from zhydhkcws/crowd_truth_infer; no licence stated at the origin"
+_LEWIDI = "LeWiDi shared task release (Le-Wi-Di/le-wi-di.github.io); no licence stated at the origin"
+_DICES_URL = ("https://raw.githubusercontent.com/google-research-datasets/dices-dataset/main/350/"
+              "diverse_safety_adversarial_dialog_350.csv")
+
+ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
+    Entry("dices350", "DICES-350: 350 conversations rated for safety by 123 raters (fully crossed)", "CC BY 4.0",
+          _columns("diverse_safety_adversarial_dialog_350.csv", "item_id", "rater_id", "Q_overall"),
+          (RemoteFile("diverse_safety_adversarial_dialog_350.csv", _DICES_URL, None),),
+          label_order=("No", "Unsure", "Yes"), paper=True),
+    Entry("d3code", "D3code: 4554 items rated for offensiveness (0-4) by 4309 raters in 21 countries (sparse)",
+          "CC BY 4.0 (as stated by the origin)", _d3code,
+          (RemoteFile("d3-ratings.csv", "https://raw.githubusercontent.com/google-research-datasets/D3code/main/"
+                                       "d3-ratings.csv", None),),
+          label_order=(0, 1, 2, 3, 4), paper=True),
+    Entry("toxicity_kumar2021", "Kumar et al. (2021): 107,620 comments, 5 raters each in batches of 20 (batched)",
+          "research release of the authors; check its terms before redistribution", _kumar,
+          (RemoteFile("toxicity_ratings.json", "https://data.esrg.stanford.edu/study/toxicity-perspectives/"
+                                               "toxicity_ratings.json", None),),
+          label_order=(0, 1, 2, 3, 4), paper=True),
+    Entry("truthinfer_duck", "Duck identification: 108 images x 39 workers, binary (fully crossed)", _TRUTHINFER,
+          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_duck"]),
+    Entry("truthinfer_dog", "Dog breeds: 807 images, 10 of 109 workers each, 4 classes", _TRUTHINFER,
+          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_dog"]),
+    Entry("truthinfer_face_sentiment", "Face sentiment: 584 faces, 7-9 of 27 workers each, 4 classes", _TRUTHINFER,
+          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_face_sentiment"]),
+    Entry("truthinfer_product", "Product matching: 8315 pairs, 3 of 176 workers each, binary", _TRUTHINFER,
+          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_product"]),
+    Entry("truthinfer_emotion", "Emotion intensity: 700 texts, 10 of 38 workers each, 0-100 scores", _TRUTHINFER,
+          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_emotion"]),
+    Entry("lewidi23_hs_brexit", "HS-Brexit: 1120 tweets x 6 annotators, hate speech (fully crossed)", _LEWIDI,
+          _lewidi("HS-Brexit_*.json"), _FILES["lewidi23_hs_brexit"]),
+    Entry("lewidi23_armis", "ArMIS: 943 Arabic tweets x 3 annotators, misogyny (fully crossed)", _LEWIDI,
+          _lewidi("ArMIS_*.json"), _FILES["lewidi23_armis"]),
+    Entry("lewidi23_convabuse", "ConvAbuse: 4050 conversations, 2-8 of 8 annotators, abuse severity -3..1",
+          _LEWIDI, _lewidi("ConvAbuse_*.json"), _FILES["lewidi23_convabuse"]),
+    Entry("lewidi23_md_agreement", "MD-Agreement: 10,753 tweets, about 5 of 819 annotators, offensiveness",
+          _LEWIDI, _lewidi("MD-Agreement_*.json"), _FILES["lewidi23_md_agreement"], duplicates="first"),
+    Entry("lewidi25_csc", "CSC sarcasm (dev+test): 1408 items in 188 disjoint rater groups, ratings 1-6", _LEWIDI,
+          _lewidi("CSC_[dt]*.json"), _FILES["lewidi25_csc"]),
+    Entry("lewidi25_mp", "MP (dev+test): 6761 items, 2-19 of 506 annotators, binary", _LEWIDI,
+          _lewidi("MP_[dt]*.json"), _FILES["lewidi25_mp"]),
+    Entry("lewidi25_paraphrase", "Paraphrase: 500 pairs x 4 annotators, -5..5 (fully crossed)", _LEWIDI,
+          _lewidi("Paraphrase_[dt]*.json"), _FILES["lewidi25_paraphrase"]),
+    Entry("lewidi25_varierrnli", "VariErrNLI: 488 NLI items, 1-4 of 4 annotators, NLI label sets", _LEWIDI,
+          _lewidi("VariErrNLI_[dt]*.json"), _FILES["lewidi25_varierrnli"]),
+    Entry("popquorn_offensiveness", "POPQUORN offensiveness: 1500 comments, 5-10 of 262 raters, 1-5 (sparse)",
+          "as stated by Jiaxin-Pei/Potato-Prolific-Dataset", _columns("raw_data.csv", "instance_id", "user_id",
+                                                                      "offensiveness"),
+          _FILES["popquorn_offensiveness"]),
+    Entry("prolific_toxicity_gender", "Prolific toxicity pilot: 120 comments, about 109 of 545 raters each, 1/-1",
+          "as stated by duanxiaoni/cost-effective-subjective-assessment-dataset",
+          _columns("pilot_annotations.csv", "comment", "workerId", "answer"), _FILES["prolific_toxicity_gender"]),
+    Entry("dawid_skene_anesthesia", "Dawid & Skene anaesthesia: 45 patients x 5 anaesthetists, 1-4 (first of "
+          "rater 1's three ratings kept)", "R package rater (GPL); converted to CSV, local only",
+          _columns("anesthesia.csv", "item", "rater", "rating"), _FILES["dawid_skene_anesthesia"],
+          duplicates="first"),
+    Entry("espeland_caries", "Espeland & Handelman caries: 3859 radiographs x 5 dentists, 1-2", "R package rater "
+          "(GPL); converted to CSV, local only", _caries, _FILES["espeland_caries"]),
+]}
+
+
+def data_dir() -> Path:
+    """The dataset cache: ``$ANNOTATION_DATA_DIR`` or pooch's user cache."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    import pooch
+
+    return Path(pooch.os_cache("annotator-bootstrap")) / "data"
+
 
 def names() -> list[str]:
-    """Every name :func:`load` accepts (besides file paths)."""
-    return sorted(STAND_INS)
+    """Every name :func:`load` accepts besides file paths: registry entries, then stand-ins."""
+    return sorted(ENTRIES) + sorted(STAND_INS)
+
+
+def entry(name: str) -> Entry:
+    if name not in ENTRIES:
+        raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+    return ENTRIES[name]
+
+
+def _recorded_hashes(folder: Path) -> dict[str, str]:
+    path = folder / RECORDED
+    if not path.is_file():
+        return {}
+    return dict(reversed(line.split(maxsplit=1)) for line in path.read_text().splitlines() if line.strip())
+
+
+def verify(name: str, folder: Path | None = None) -> dict[str, str]:
+    """Check that every file of ``name`` is in the cache with its expected sha256; return file -> sha256."""
+    spec = entry(name)
+    folder = folder or data_dir() / name
+    recorded = _recorded_hashes(folder)
+    hashes = {}
+    for remote in spec.files:
+        path = folder / remote.name
+        how = ("it is converted from R data and cannot be downloaded; copy it from the project's shared data"
+               if remote.local_only else f"run `make data` or `python -m analysis datasets fetch {name}`")
+        if not path.is_file():
+            raise DataError(f"dataset {name!r} is not in the cache: {path} is missing; {how}")
+        actual = file_sha256(path)
+        expected = remote.sha256 or recorded.get(remote.name)
+        if expected and actual != expected:
+            raise DataError(f"{path} has sha256 {actual[:16]}…, expected {expected[:16]}… (the file is corrupted or "
+                            f"was changed); delete it and {how}")
+        hashes[remote.name] = actual
+    return hashes
+
+
+def fetch(name: str, progress: bool = True) -> Path:
+    """Download ``name``'s files into the cache with pooch, checking (or, if unknown, recording) their sha256."""
+    import pooch
+
+    spec = entry(name)
+    folder = data_dir() / name
+    recorded = _recorded_hashes(folder)
+    for remote in spec.files:
+        if remote.local_only:
+            if not (folder / remote.name).is_file():
+                raise DataError(f"{name}/{remote.name} is converted from R data and cannot be downloaded")
+            continue
+        known = remote.sha256 or recorded.get(remote.name)
+        pooch.retrieve(remote.url, known_hash=f"sha256:{known}" if known else None, fname=remote.name,
+                       path=folder, progressbar=progress)
+        if not known:
+            recorded[remote.name] = file_sha256(folder / remote.name)
+            lines = "".join(f"{digest}  {file}\n" for file, digest in sorted(recorded.items()))
+            (folder / RECORDED).write_text(lines)
+            print(f"{name}/{remote.name}: no published sha256; recorded {recorded[remote.name]} in {folder / RECORDED}")
+    verify(name, folder)
+    return folder
+
+
+def load_entry(name: str) -> AnnotationDataset:
+    """Parse a registered dataset from the cache (never downloads)."""
+    spec = entry(name)
+    folder = data_dir() / name
+    hashes = verify(name, folder)
+    table = spec.parse(folder)
+    files = ", ".join(f"{file} sha256 {digest}" for file, digest in hashes.items())
+    return from_table(table, batch=spec.batch, label_order=spec.label_order, duplicates=spec.duplicates, name=name,
+                      provenance=f"{spec.description}; {spec.licence}; files: {files}")
+
+
+def available(name: str) -> bool:
+    """Whether ``name`` is a stand-in or a registered dataset whose files are all in the cache and intact."""
+    if name in STAND_INS:
+        return True
+    try:
+        verify(name)
+    except DataError:
+        return False
+    return True
+
+
+def info(name: str) -> dict:
+    """Counts, design and file hashes of a dataset (what ``datasets info`` prints)."""
+    ds = load(name)
+    summary = ds.summary()
+    if name in ENTRIES:
+        summary["files"] = verify(name)
+        summary["licence"] = ENTRIES[name].licence
+    return summary
 
 
 def load(
@@ -28,10 +317,12 @@ def load(
     label_order: Sequence | None = None,
     duplicates: str = "error",
 ) -> AnnotationDataset:
-    """Load a stand-in by name, or an annotation file (CSV, TSV, JSON lines, Parquet) by path."""
+    """A stand-in or registered dataset by name, or an annotation file (CSV, TSV, JSON lines, Parquet) by path."""
     key = str(name_or_path)
     if key in STAND_INS:
         return make_stand_in(key)
+    if key in ENTRIES:
+        return load_entry(key)
     if Path(key).is_file():
         return load_annotations(key, item=item, rater=rater, label=label, batch=batch, label_order=label_order,
                                 duplicates=duplicates)
