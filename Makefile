@@ -13,12 +13,20 @@ JOBS ?= 2
 BUILD ?= $(CURDIR)/_build
 OUT ?= $(CURDIR)
 SRC := $(BUILD)/src
-CHAPTERS := rq1 rq2 rq3 rq4
+CHAPTERS := rq1 rq2 rq3 rq4 realdata
 NOTEBOOKS := $(CHAPTERS) provenance
 PARAMS ?=
 
 export ANALYSIS_CACHE_DIR ?= $(BUILD)/cache
 export BOOK_BUILD_DIR := $(BUILD)
+# The dataset cache: $$ANNOTATION_DATA_DIR if set; else the project's shared data folder where one exists
+# (development and CI machines); else the user cache that `make data` fills.
+SHARED_DATA := $(abspath $(CURDIR)/../shared/data)
+ifeq ($(origin ANNOTATION_DATA_DIR),undefined)
+ifneq ($(wildcard $(SHARED_DATA)),)
+export ANNOTATION_DATA_DIR := $(SHARED_DATA)
+endif
+endif
 
 .PHONY: install test bench book chapter html browser data clean
 

@@ -49,6 +49,24 @@ def load(name_or_path: str, **columns) -> AnnotationDataset:
     return datasets.load(name_or_path, **{k: v for k, v in columns.items() if v is not None})
 
 
+def load_available(names: list[str]) -> tuple[list[AnnotationDataset], list[str]]:
+    """Load the named datasets that are in the cache; return them and the names that are not."""
+    loaded, missing = [], []
+    for name in names:
+        (loaded.append(datasets.load(name)) if datasets.available(name) else missing.append(name))
+    return loaded, missing
+
+
+def missing_banner(missing: list[str]) -> Banner | str:
+    """A note naming the datasets a section could not use and how to get them (empty when none is missing)."""
+    if not missing:
+        return ""
+    return Banner("Not in the dataset cache", [
+        f"{', '.join(missing)}: not found under ${datasets.DATA_ENV} ({datasets.data_dir()}).",
+        "Run `make data` (or `python -m analysis datasets fetch NAME`) to download and verify them, "
+        f"or point {datasets.DATA_ENV} at a folder that holds them; this section skips them until then."])
+
+
 def cut_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDataset:
     """The dataset with all its items and ``n_raters`` raters (RQ4)."""
     return keep_raters(ds, n_raters, seed)

@@ -35,6 +35,14 @@ def glue_figures(**figures: plt.Figure) -> None:
         plt.close(figure)
 
 
+def placeholder(text: str) -> plt.Figure:
+    """A small figure that only says why the real one is missing (so the book still builds)."""
+    fig, ax = plt.subplots(figsize=(4, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    return fig
+
+
 def p_value_curves(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Figure:
     """p-value against budget, one line per K, one column per run (dataset:sampler), one row per metric."""
     data = _labelled(results, epsilon, metrics)
