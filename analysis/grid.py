@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -153,9 +153,12 @@ def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
     _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
 
 
-def _work(cell: Cell) -> tuple[Cell, dict]:
-    alt, null = simulate_cell(_WORKER["simulator"], cell, _WORKER["n_samples"], _WORKER["seed"])
-    return cell, summarise_cell(alt, null)
+def _work(cells_: list[Cell]) -> list[tuple[Cell, dict]]:
+    out = []
+    for cell in cells_:
+        alt, null = simulate_cell(_WORKER["simulator"], cell, _WORKER["n_samples"], _WORKER["seed"])
+        out.append((cell, summarise_cell(alt, null)))
+    return out
 
 
 def run(
@@ -202,13 +205,17 @@ def run(
 
     bar = tqdm(total=len(grid), initial=len(done), desc=f"{dataset.name} {simulator.sampler}", unit="cell",
                disable=not progress)
-    if n_jobs == 1 or len(todo) <= 1:
+    # the most expensive cells go first so that workers finish together; each finished chunk is cached at once
+    todo.sort(key=lambda cell: -cell.NK)
+    chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
+    if n_jobs == 1 or len(chunks) <= 1:
         _init_worker(simulator, int(n_samples), int(seed))
-        finished = map(_work, todo)
+        finished = (pair for chunk in chunks for pair in _work(chunk))
         pool = None
     else:
         pool = ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(simulator, int(n_samples), int(seed)))
-        finished = pool.map(_work, todo, chunksize=chunk_size)
+        futures = [pool.submit(_work, chunk) for chunk in chunks]
+        finished = (pair for future in as_completed(futures) for pair in future.result())
     try:
         for cell, summary in finished:
             done[cell] = summary
