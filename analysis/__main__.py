@@ -74,7 +74,41 @@ def _parser() -> argparse.ArgumentParser:
     fetch = actions.add_parser("fetch", help="download into the cache and check the sha256 of every file")
     fetch.add_argument("name", nargs="?", help="a registered dataset")
     fetch.add_argument("--all", action="store_true", help="every registered dataset that can be downloaded")
+    suite = commands.add_parser("testsuite", help="regex-checked MT test suites: judge outputs, report accuracy",
+                                description="Judge MT outputs with a test suite's rules and report accuracy.")
+    steps = suite.add_subparsers(dest="action", required=True)
+    judge = steps.add_parser("judge", help="write one row per (item, system) with the judgement and its reason")
+    judge.add_argument("--rules", required=True, help="the suite's items.json (DFKI schema)")
+    judge.add_argument("--outputs", required=True, help="outputs: CSV/TSV (item_id, system, output) or WMT JSON lines")
+    judge.add_argument("--out", required=True, help="judgements CSV")
+    report = steps.add_parser("report", help="accuracy per category or phenomenon, first clusters in bold")
+    report.add_argument("judgements", help="a CSV written by 'testsuite judge'")
+    report.add_argument("--analysis", type=int, choices=(1, 2), default=1,
+                        help="1: drop items with a warning for any system; 2: drop warnings per system (default 1)")
+    report.add_argument("--by", choices=("category", "phenomenon"), default="category")
     return parser
+
+
+def _testsuite(args) -> None:
+    from analysis import testsuite
+    from analysis.grid import write_atomic
+
+    if args.action == "judge":
+        table = testsuite.judge_all(testsuite.load_rules(args.rules), testsuite.load_outputs(args.outputs))
+        write_atomic(args.out, table.to_csv(index=False))
+        skipped = ", ".join(f"{n} {why}" for why, n in table.attrs["not_scored"].items() if n)
+        print(f"wrote {len(table)} judgements to {args.out}" + (f"; not scored: {skipped}" if skipped else ""),
+              file=sys.stderr)
+    else:
+        try:
+            table = pd.read_csv(args.judgements, dtype={"item_id": str})
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            raise AnalysisError(f"cannot read {args.judgements}: {err}") from err
+        missing = {"item_id", "system", "category", "phenomenon", "judgement"} - set(table.columns)
+        if missing:
+            raise AnalysisError(f"{args.judgements} lacks column(s) {sorted(missing)}; write it with 'testsuite judge'")
+        print(f"Analysis {args.analysis}; accuracy in %; first significance cluster (Z-test, alpha 0.05) in **bold**")
+        print(testsuite.cluster_table(table, args.analysis, args.by).to_string())
 
 
 def _datasets(args) -> None:
@@ -131,7 +165,7 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"run": _run, "table1": _table1, "datasets": _datasets}
+    handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite}
     try:
         handlers[args.command](args)
     except AnalysisError as err:

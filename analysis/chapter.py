@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import os
 from pathlib import Path
 
@@ -106,6 +107,20 @@ class Banner:
 
     def __repr__(self) -> str:
         return "\n".join([self.title] + [f"- {line}" for line in self.lines])
+
+
+class BoldTable:
+    """A table whose ``**value**`` cells render in bold in HTML and keep their marks as plain text."""
+
+    def __init__(self, table: pd.DataFrame):
+        self.table = table
+
+    def _repr_html_(self) -> str:
+        text = self.table.to_html(escape=True)
+        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+
+    def __repr__(self) -> str:
+        return self.table.to_string()
 
 
 def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples) -> Banner:

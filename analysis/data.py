@@ -270,8 +270,10 @@ def _missing_columns(path: Path, found, wanted) -> DataError:
                      "ones with item=, rater=, label= (--item/--rater/--label on the command line).")
 
 
-def read_table(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None) -> pd.DataFrame:
     """Read a CSV, TSV, JSON-lines or Parquet file, only ``columns`` when given, with clear errors.
+
+    ``dtype`` is passed to the CSV reader (``str`` keeps ids such as ``00000001`` as written).
 
     Reading only the needed columns keeps memory proportional to (rows x those columns).
     """
@@ -297,7 +299,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None) -> pd.Dat
             found = pd.read_csv(path, sep=sep, nrows=0).columns
             if columns and set(columns) - set(found):
                 raise _missing_columns(path, found, columns)
-            return pd.read_csv(path, sep=sep, usecols=list(columns) if columns else None)
+            return pd.read_csv(path, sep=sep, usecols=list(columns) if columns else None, dtype=dtype,
+                               keep_default_na=dtype is not str)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
         if isinstance(err, DataError):
             raise

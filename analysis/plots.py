@@ -97,3 +97,20 @@ def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Fig
     grid.set_titles("{col_name}")
     grid.figure.suptitle(f"Effect size Δ against K (ε = {epsilon:g})", y=1.02)
     return grid.figure
+
+
+def cluster_heatmap(accuracy: pd.DataFrame, members: pd.DataFrame, title: str) -> plt.Figure:
+    """Accuracy (%) per group and system as a heatmap; cells of the first significance cluster are outlined."""
+    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * accuracy.shape[1], 0.9 + 0.42 * accuracy.shape[0]),
+                           constrained_layout=True)
+    image = ax.imshow(accuracy.to_numpy(float), cmap="viridis", vmin=max(0, np.nanmin(accuracy.to_numpy()) - 5),
+                      vmax=100, aspect="auto")
+    for y, group in enumerate(accuracy.index):
+        for x, system in enumerate(accuracy.columns):
+            if bool(members.reindex(index=accuracy.index, columns=accuracy.columns).loc[group, system]):
+                ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="white", lw=1.6))
+    ax.set_xticks(range(accuracy.shape[1]), accuracy.columns, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(accuracy.shape[0]), accuracy.index, fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=ax, label="accuracy (%)")
+    return fig

@@ -1,0 +1,413 @@
+"""Regex-checked machine-translation test suites: judgements, accuracy tables, significance clusters, bootstrap.
+
+The judging follows the TQ-AutoTest tool's semantics (DATA.md):
+
+* rules are searched, not anchored, and are case-sensitive;
+* only the positive regex matches: pass; only the negative one: fail; both: warning;
+* when neither regex matches, the tokens decide (literal, case-sensitive substrings): only a positive token:
+  pass; only a negative one: fail; both or neither: warning;
+* an empty output, or an output for an item the suite does not have, is not scored;
+* a rule containing a newline, or a regex that does not compile, is an error naming the item.
+
+Accuracy is ``pass / (pass + fail)``. **Analysis 1** drops every item that has a warning for any system, so all
+systems are scored on the same items; **Analysis 2** drops warnings per system. The non-weighted average is the
+sum of passes over the sum of scored items; the weighted average is the mean of the category accuracies.
+
+Systems are compared per category with the two-tailed two-proportion Z-test (pooled variance) at alpha 0.05: the
+*first significance cluster* is the best system and every system not significantly worse than it. Because all
+systems translate the same items, :func:`bootstrap_clusters` also gives a paired alternative: items are resampled
+within each phenomenon, the same draw serving every system, and a system stays in the cluster unless the
+bootstrap interval of its difference to the best system excludes zero.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from importlib.resources import files as package_files
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from analysis.data import read_table
+from analysis.errors import AnalysisError, DataError, ParameterError
+
+PASS, FAIL, WARNING = "pass", "fail", "warning"
+ALPHA = 0.05
+
+
+class RuleError(AnalysisError):
+    """A test-suite rule that cannot be used (a newline in it, or a regex that does not compile)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One test item: its phenomenon and the regexes and tokens that judge an output."""
+
+    item_id: str
+    category: str
+    phenomenon: str
+    source: str
+    positive_regex: str = ""
+    negative_regex: str = ""
+    positive_tokens: tuple[str, ...] = ()
+    negative_tokens: tuple[str, ...] = ()
+
+    def check(self) -> None:
+        """Raise :class:`RuleError` for a newline in any rule or a regex that does not compile."""
+        for text in (self.positive_regex, self.negative_regex, *self.positive_tokens, *self.negative_tokens):
+            if "\n" in text or "\r" in text:
+                raise RuleError(f"item {self.item_id}: a rule contains a newline: {text!r}")
+        for text in (self.positive_regex, self.negative_regex):
+            try:
+                re.compile(text)
+            except re.error as err:
+                raise RuleError(f"item {self.item_id}: invalid regex {text!r}: {err}") from err
+
+
+def judge(rule: Rule, output: str) -> tuple[str, str] | None:
+    """(judgement, what decided it) for one output, or None when the output is empty (not scored)."""
+    if output is None or (isinstance(output, float) and math.isnan(output)) or not str(output).strip():
+        return None
+    rule.check()
+    output = str(output)
+    positive = bool(rule.positive_regex) and re.search(rule.positive_regex, output) is not None
+    negative = bool(rule.negative_regex) and re.search(rule.negative_regex, output) is not None
+    if positive and negative:
+        return WARNING, "both regexes"
+    if positive:
+        return PASS, "positive regex"
+    if negative:
+        return FAIL, "negative regex"
+    positive = any(token and token in output for token in rule.positive_tokens)
+    negative = any(token and token in output for token in rule.negative_tokens)
+    if positive and negative:
+        return WARNING, "both tokens"
+    if positive:
+        return PASS, "positive token"
+    if negative:
+        return FAIL, "negative token"
+    return WARNING, "no rule matched"
+
+
+# ---------------------------------------------------------------- loading
+
+def load_rules(path: str | Path) -> dict[str, Rule]:
+    """Rules from a DFKI ``items.json`` (``{"items": [...]}``), keyed by item id."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))["items"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise DataError(f"{path} is not a test-suite items.json with an 'items' list: {err}") from err
+    rules = {}
+    for raw in items:
+        try:
+            rule = Rule(item_id=str(raw["id"]), category=raw["category"], phenomenon=raw["phenomenon"],
+                        source=raw["source_sentence"], positive_regex=raw.get("positive_regex") or "",
+                        negative_regex=raw.get("negative_regex") or "",
+                        positive_tokens=tuple(raw.get("positive_tokens") or ()),
+                        negative_tokens=tuple(raw.get("negative_tokens") or ()))
+        except KeyError as err:
+            raise DataError(f"{path}: an item lacks the field {err}") from err
+        rules[rule.item_id] = rule
+    return rules
+
+
+def load_outputs(path: str | Path) -> pd.DataFrame:
+    """System outputs as a long table (item_id, system, output), from CSV/TSV/Parquet or WMT-style JSON lines."""
+    path = Path(path)
+    if path.name.endswith(".jsonl"):
+        rows = []
+        with open(path, encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    try:
+                        record = json.loads(line)
+                        rows += [(str(record["item_id"]), s, o) for s, o in record["outputs"].items()]
+                    except (json.JSONDecodeError, KeyError, AttributeError) as err:
+                        raise DataError(f"{path} line {number}: expected item_id and an outputs object ({err})")
+        return pd.DataFrame(rows, columns=["item_id", "system", "output"])
+    return read_table(path, columns=["item_id", "system", "output"], dtype=str)
+
+
+def demo_paths() -> tuple[Path, Path]:
+    """The embedded demo suite: (items.json, outputs.csv)."""
+    folder = package_files("analysis") / "resources" / "demo_testsuite"
+    return Path(str(folder / "items.json")), Path(str(folder / "outputs.csv"))
+
+
+# ---------------------------------------------------------------- judging and tables
+
+def judge_all(rules: dict[str, Rule], outputs: pd.DataFrame) -> pd.DataFrame:
+    """One row per scored (item, system): category, phenomenon, judgement and what decided it.
+
+    Outputs for unknown items, empty outputs and outputs of items whose rule is an error (a newline, a regex that
+    does not compile) are left out; ``attrs["not_scored"]`` counts them and ``attrs["rule_errors"]`` names the
+    faulty items with the reason, as TQ-AutoTest reports an error for every output of such an item.
+    """
+    errors = {}
+    for rule in rules.values():
+        try:
+            rule.check()
+        except RuleError as err:
+            errors[rule.item_id] = str(err)
+    rows, unknown, empty, broken = [], 0, 0, 0
+    for item_id, system, output in outputs[["item_id", "system", "output"]].itertuples(index=False):
+        rule = rules.get(str(item_id))
+        if rule is None:
+            unknown += 1
+            continue
+        if rule.item_id in errors:
+            broken += 1
+            continue
+        verdict = judge(rule, output)
+        if verdict is None:
+            empty += 1
+            continue
+        rows.append((rule.item_id, system, rule.category, rule.phenomenon, verdict[0], verdict[1], output))
+    table = pd.DataFrame(rows, columns=["item_id", "system", "category", "phenomenon", "judgement", "decided_by",
+                                        "output"])
+    table.attrs["not_scored"] = {"unknown item": unknown, "empty output": empty, "rule error": broken}
+    table.attrs["rule_errors"] = errors
+    return table
+
+
+def scored(judgements: pd.DataFrame, analysis: int) -> pd.DataFrame:
+    """The rows an analysis scores: Analysis 1 drops items with a warning for any system, 2 drops warnings."""
+    if analysis not in (1, 2):
+        raise ParameterError(f"analysis must be 1 or 2, got {analysis!r}")
+    if analysis == 1:
+        warned = judgements.loc[judgements["judgement"] == WARNING, "item_id"].unique()
+        return judgements[~judgements["item_id"].isin(warned)]
+    return judgements[judgements["judgement"] != WARNING]
+
+
+def counts(judgements: pd.DataFrame, by: str = "category") -> pd.DataFrame:
+    """Pass, fail and warning counts per (group, system)."""
+    if by not in ("category", "phenomenon"):
+        raise ParameterError(f"by must be 'category' or 'phenomenon', got {by!r}")
+    table = judgements.groupby([by, "system"])["judgement"].value_counts().unstack(fill_value=0)
+    return table.reindex(columns=[PASS, FAIL, WARNING], fill_value=0)
+
+
+def accuracy(judgements: pd.DataFrame, analysis: int = 1, by: str = "category") -> pd.DataFrame:
+    """Accuracy in % per group (rows) and system (columns) after the analysis' warning rule."""
+    kept = counts(scored(judgements, analysis), by)
+    return (100 * kept[PASS] / (kept[PASS] + kept[FAIL])).unstack("system")
+
+
+def averages(judgements: pd.DataFrame, analysis: int = 1) -> pd.DataFrame:
+    """Per system: non-weighted average (sum passes / sum items) and weighted average (mean of categories)."""
+    kept = scored(judgements, analysis)
+    per_system = kept.groupby("system")["judgement"].agg(lambda j: 100 * (j == PASS).mean())
+    return pd.DataFrame({"non-weighted": per_system, "weighted": accuracy(judgements, analysis).mean()})
+
+
+def warning_rates(judgements: pd.DataFrame) -> pd.Series:
+    """Share of scored outputs judged 'warning', per system, in %."""
+    return judgements.groupby("system")["judgement"].agg(lambda j: 100 * (j == WARNING).mean())
+
+
+# ---------------------------------------------------------------- significance
+
+def z_test(correct_a: int, n_a: int, correct_b: int, n_b: int) -> tuple[float, float]:
+    """Two-tailed two-proportion Z-test with pooled variance: (z, p)."""
+    if n_a < 1 or n_b < 1:
+        raise ParameterError("both samples need at least one item")
+    pooled = (correct_a + correct_b) / (n_a + n_b)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+    if se == 0:
+        return 0.0, 1.0
+    z = (correct_a / n_a - correct_b / n_b) / se
+    return z, float(2 * norm.sf(abs(z)))
+
+
+def z_clusters(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", alpha: float = ALPHA) -> pd.DataFrame:
+    """True where a system is in the first significance cluster of a group (Z-test against the best system)."""
+    kept = counts(scored(judgements, analysis), by)
+    passes, totals = kept[PASS].unstack("system"), (kept[PASS] + kept[FAIL]).unstack("system")
+    member = pd.DataFrame(False, index=passes.index, columns=passes.columns)
+    for group in passes.index:
+        rate = (passes.loc[group] / totals.loc[group]).dropna()
+        if rate.empty:
+            continue
+        best = rate.idxmax()
+        for system in rate.index:
+            p = z_test(int(passes.loc[group, best]), int(totals.loc[group, best]),
+                       int(passes.loc[group, system]), int(totals.loc[group, system]))[1]
+            member.loc[group, system] = system == best or rate[system] == rate[best] or p >= alpha
+    return member
+
+
+def bootstrap_clusters(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", n_boot: int = 1000,
+                       seed: int = 0, alpha: float = ALPHA) -> pd.DataFrame:
+    """First clusters from a paired item bootstrap stratified by phenomenon (seeded).
+
+    Every replicate redraws the items of each phenomenon with replacement, and the same draw serves every
+    system. A system leaves the cluster of its group when the two-sided ``1 - alpha`` percentile interval of
+    (best accuracy - its accuracy) lies above zero.
+    """
+    kept = scored(judgements, analysis)
+    correct = (kept.assign(ok=kept["judgement"] == PASS).pivot_table(index="item_id", columns="system", values="ok",
+                                                                     aggfunc="first").astype(float))
+    meta = kept.drop_duplicates("item_id").set_index("item_id").loc[correct.index, ["category", "phenomenon"]]
+    valid = correct.notna().to_numpy(float)
+    hits = correct.fillna(0).to_numpy(float)
+    rng = np.random.default_rng(seed)
+    weights = np.zeros((n_boot, len(correct)))
+    for _, positions in meta.reset_index().groupby("phenomenon").indices.items():
+        draws = rng.multinomial(len(positions), np.full(len(positions), 1 / len(positions)), size=n_boot)
+        weights[:, positions] = draws
+    member = pd.DataFrame(False, index=sorted(meta[by].unique()), columns=correct.columns)
+    observed = accuracy(judgements, analysis, by)
+    for group in member.index:
+        columns = np.flatnonzero(meta[by].to_numpy() == group)
+        w = weights[:, columns]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = (w @ hits[columns]) / (w @ valid[columns])
+        rate = observed.loc[group].dropna()
+        if rate.empty:
+            continue
+        best = rate.idxmax()
+        b = correct.columns.get_loc(best)
+        for system in rate.index:
+            s = correct.columns.get_loc(system)
+            diff = rates[:, b] - rates[:, s]
+            diff = diff[~np.isnan(diff)]
+            lower = np.quantile(diff, alpha / 2) if len(diff) else 0.0
+            member.loc[group, system] = system == best or lower <= 0
+    return member
+
+
+def cluster_table(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", clusters=None) -> pd.DataFrame:
+    """Accuracy in % as text, with first-cluster members in bold (``**...**``) and rows for the averages."""
+    acc = accuracy(judgements, analysis, by)
+    member = z_clusters(judgements, analysis, by) if clusters is None else clusters
+    text = acc.apply(lambda col: col.map(lambda v: "–" if pd.isna(v) else f"{v:.1f}"))
+    for group in text.index:
+        for system in text.columns:
+            if member.loc[group, system] and text.loc[group, system] != "–":
+                text.loc[group, system] = f"**{text.loc[group, system]}**"
+    avg = averages(judgements, analysis).T.map(lambda v: f"{v:.1f}")
+    return pd.concat([text, avg.rename(index={"non-weighted": "non-weighted average",
+                                              "weighted": "weighted average"})])
+
+
+def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float = 0.8) -> int:
+    """Items per group for the two-tailed two-proportion Z-test to separate accuracies ``p_best`` and
+    ``p_best - gap`` with the given power (normal approximation, equal sizes)."""
+    p2 = p_best - gap
+    if not 0 < p2 < p_best <= 1:
+        raise ParameterError(f"need 0 < p_best - gap < p_best <= 1, got p_best={p_best}, gap={gap}")
+    z_a, z_b = norm.isf(alpha / 2), norm.isf(1 - power)
+    mean = (p_best + p2) / 2
+    n = (z_a * math.sqrt(2 * mean * (1 - mean)) + z_b * math.sqrt(p_best * (1 - p_best) + p2 * (1 - p2))) ** 2 / gap**2
+    return math.ceil(n)
+
+
+# ---------------------------------------------------------------- manual review
+
+def export_warnings(judgements: pd.DataFrame, rules: dict[str, Rule], path: str | Path) -> int:
+    """Write the warnings as CSV for manual review (fill the ``review`` column with pass or fail)."""
+    warned = judgements[judgements["judgement"] == WARNING].copy()
+    warned["source"] = warned["item_id"].map(lambda i: rules[i].source)
+    warned["review"] = ""
+    warned[["item_id", "system", "category", "phenomenon", "source", "output", "decided_by", "review"]].to_csv(
+        path, index=False)
+    return len(warned)
+
+
+def apply_reviews(judgements: pd.DataFrame, reviewed: str | Path) -> pd.DataFrame:
+    """Replace warnings by the reviewed labels of a CSV written by :func:`export_warnings` (blank: unchanged)."""
+    review = pd.read_csv(reviewed, dtype=str, keep_default_na=False)
+    bad = sorted(set(review["review"].str.strip()) - {"", PASS, FAIL})
+    if bad:
+        raise DataError(f"review column holds {bad}; use 'pass', 'fail' or leave it blank")
+    decided = review[review["review"].str.strip() != ""].set_index(["item_id", "system"])["review"].str.strip()
+    out = judgements.copy()
+    keys = pd.MultiIndex.from_frame(out[["item_id", "system"]])
+    hit = keys.isin(decided.index) & (out["judgement"] == WARNING).to_numpy()
+    out.loc[hit, "judgement"] = decided.reindex(keys[hit]).to_numpy()
+    out.loc[hit, "decided_by"] = "manual review"
+    return out
+
+
+# ---------------------------------------------------------------- the TQ-AutoTest example sentences
+
+def load_examples(path: str | Path) -> pd.DataFrame:
+    """TQ-AutoTest's published example file (tab-separated de-en, or semicolon-separated en-de CSV) as a long
+    table: source, category, phenomenon, kind (``correct``/``incorrect``), translation. Empty cells are dropped."""
+    path = Path(path)
+    sep = "\t" if path.suffix == ".txt" else ";"
+    raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", header=0,
+                      quoting=3 if sep == "\t" else 0)
+    raw = raw.iloc[:, :8]
+    raw.columns = ["direction", "category", "phenomenon", "source", "correct1", "correct2", "incorrect1",
+                   "incorrect2"]
+    raw = raw[raw["source"].str.strip() != ""]
+    long = raw.melt(id_vars=["direction", "category", "phenomenon", "source"], var_name="column",
+                    value_name="translation")
+    long = long[long["translation"].str.strip() != ""]
+    long["kind"] = np.where(long["column"].str.startswith("correct"), "correct", "incorrect")
+    return long.drop(columns="column").reset_index(drop=True)
+
+
+def judge_examples(rules: dict[str, Rule], examples: pd.DataFrame) -> pd.DataFrame:
+    """Judge each example translation with the rules of the suite item that has the same source sentence
+    (compared after stripping spaces); examples whose source matches no item, or only a faulty rule, are left out."""
+    by_source = {}
+    for rule in rules.values():
+        by_source.setdefault(rule.source.strip(), rule)
+    rows = []
+    for example in examples.itertuples(index=False):
+        rule = by_source.get(example.source.strip())
+        if rule is None:
+            continue
+        try:
+            verdict = judge(rule, example.translation)
+        except RuleError:
+            continue
+        if verdict is not None:
+            rows.append((rule.item_id, example.kind, verdict[0], verdict[1]))
+    return pd.DataFrame(rows, columns=["item_id", "kind", "judgement", "decided_by"])
+
+
+# ---------------------------------------------------------------- the real suites in the dataset cache
+
+SUITE_FILES = {  # path inside the dataset cache -> sha256 (from the folders' SOURCE.md)
+    "dfki_mt_testsuite/testset/de-en/items.json": "f0e7a42d2863814352edcfab83f76de0e20881015acaebc36b77d7cc7b29c6f7",
+    "dfki_mt_testsuite/testset/en-de/items.json": "954c2264ac85bb2b47da6ae0700ab45c6af27f5523bc10a16c85d958bd3b2642",
+    "wmt_dfki_testsuite_outputs/wmt22.de-en.dfki_items.jsonl":
+        "e2baafb69914b8571e08220dfd5d90796bf02c5e6886117b8e13612cf5c66338",
+    "wmt_dfki_testsuite_outputs/wmt22.en-de.dfki_items.jsonl":
+        "d13132d9abcfc277cabccdccff3e0380f567fab6e06732bdb130da3d45abc156",
+    "wmt_dfki_testsuite_outputs/wmt23.de-en.dfki_items.jsonl":
+        "25895a0d5b09dc36eab09ff8c75599c0b32c6555bf0697fb31d8ffd035a296ba",
+    "wmt_dfki_testsuite_outputs/wmt23.en-de.dfki_items.jsonl":
+        "4b06531087f3cd8b7dd37b7be1509de7a3f0b9cf75618fe44ee0a96561565332",
+}
+
+
+def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
+    """(items.json, outputs) of ``campaign``: ``"demo"`` (embedded) or ``"wmt22"``/``"wmt23"`` from the dataset
+    cache, whose files are checked against their sha256; a missing or altered file is a :class:`DataError`."""
+    if campaign == "demo":
+        return demo_paths()
+    from analysis.data import file_sha256
+    from analysis.datasets import data_dir
+
+    if campaign not in ("wmt22", "wmt23") or pair not in ("de-en", "en-de"):
+        raise ParameterError(f"campaign must be demo, wmt22 or wmt23 and pair de-en or en-de, got {campaign}, {pair}")
+    wanted = (f"dfki_mt_testsuite/testset/{pair}/items.json",
+              f"wmt_dfki_testsuite_outputs/{campaign}.{pair}.dfki_items.jsonl")
+    for name in wanted:
+        path = data_dir() / name
+        if not path.is_file():
+            raise DataError(f"{path} is not in the dataset cache; the DFKI suite and the WMT outputs are local "
+                            "files of the project's shared data (see DATA.md); set ANNOTATION_DATA_DIR to them")
+        if file_sha256(path) != SUITE_FILES[name]:
+            raise DataError(f"{path} does not have the expected sha256; the file is corrupted or was changed")
+    return data_dir() / wanted[0], data_dir() / wanted[1]
