@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from importlib.resources import files as package_files
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 import pandas as pd
 
@@ -308,22 +308,17 @@ def info(name: str) -> dict:
     return summary
 
 
-def load(
-    name_or_path: str | Path,
-    item: str = "item",
-    rater: str = "rater",
-    label: str = "label",
-    batch: str | None = None,
-    label_order: Sequence | None = None,
-    duplicates: str = "error",
-) -> AnnotationDataset:
-    """A stand-in or registered dataset by name, or an annotation file (CSV, TSV, JSON lines, Parquet) by path."""
+def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
+    """A stand-in or registered dataset by name, or an annotation file by path.
+
+    ``file_options`` (``item``, ``rater``, ``label``, ``batch``, ``label_order``, ``duplicates``) are passed to
+    :func:`analysis.data.load_annotations` for a file and ignored for a name.
+    """
     key = str(name_or_path)
     if key in STAND_INS:
         return make_stand_in(key)
     if key in ENTRIES:
         return load_entry(key)
     if Path(key).is_file():
-        return load_annotations(key, item=item, rater=rater, label=label, batch=batch, label_order=label_order,
-                                duplicates=duplicates)
+        return load_annotations(key, **file_options)
     raise DataError(f"{key!r} is neither a dataset name ({', '.join(names())}) nor an existing file")
