@@ -12,6 +12,13 @@ from analysis import __version__
 from analysis.errors import AnalysisError
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and exit code 2), like the package's own errors."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _comma_list(cast, what: str):
     """An argparse type for comma-separated values of ``cast``."""
     def parse(text: str) -> list:
@@ -31,7 +38,7 @@ _ints, _floats = _comma_list(int, "integers"), _comma_list(float, "numbers")
 def _parser() -> argparse.ArgumentParser:
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
 
-    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    parser = _Parser(prog="python -m analysis", description=__doc__)
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 

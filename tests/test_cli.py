@@ -50,10 +50,12 @@ def test_bad_arguments_exit_2_with_one_line(args, message, capsys, tmp_path, mon
 
 
 @pytest.mark.parametrize("args", [["run", "--sampler", "S4"], ["run", "--data", "x", "--budgets", "a,b"], []])
-def test_argparse_errors_exit_2(args):
+def test_argparse_errors_exit_2_with_one_line(args, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err
 
 
 def test_help_documents_every_option():
