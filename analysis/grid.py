@@ -229,7 +229,7 @@ def run(
 
     rows = []
     for cell in grid:
-        n_drawn = replicate_size(cell.N, simulator.sampler, simulator.plan.group_size)
+        n_drawn = replicate_size(simulator.plan, cell.N)
         for metric in chosen:
             rows.append({"dataset": dataset.name, "sampler": cell.sampler, "epsilon": cell.epsilon, "NK": cell.NK,
                          "K": cell.K, "N": cell.N, "n_drawn": n_drawn, "metric": metric, **done[cell][metric],

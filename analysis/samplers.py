@@ -20,7 +20,6 @@ several times faster in numba than ``Generator.integers``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numba
@@ -255,9 +254,7 @@ def sample(ds: AnnotationDataset, sampler: str, n: int, k: int, seed: int) -> Sa
     )
 
 
-def replicate_size(n: int, sampler: str, group_size: int) -> int:
-    """Items in one replicate: ``n`` for S1 and S2, ``B * n_b <= n`` for S3."""
-    if sampler != "S3":
-        return n
-    n_drawn = math.ceil(n / group_size)
-    return n_drawn * max(1, n // n_drawn)
+def replicate_size(plan: GroupPlan, n: int) -> int:
+    """Items in one replicate of ``n``: ``n`` for S1 and S2, ``B * n_b <= n`` for S3."""
+    n_drawn, per_group = group_layout(n, plan.single_group, plan.group_size)
+    return int(n_drawn * per_group)

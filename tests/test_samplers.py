@@ -38,7 +38,7 @@ def test_s3_items_and_raters_come_from_the_drawn_batch(batched):
     s = sample(batched, "S3", n=n, k=3, seed=3)
     group_size = 6
     n_batches = int(np.ceil(n / group_size))
-    assert len(s.items) == n_batches * max(1, n // n_batches) == replicate_size(n, "S3", group_size) <= n
+    assert len(s.items) == n_batches * max(1, n // n_batches) == replicate_size(make_plan(batched, "S3"), n) <= n
     batch = batched.item_batch
     assert (batch[s.items] == s.groups).all()
     per_group = len(s.items) // n_batches
