@@ -19,7 +19,7 @@ import pandas as pd
 
 from analysis import __version__, datasets
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, keep_raters
-from analysis.errors import ParameterError
+from analysis.errors import ParameterError, TopologyError
 from analysis.metrics import METRIC_LABELS, METRICS
 from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run, table1, write_atomic
 
@@ -42,6 +42,10 @@ def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationD
         if len(samplers) == 2:
             modelled = "S1" if "S1" in samplers else "S3"
             pairs.append((ds, modelled, "S2"))
+    if data and not pairs:
+        raise TopologyError(f"no sampler comparison is possible: {', '.join(ds.name for ds in data)} "
+                            f"{'is' if len(data) == 1 else 'are'} sparse, which only S2 can sample; use a fully "
+                            "crossed dataset (S1 against S2) or a batched one (S3 against S2)")
     return pairs
 
 
