@@ -301,9 +301,9 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
                 raise _missing_columns(path, found, columns)
             return pd.read_csv(path, sep=sep, usecols=list(columns) if columns else None, dtype=dtype,
                                keep_default_na=dtype is not str)
+    except DataError:
+        raise
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
-        if isinstance(err, DataError):
-            raise
         raise DataError(f"cannot read {path}: {err}") from err
     raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet")
 

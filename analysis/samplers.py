@@ -44,7 +44,8 @@ class GroupPlan:
     raters: np.ndarray  # global rater index of each group rater
     matrix_start: np.ndarray  # (groups + 1,) offsets into matrix
     matrix: np.ndarray  # int8 labels, row-major (group items x group raters), -1 where missing
-    item_cum: np.ndarray  # (items, labels) cumulative label shares, for ragged fallbacks
+    item_share: np.ndarray  # (items, labels) each item's label shares (S2 on counts)
+    item_cum: np.ndarray  # (items, labels) the same, cumulative (ragged fallbacks, categorical draws)
     single_group: bool
     group_size: int  # N_b, the median number of items per group
 
@@ -120,6 +121,7 @@ def make_plan(ds: AnnotationDataset, sampler: str) -> GroupPlan:
     local_item = item_local - item_start[row_group]
     local_rater = rater_local - rater_start[row_group]
     matrix[matrix_start[row_group] + local_item * raters_per_group[row_group] + local_rater] = ds.label
+    share, cum = item_shares(ds)
     return GroupPlan(
         sampler=sampler,
         item_start=item_start.astype(np.int64),
@@ -128,7 +130,8 @@ def make_plan(ds: AnnotationDataset, sampler: str) -> GroupPlan:
         raters=(rater_key % ds.n_raters).astype(np.int64),
         matrix_start=matrix_start.astype(np.int64),
         matrix=matrix,
-        item_cum=item_shares(ds)[1],
+        item_share=share,
+        item_cum=cum,
         single_group=sampler == "S1",
         group_size=max(1, int(np.median(items_per_group))),
     )

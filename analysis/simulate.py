@@ -25,7 +25,6 @@ from analysis.samplers import (
     draw_counts,
     draw_slots,
     group_layout,
-    item_shares,
     make_plan,
     uniform_index,
 )
@@ -166,7 +165,6 @@ class Simulator:
         self.plan = make_plan(ds, sampler)
         self.sampler = self.plan.sampler
         self.method = method
-        self.shares, self.cum = item_shares(ds)
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
                    null: bool) -> np.ndarray:
@@ -181,7 +179,7 @@ class Simulator:
         use_counts = self.sampler == "S2" and (
             self.method == "counts" or (self.method == "auto" and k >= BINOMIAL_FROM))
         if use_counts:
-            _count_replicates(rng, self.shares, self.cum, n, k, float(epsilon), bool(null), *tables, out)
+            _count_replicates(rng, self.plan.item_share, self.plan.item_cum, n, k, float(epsilon), bool(null), *tables, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), bool(null), *tables, out)
         return out
