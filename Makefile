@@ -30,10 +30,14 @@ endif
 
 .PHONY: install test bench book chapter html browser data clean
 
-$(STAMP): pyproject.toml
+# The package itself needs only the engine's dependencies; make installs the extras for the book and the tests.
+EXTRAS ?= book,test,dask,parquet
+
+$(STAMP): pyproject.toml config/ipython_kernel_config.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	mkdir -p $(VENV)/etc/ipython && cp config/ipython_kernel_config.py $(VENV)/etc/ipython/
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -77,4 +81,4 @@ data: install
 	$(PY) -m analysis datasets fetch --all
 
 clean:
-	rm -rf _build .pytest_cache
+	rm -rf _build .pytest_cache build dist

@@ -9,7 +9,7 @@ p-values (:mod:`analysis.pvalues`) and the experiment grid with its cache (:mod:
 from importlib.metadata import PackageNotFoundError, version
 
 try:
-    __version__ = version("analysis")
+    __version__ = version("annotator-bootstrap")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.0.0+local"
 

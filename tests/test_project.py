@@ -11,9 +11,26 @@ def _name(requirement: str) -> str:
     return re.split(r"[<>=!~ \[]", requirement.strip(), maxsplit=1)[0].lower()
 
 
+def _names(requirement: str) -> set[str]:
+    """The package and, for conda, each extra it names (``dask[distributed]`` is conda's dask and distributed)."""
+    extras = re.search(r"\[([^\]]+)\]", requirement)
+    return {_name(requirement)} | ({e.strip().lower() for e in extras.group(1).split(",")} if extras else set())
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _makefile_extras() -> set[str]:
+    return set(re.search(r"^EXTRAS \?= (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split(","))
+
+
 def test_environment_yml_lists_the_same_dependencies_as_pyproject():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]}
+    project = _project()
+    wanted = set()
+    for requirement in project["dependencies"] + [r for extra in _makefile_extras()
+                                                  for r in project["optional-dependencies"][extra]]:
+        wanted |= _names(requirement)
     listed = set()
     text = (ROOT / "environment.yml").read_text()
     for line in text[text.index("dependencies:"):].splitlines():
@@ -24,8 +41,8 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
 
 
 def test_jupyter_book_is_pinned_below_2():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pin = [r for r in project["dependencies"] if r.startswith("jupyter-book")]
+    project = _project()
+    pin = [r for r in project["optional-dependencies"]["book"] if r.startswith("jupyter-book")]
     assert pin == ["jupyter-book>=1.0.4.post1,<2"]
     assert "jupyter-book>=1.0.4.post1,<2" in (ROOT / "environment.yml").read_text()
 
@@ -33,3 +50,18 @@ def test_jupyter_book_is_pinned_below_2():
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     assert "make test" in (ROOT / "README.md").read_text()
+
+
+def test_the_package_needs_only_the_engine_and_make_installs_every_extra():
+    project = _project()
+    runtime = {_name(r) for r in project["dependencies"]}
+    book_tools = {"jupyter-book", "jupytext", "papermill", "ipykernel", "nbval", "matplotlib", "seaborn", "pytest"}
+    assert not runtime & book_tools, runtime & book_tools
+    assert _makefile_extras() == set(project["optional-dependencies"]), "make install must install every extra"
+    assert project["name"] != "analysis"  # the index's "analysis" is an unrelated project
+    assert project["license"] == "MIT" and (ROOT / "LICENSE").is_file()
+
+
+def test_build_outputs_are_ignored():
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert "build/" in ignored and "dist/" in ignored
