@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--budgets", type=_ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
     run.add_argument("--ks", type=_ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=_floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
+    run.add_argument("--perturbation", choices=("dirichlet", "uniform"), default="dirichlet",
+                     help="how B is perturbed: per-item Dirichlet noise as in VET (default) or a uniform other label")
     run.add_argument("--metrics", default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -149,7 +151,7 @@ def _run(args) -> None:
         print(f"dropped {ds.n_dropped} row(s) without a label", file=sys.stderr)
     metrics = "all" if args.metrics == "all" else args.metrics.split(",")
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=metrics,
-                     n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs, cache_dir=args.cache_dir,
+                     perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs, cache_dir=args.cache_dir,
                      use_cache=not args.no_cache, progress=not args.quiet)
     grid.save_results(table, args.out)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)

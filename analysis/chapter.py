@@ -78,10 +78,11 @@ def cut_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDat
 
 
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None) -> pd.DataFrame:
+             cache_dir=None, perturbation="dirichlet") -> pd.DataFrame:
     """Run every (dataset, sampler) pair over the grid and return one tidy table."""
     tables = [run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
-                  seed=seed, n_jobs=n_jobs, cache_dir=cache_dir) for ds, sampler in pairs]
+                  seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation)
+              for ds, sampler in pairs]
     return pd.concat(tables, ignore_index=True)
 
 

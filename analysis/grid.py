@@ -6,12 +6,16 @@ coordinates (sampler, epsilon, NK, K) with ``numpy.random.SeedSequence``; the nu
 depend on the number of worker processes, on how cells are chunked, or on which other cells the grid holds.
 
 Finished cells are written to a cache directory, one small JSON file per cell, atomically (written to a temporary
-file, then renamed), keyed by a hash of the data's sha256, the cell, ``n_samples``, the seed and the package
-version. An interrupted run keeps its finished cells; a rerun with the same parameters reads them back.
+file, then renamed), keyed by a hash of everything that determines the cell's numbers (METHOD section 7): the
+data's sha256, the cell (sampler, perturbation rule, epsilon, NK, K), ``n_samples``, the seed and the engine's
+fingerprint, a hash of the simulating modules' source and of the numpy and numba versions. An interrupted run
+keeps its finished cells; a rerun with the same parameters reads them back; a rerun after any change to the engine
+computes afresh, and every cached summary carries its fingerprint, so an old entry is never mixed into a new table.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -21,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numba
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
@@ -29,24 +34,26 @@ from analysis import __version__
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
-from analysis.pvalues import p_values
+from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler, replicate_size
-from analysis.simulate import Simulator
+from analysis.simulate import PERTURBATIONS, Simulator, check_perturbation
 
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
 PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
 PAPER_EPSILONS = (0.1, 0.2, 0.3, 0.4)
 ALPHA = 0.05
 CACHE_ENV = "ANALYSIS_CACHE_DIR"
-RESULT_COLUMNS = ("dataset", "sampler", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value", "delta",
-                  "delta_sd", "null_mean", "null_sd", "n_samples", "seed", "data_sha256", "version")
+RESULT_COLUMNS = ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value",
+                  "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha", "n_samples", "seed",
+                  "data_sha256", "engine", "version")
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One grid cell: a sampler, a perturbation and a budget split into N items x K responses."""
+    """One grid cell: a sampler, a perturbation rule and strength, and a budget split into N items x K responses."""
 
     sampler: str
+    perturbation: str
     epsilon: float
     NK: int
     K: int
@@ -57,24 +64,33 @@ class Cell:
 
     def seed_sequence(self, seed: int) -> np.random.SeedSequence:
         """The cell's own stream: keyed by the cell's coordinates, never by worker or chunk."""
-        key = (SAMPLERS.index(self.sampler), round(self.epsilon * 1_000_000), self.NK, self.K)
+        key = (SAMPLERS.index(self.sampler), PERTURBATIONS.index(self.perturbation), round(self.epsilon * 1_000_000),
+               self.NK, self.K)
         return np.random.SeedSequence(seed, spawn_key=key)
 
 
-def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Iterable[float]) -> list[Cell]:
-    """All cells of the grid, skipping those with fewer than one item (``NK // K < 1``)."""
+def unique(values: Iterable) -> list:
+    """The values in their first order, each once."""
+    return list(dict.fromkeys(values))
+
+
+def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Iterable[float],
+          perturbation: str = "dirichlet") -> list[Cell]:
+    """All cells of the grid, each once, skipping those with fewer than one item (``NK // K < 1``)."""
     sampler = check_sampler(sampler)
-    for value in list(budgets) + list(ks):
+    perturbation = check_perturbation(perturbation)
+    budgets, ks = list(budgets), list(ks)
+    for value in budgets + ks:
         if int(value) != value or value < 1:
             raise ParameterError(f"budgets and K values must be integers >= 1, got {value!r}")
     out = []
-    for epsilon in epsilons:
-        if not 0.0 <= float(epsilon) <= 1.0:
+    for epsilon in unique(float(e) for e in epsilons):
+        if not 0.0 <= epsilon <= 1.0:
             raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
-        for nk in budgets:
-            for k in ks:
+        for nk in unique(int(v) for v in budgets):
+            for k in unique(int(v) for v in ks):
                 if nk // k >= 1:
-                    out.append(Cell(sampler, float(epsilon), int(nk), int(k)))
+                    out.append(Cell(sampler, perturbation, epsilon, nk, k))
     if not out:
         raise ParameterError("the grid is empty: every budget is smaller than every K")
     return out
@@ -84,14 +100,16 @@ def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -
     """(alternative, null) deltas of one cell, each (n_samples, 8)."""
     alt_seq, null_seq = cell.seed_sequence(seed).spawn(2)
     alt = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(alt_seq)),
-                               null=False)
+                               null=False, perturbation=cell.perturbation)
     null = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples,
-                                np.random.Generator(np.random.PCG64(null_seq)), null=True)
+                                np.random.Generator(np.random.PCG64(null_seq)), null=True,
+                                perturbation=cell.perturbation)
     return alt, null
 
 
-def summarise_cell(alt: np.ndarray, null: np.ndarray) -> dict[str, dict[str, float]]:
-    """Per metric: p-value, effect size and the spread of both distributions."""
+def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> dict[str, dict[str, float]]:
+    """Per metric: p-value, effect size, the spread of both distributions, and the share of alternative
+    replicates whose own p-value ``p_j`` lies below ``alpha`` (about ``alpha`` at epsilon 0 when calibrated)."""
     pv = p_values(null, alt)
     return {
         metric: {
@@ -100,32 +118,55 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray) -> dict[str, dict[str, flo
             "delta_sd": float(alt[:, m].std(ddof=1)) if len(alt) > 1 else 0.0,
             "null_mean": float(null[:, m].mean()),
             "null_sd": float(null[:, m].std(ddof=1)) if len(null) > 1 else 0.0,
+            "share_below_alpha": float((replicate_p_values(null[:, m], alt[:, m]) < alpha).mean()),
         }
         for m, metric in enumerate(METRICS)
     }
 
 
-class ResultCache:
-    """One JSON file per finished cell under ``directory``, written atomically."""
+ENGINE_MODULES = ("data", "samplers", "simulate", "metrics", "pvalues", "grid")
 
-    def __init__(self, directory: str | Path):
+
+@functools.lru_cache(maxsize=1)
+def engine_fingerprint() -> str:
+    """A hash of the simulating modules' source and of the numpy and numba versions (16 hex digits).
+
+    Any change to the kernels, the metrics, the p-value or the seeding changes it, so cached cells are recomputed.
+    """
+    digest = hashlib.sha256(f"numpy {np.__version__}; numba {numba.__version__}".encode())
+    for module in ENGINE_MODULES:
+        digest.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class ResultCache:
+    """One JSON file per finished cell under ``directory``, written atomically, keyed as METHOD section 7 says.
+
+    Each file holds the engine fingerprint it was computed with; :meth:`get` returns nothing for a file whose
+    fingerprint is not the current one, so an old entry can never enter a new table.
+    """
+
+    def __init__(self, directory: str | Path, engine: str | None = None):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.engine = engine or engine_fingerprint()
 
-    @staticmethod
-    def key(data_sha256: str, cell: Cell, n_samples: int, seed: int) -> str:
-        fields = {"data": data_sha256, **asdict(cell), "n_samples": n_samples, "seed": seed, "version": __version__}
+    def key(self, data_sha256: str, cell: Cell, n_samples: int, seed: int) -> str:
+        fields = {"data": data_sha256, **asdict(cell), "n_samples": n_samples, "seed": seed, "engine": self.engine}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
     def get(self, key: str) -> dict | None:
         path = self.directory / f"{key}.json"
         try:
-            return json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError):
+            entry = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return None
+        if not isinstance(entry, dict) or entry.get("engine") != self.engine:
+            return None
+        return entry.get("metrics")
 
     def put(self, key: str, summary: dict) -> None:
-        write_atomic(self.directory / f"{key}.json", json.dumps(summary))
+        write_atomic(self.directory / f"{key}.json", json.dumps({"engine": self.engine, "metrics": summary}))
 
 
 def write_atomic(path: str | Path, text: str) -> None:
@@ -175,6 +216,7 @@ def run(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = True,
+    perturbation: str = "dirichlet",
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy table of METHOD section 6.
 
@@ -189,16 +231,17 @@ def run(
     n_jobs : worker processes (1 runs in this process).
     chunk_size : cells handed to a worker at a time.
     cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
+    perturbation : how B is perturbed, ``"dirichlet"`` (default) or ``"uniform"`` (METHOD section 3).
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_jobs < 1 or chunk_size < 1:
         raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
-    grid = cells(sampler, budgets, ks, epsilons)
+    grid = cells(sampler, budgets, ks, epsilons, perturbation)
     simulator = Simulator(dataset, sampler)
     cache = ResultCache(cache_dir or default_cache_dir()) if use_cache else None
-    keys = {cell: ResultCache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid}
+    keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}
     done = {cell: cache.get(keys[cell]) for cell in grid} if cache else {}
     done = {cell: summary for cell, summary in done.items() if summary is not None}
     todo = [cell for cell in grid if cell not in done]
@@ -231,20 +274,21 @@ def run(
     for cell in grid:
         n_drawn = replicate_size(simulator.plan, cell.N)
         for metric in chosen:
-            rows.append({"dataset": dataset.name, "sampler": cell.sampler, "epsilon": cell.epsilon, "NK": cell.NK,
-                         "K": cell.K, "N": cell.N, "n_drawn": n_drawn, "metric": metric, **done[cell][metric],
-                         "n_samples": int(n_samples), "seed": int(seed), "data_sha256": dataset.sha256,
-                         "version": __version__})
+            rows.append({"dataset": dataset.name, "sampler": cell.sampler, "perturbation": cell.perturbation,
+                         "epsilon": cell.epsilon, "NK": cell.NK, "K": cell.K, "N": cell.N, "n_drawn": n_drawn,
+                         "metric": metric, **done[cell][metric], "n_samples": int(n_samples), "seed": int(seed),
+                         "data_sha256": dataset.sha256, "engine": engine_fingerprint(), "version": __version__})
     table = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
-    table.attrs["provenance"] = provenance(dataset, sampler=simulator.sampler, budgets=list(budgets), ks=list(ks),
-                                           epsilons=list(epsilons), metrics=list(chosen), n_samples=int(n_samples),
-                                           seed=int(seed))
+    table.attrs["provenance"] = provenance(dataset, sampler=simulator.sampler, perturbation=perturbation,
+                                           budgets=unique(budgets), ks=unique(ks), epsilons=unique(epsilons),
+                                           metrics=list(chosen), n_samples=int(n_samples), seed=int(seed))
     return table
 
 
 def provenance(dataset: AnnotationDataset, **parameters) -> dict:
-    """What produced a result: package version, parameters, seed and the data's hash and origin."""
-    return {"version": __version__, "dataset": dataset.name, "data_sha256": dataset.sha256,
+    """What produced a result: package version, engine fingerprint, parameters, seed and the data's hash and origin."""
+    return {"version": __version__, "engine": engine_fingerprint(), "numpy": np.__version__,
+            "numba": numba.__version__, "dataset": dataset.name, "data_sha256": dataset.sha256,
             "data_provenance": dataset.provenance, "parameters": parameters}
 
 

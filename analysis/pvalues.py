@@ -3,7 +3,8 @@
 ``p = #{(i, j): null_i >= alt_j} / (n_null * n_alt)``: the share of (null, alternative) pairs in which the null
 delta is at least the alternative delta, ties counting toward the null. One-sided, "A is better", because A is
 better by construction. Computed by sorting the null once and searching every alternative value in it:
-``O(n log n)`` time and ``O(n)`` memory.
+``O(n log n)`` time and ``O(n)`` memory. The same search gives each alternative replicate's own p-value ``p_j``;
+at ``epsilon = 0`` these are uniform when the null is calibrated, so the share below 0.05 is about 5 %.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def p_value(null: np.ndarray, alt: np.ndarray) -> float:
-    """One-sided pairwise p-value of alternative deltas ``alt`` against null deltas ``null``."""
+def replicate_p_values(null: np.ndarray, alt: np.ndarray) -> np.ndarray:
+    """Per alternative replicate j, ``p_j = #{i: null_i >= alt_j} / n_null`` (ties count toward the null)."""
     null = np.sort(np.asarray(null, dtype=float))
     alt = np.asarray(alt, dtype=float)
     if null.size == 0 or alt.size == 0:
         raise ValueError("p_value needs at least one null and one alternative delta")
-    at_least = null.size - np.searchsorted(null, alt, side="left")
-    return float(at_least.sum() / (null.size * alt.size))
+    return (null.size - np.searchsorted(null, alt, side="left")) / null.size
+
+
+def p_value(null: np.ndarray, alt: np.ndarray) -> float:
+    """One-sided pairwise p-value of alternative deltas ``alt`` against null deltas ``null``: the mean ``p_j``."""
+    return float(replicate_p_values(null, alt).mean())
 
 
 def p_values(null: np.ndarray, alt: np.ndarray) -> np.ndarray:

@@ -200,11 +200,9 @@ def draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item
 
 
 @numba.njit(cache=True)
-def draw_counts(rng, k, shares, row, cum, out, j):
-    """``out[j] = Multinomial(k, shares[row])``: categorical draws for small ``k``, a binomial chain beyond."""
+def add_counts(rng, k, shares, row, cum, out, j):
+    """``out[j] += Multinomial(k, shares[row])``: categorical draws for small ``k``, a binomial chain beyond."""
     n_labels = out.shape[1]
-    for c in range(n_labels):
-        out[j, c] = 0
     if k < BINOMIAL_FROM:
         for _ in range(k):
             out[j, draw_label(rng, cum, row)] += 1
@@ -216,10 +214,17 @@ def draw_counts(rng, k, shares, row, cum, out, j):
         if left == 0 or mass <= 0.0:
             break
         x = left if p >= mass else rng.binomial(left, max(p / mass, 0.0))
-        out[j, c] = x
+        out[j, c] += x
         left -= x
         mass -= p
     out[j, n_labels - 1] += left
+
+
+@numba.njit(cache=True)
+def draw_counts(rng, k, shares, row, cum, out, j):
+    """``out[j] = Multinomial(k, shares[row])``."""
+    out[j, :] = 0
+    add_counts(rng, k, shares, row, cum, out, j)
 
 
 # ---------------------------------------------------------------- a readable single draw, for people and tests

@@ -1,25 +1,38 @@
-"""Simulating the gold G, the ideal model A and the perturbed model B, and the pooled null (METHOD sections 3-4).
+"""Simulating the gold G, the ideal model A and the perturbed model B, and the permutation null (METHOD sections 3-4).
 
 For each replicate: G and A are two independent draws of rater columns on the same items; B is a third draw whose
-responses are each, with probability ``epsilon``, replaced by a label drawn uniformly from the other labels. Under
-the null, the ``2K'`` rater columns of A and B are pooled per group (globally for S1, per batch for S3, per item
-for S2) and A* and B* each draw ``K'`` columns from the pool with replacement. Each replicate ends as one row of
-eight deltas, computed by :func:`analysis.metrics.fill_deltas` without keeping the replicate.
+responses are each, with probability ``epsilon``, replaced by a noise label. The ``perturbation`` rule says which:
+
+* ``"dirichlet"`` (VET's distortion, the default): per drawn item slot of B, a noise law
+  ``eta ~ Dirichlet(1/C, ..., 1/C)`` shared by the slot's replaced responses. It is drawn implicitly, as a Polya
+  urn: the j-th replacement of a slot is label c with probability ``(1/C + r_c) / (1 + j - 1)``, ``r_c`` counting
+  the slot's earlier replacements that went to c. One uniform per response, no gamma variates.
+* ``"uniform"``: each replaced response takes one of the other ``C - 1`` labels uniformly.
+
+Under the null, the ``2K'`` rater columns of A and B are pooled per group (globally for S1, per batch for S3, per
+item for S2) and split uniformly at random, *without replacement*, into two halves of ``K'``: A* and B*. At
+``epsilon = 0`` the split has exactly the law of (A, B), so the null is calibrated by construction.
 
 Two kernels: :func:`_grouped_replicates` materialises responses per (item slot, column) and serves S1, S2 and S3;
-:func:`_count_replicates` is S2 on per-item counts (``Multinomial(K', p_item)``), the fast path for S2.
+:func:`_count_replicates` is S2 on per-item counts (METHOD section 9): G and A are ``Multinomial(K', p_i)``;
+B has ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
+``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
+and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. Each replicate ends as one row of
+eight deltas, computed by :func:`analysis.metrics.fill_deltas` without keeping the replicate.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+from scipy.stats import hypergeom
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, divergence_tables, fill_deltas
 from analysis.samplers import (
     BINOMIAL_FROM,
+    add_counts,
     check_size,
     draw_columns,
     draw_counts,
@@ -30,36 +43,114 @@ from analysis.samplers import (
 )
 
 METHODS = ("auto", "counts", "responses")
+PERTURBATIONS = ("dirichlet", "uniform")
+DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
+SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
+
+
+def check_perturbation(perturbation: str) -> str:
+    """The perturbation rule's name, or a :class:`ParameterError` naming the choices."""
+    if perturbation not in PERTURBATIONS:
+        raise ParameterError(f"unknown perturbation {perturbation!r}; choose one of {', '.join(PERTURBATIONS)}")
+    return perturbation
+
+
+# ---------------------------------------------------------------- perturbation of B
+
+@numba.njit(cache=True, inline="always")
+def urn_label(u, urn):
+    """A label from the Polya urn ``urn`` (counts of earlier replacements) with prior weight 1/C, for uniform ``u``.
+
+    The urn's total weight is ``C * (1/C) + sum(urn) = 1 + sum(urn)``; the drawn label is added to the urn.
+    """
+    n_labels = urn.shape[0]
+    prior = 1.0 / n_labels
+    total = 1.0
+    for c in range(n_labels):
+        total += urn[c]
+    x = u * total
+    c = 0
+    acc = prior + urn[0]
+    while c < n_labels - 1 and x >= acc:
+        c += 1
+        acc += prior + urn[c]
+    urn[c] += 1
+    return c
+
+
+@numba.njit(cache=True)
+def perturb_labels(rng, labels, n_slots, k, epsilon, rule, urn):
+    """Perturb B's responses in the first ``n_slots`` rows of ``labels`` in place (one uniform per response).
+
+    ``rule`` is ``DIRICHLET`` (one urn per row, i.e. per item slot) or ``UNIFORM`` (another label, uniformly).
+    """
+    n_labels = urn.shape[0]
+    for j in range(n_slots):
+        urn[:] = 0
+        for c in range(k):
+            u = rng.random()
+            if u >= epsilon:
+                continue
+            v = u / epsilon
+            if rule == DIRICHLET:
+                labels[j, c] = urn_label(v, urn)
+            else:
+                other = min(int(v * (n_labels - 1)), n_labels - 2)
+                labels[j, c] = other + (other >= labels[j, c])
 
 
 @numba.njit(cache=True, inline="always")
-def perturbed(rng, label, epsilon, n_labels):
-    """``label``, or with probability ``epsilon`` one of the other labels uniformly (one uniform draw)."""
+def binomial(rng, n, p):
+    """``Binomial(n, p)``: a count of uniforms for small ``n``, numpy's generator beyond."""
+    if n <= 0 or p <= 0.0:
+        return 0
+    if n < SMALL_BINOMIAL:
+        x = 0
+        for _ in range(n):
+            x += rng.random() < p
+        return x
+    return rng.binomial(n, p)
+
+
+@numba.njit(cache=True)
+def add_noise(rng, m, rule, urn, noise_shares, noise_cum, row, out, j):
+    """Add ``m`` noise responses to ``out[j]``: from the slot's urn (dirichlet) or from ``noise_shares[row]``."""
+    if rule == DIRICHLET:
+        for _ in range(m):
+            out[j, urn_label(rng.random(), urn)] += 1
+    else:
+        add_counts(rng, m, noise_shares, row, noise_cum, out, j)
+
+
+def uniform_noise(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, the law of a response after uniform replacement, ``(1 - p_c) / (C - 1)``, and its cumulative form."""
+    noise = (1.0 - shares) / (shares.shape[1] - 1)
+    cum = np.cumsum(noise, axis=1)
+    cum[:, -1] = 1.0
+    return noise, cum
+
+
+# ---------------------------------------------------------------- the null split
+
+def split_law(k: int) -> np.ndarray:
+    """Cumulative law of ``H ~ Hypergeometric(2k; k, k)``: how many of B's ``k`` columns a random half holds."""
+    cdf = hypergeom(2 * k, k, k).cdf(np.arange(k + 1))
+    cdf[-1] = 1.0
+    return cdf
+
+
+@numba.njit(cache=True, inline="always")
+def draw_from_cdf(rng, cdf):
+    """An index from a cumulative law by binary search on one uniform."""
     u = rng.random()
-    if u >= epsilon:
-        return label
-    other = min(int(u / epsilon * (n_labels - 1)), n_labels - 2)
-    return other + (other >= label)
-
-
-@numba.njit(cache=True)
-def perturb_labels(rng, labels, n_slots, k, epsilon, n_labels):
-    """Perturb every response of the first ``n_slots`` rows of ``labels`` in place."""
-    for j in range(n_slots):
-        for c in range(k):
-            labels[j, c] = perturbed(rng, labels[j, c], epsilon, n_labels)
-
-
-@numba.njit(cache=True)
-def perturb_counts(rng, counts, j, epsilon, before):
-    """Perturb the responses behind the counts of row ``j`` in place (``before`` is scratch of one row)."""
-    n_labels = counts.shape[1]
-    for c in range(n_labels):
-        before[c] = counts[j, c]
-        counts[j, c] = 0
-    for c in range(n_labels):
-        for _ in range(before[c]):
-            counts[j, perturbed(rng, c, epsilon, n_labels)] += 1
+    lo, hi = 0, cdf.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if u < cdf[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @numba.njit(cache=True)
@@ -71,30 +162,44 @@ def _count_labels(labels, n_slots, k, counts):
 
 
 @numba.njit(cache=True)
-def _pooled_counts(rng, lab_a, lab_b, n_slots, per_group, k, counts):
-    """Counts of a model that draws ``k`` columns per group from the pool of A's and B's ``2k`` columns."""
-    picks = np.empty(k, dtype=np.int64)
-    counts[:n_slots] = 0
+def split_columns(rng, lab_a, lab_b, n_slots, per_group, k, order, a, b):
+    """Counts of A* and B*: per group, a uniform half of the ``2k`` pooled columns goes to A*, the rest to B*.
+
+    Columns ``0..k-1`` are A's and ``k..2k-1`` are B's; ``order`` is scratch of length ``2k``. A partial
+    Fisher-Yates shuffle picks A*'s ``k`` columns without replacement (``k`` uniforms per group).
+    """
+    a[:n_slots] = 0
+    b[:n_slots] = 0
     for g in range(n_slots // per_group):
+        for c in range(2 * k):
+            order[c] = c
         for c in range(k):
-            picks[c] = uniform_index(rng, 2 * k)
+            pick = c + uniform_index(rng, 2 * k - c)
+            order[c], order[pick] = order[pick], order[c]
         for s in range(per_group):
             j = g * per_group + s
-            for c in range(k):
-                p = picks[c]
-                label = lab_a[j, p] if p < k else lab_b[j, p - k]
-                counts[j, label] += 1
+            for c in range(2 * k):
+                col = order[c]
+                label = lab_a[j, col] if col < k else lab_b[j, col - k]
+                if c < k:
+                    a[j, label] += 1
+                else:
+                    b[j, label] += 1
 
+
+# ---------------------------------------------------------------- replicates
 
 @numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, null, kl_table, js_table, out):
+                        group_size, n, k, epsilon, rule, null, kl_table, js_table, out):
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
     n_slots = n_drawn * per_group
     slot_group = np.empty(n_slots, dtype=np.int64)
     slot_local = np.empty(n_slots, dtype=np.int64)
     columns = np.empty((n_drawn, k), dtype=np.int64)
+    order = np.empty(2 * k, dtype=np.int64)
+    urn = np.zeros(n_labels, dtype=np.int64)
     lab_g = np.empty((n_slots, k), dtype=np.int8)
     lab_a = np.empty((n_slots, k), dtype=np.int8)
     lab_b = np.empty((n_slots, k), dtype=np.int8)
@@ -109,11 +214,10 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
             draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, n_slots, per_group,
                          slot_group, slot_local, k, columns, labels)
         if epsilon > 0.0:
-            perturb_labels(rng, lab_b, n_slots, k, epsilon, n_labels)
+            perturb_labels(rng, lab_b, n_slots, k, epsilon, rule, urn)
         _count_labels(lab_g, n_slots, k, g)
         if null:
-            _pooled_counts(rng, lab_a, lab_b, n_slots, per_group, k, a)
-            _pooled_counts(rng, lab_a, lab_b, n_slots, per_group, k, b)
+            split_columns(rng, lab_a, lab_b, n_slots, per_group, k, order, a, b)
         else:
             _count_labels(lab_a, n_slots, k, a)
             _count_labels(lab_b, n_slots, k, b)
@@ -121,33 +225,31 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
 
 
 @numba.njit(cache=True)
-def _count_replicates(rng, shares, cum, n, k, epsilon, null, kl_table, js_table, out):
+def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, rule, null, h_cdf, kl_table,
+                      js_table, out):
     n_items, n_labels = shares.shape
     g = np.zeros((n, n_labels), dtype=np.int64)
     a = np.zeros((n, n_labels), dtype=np.int64)
     b = np.zeros((n, n_labels), dtype=np.int64)
-    pool_shares = np.empty((1, n_labels))
-    pool_cum = np.empty((1, n_labels))
-    before = np.empty(n_labels, dtype=np.int64)
+    urn = np.zeros(n_labels, dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
         for j in range(n):
             item = uniform_index(rng, n_items)
             draw_counts(rng, k, shares, item, cum, g, j)
-            draw_counts(rng, k, shares, item, cum, a, j)
-            draw_counts(rng, k, shares, item, cum, b, j)
-            if epsilon > 0.0:
-                perturb_counts(rng, b, j, epsilon, before)
             if null:
-                total = 0.0
-                for c in range(n_labels):
-                    pool_shares[0, c] = (a[j, c] + b[j, c]) / (2.0 * k)
-                    total += pool_shares[0, c]
-                    pool_cum[0, c] = total
-                pool_cum[0, n_labels - 1] = 1.0
-                draw_counts(rng, k, pool_shares, 0, pool_cum, a, j)
-                draw_counts(rng, k, pool_shares, 0, pool_cum, b, j)
+                h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
+                m_a = binomial(rng, h, epsilon)
+                m_b = binomial(rng, k - h, epsilon)
+            else:
+                m_a = 0
+                m_b = binomial(rng, k, epsilon)
+            draw_counts(rng, k - m_a, shares, item, cum, a, j)
+            draw_counts(rng, k - m_b, shares, item, cum, b, j)
+            urn[:] = 0
+            add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, j)
+            add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, j)
         fill_deltas(g, a, b, n, k, kl_table, js_table, conf_a, conf_b, out[r])
 
 
@@ -165,21 +267,26 @@ class Simulator:
         self.plan = make_plan(ds, sampler)
         self.sampler = self.plan.sampler
         self.method = method
+        self.noise = uniform_noise(self.plan.item_share)
+
+    def uses_counts(self, k: int) -> bool:
+        """Whether replicates of ``k`` responses per item run on counts."""
+        return self.sampler == "S2" and (self.method == "counts" or (self.method == "auto" and k >= BINOMIAL_FROM))
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-                   null: bool) -> np.ndarray:
+                   null: bool, perturbation: str = "dirichlet") -> np.ndarray:
         """Deltas of ``n_samples`` replicates, shape (n_samples, 8) in METRICS order."""
         check_size(n, k)
+        rule = PERTURBATIONS.index(check_perturbation(perturbation))
         if not 0.0 <= epsilon <= 1.0:
             raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
         if n_samples < 1:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         out = np.empty((n_samples, len(METRICS)))
         tables = divergence_tables(k, self.plan.n_labels)
-        use_counts = self.sampler == "S2" and (
-            self.method == "counts" or (self.method == "auto" and k >= BINOMIAL_FROM))
-        if use_counts:
-            _count_replicates(rng, self.plan.item_share, self.plan.item_cum, n, k, float(epsilon), bool(null), *tables, out)
+        if self.uses_counts(k):
+            _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, n, k, float(epsilon), rule,
+                              bool(null), split_law(k), *tables, out)
         else:
-            _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), bool(null), *tables, out)
+            _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), *tables, out)
         return out

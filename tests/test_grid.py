@@ -54,21 +54,56 @@ def test_cache_keeps_finished_cells_and_serves_reruns(crossed, tmp_path):
     assert len(files) == len(cells("S2", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"]))
     assert not list(tmp_path.glob("*.tmp"))
     # poison one cached cell: a rerun must read it back rather than recompute
-    summary = json.loads(files[0].read_text())
-    summary["mae"]["p_value"] = -1.0
-    files[0].write_text(json.dumps(summary))
+    entry = json.loads(files[0].read_text())
+    entry["metrics"]["mae"]["p_value"] = -1.0
+    files[0].write_text(json.dumps(entry))
     again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
     assert (again["p_value"] == -1.0).sum() == 1
     fresh = run(crossed, "S2", use_cache=False, **SMALL)
     pd.testing.assert_frame_equal(first, fresh)
 
 
-def test_cache_key_changes_with_every_input(crossed):
+def test_cache_key_changes_with_every_input(tmp_path):
+    cache = ResultCache(tmp_path)
     [cell] = cells("S2", (100,), (5,), (0.3,))
-    base = ResultCache.key("abc", cell, 100, 0)
-    assert base != ResultCache.key("abd", cell, 100, 0)
-    assert base != ResultCache.key("abc", cell, 101, 0)
-    assert base != ResultCache.key("abc", cell, 100, 1)
+    [uniform] = cells("S2", (100,), (5,), (0.3,), perturbation="uniform")
+    base = cache.key("abc", cell, 100, 0)
+    others = [cache.key("abd", cell, 100, 0), cache.key("abc", cell, 101, 0), cache.key("abc", cell, 100, 1),
+              cache.key("abc", uniform, 100, 0), ResultCache(tmp_path, engine="0" * 16).key("abc", cell, 100, 0)]
+    assert len({base, *others}) == 1 + len(others)
+
+
+def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_path, monkeypatch):
+    """After an engine change a rerun computes every cell afresh; an old file, even under a new key, is refused."""
+    first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    old_files = sorted(tmp_path.glob("*.json"))
+    for path in old_files:  # mark the old entries, so that reading one back would show
+        entry = json.loads(path.read_text())
+        entry["metrics"]["mae"]["p_value"] = -1.0
+        path.write_text(json.dumps(entry))
+    import analysis.grid as grid
+
+    monkeypatch.setattr(grid, "engine_fingerprint", lambda: "f" * 16)
+    again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    assert (again["p_value"] >= 0).all() and again["engine"].eq("f" * 16).all()
+    assert len(list(tmp_path.glob("*.json"))) == 2 * len(old_files)
+    # an old entry copied under a new key still carries its old fingerprint and is not served
+    new_key = ResultCache(tmp_path).key(crossed.sha256, cells("S2", (60,), (1,), (0.2,))[0], 50, 11)
+    (tmp_path / f"{new_key}.json").write_text(old_files[0].read_text())
+    assert ResultCache(tmp_path).get(new_key) is None
+    pd.testing.assert_frame_equal(first.drop(columns="engine"), again.drop(columns="engine"))
+
+
+def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
+    from analysis.grid import ENGINE_MODULES, engine_fingerprint
+
+    assert {"samplers", "simulate", "metrics", "pvalues"} <= set(ENGINE_MODULES)
+    assert len(engine_fingerprint()) == 16 and int(engine_fingerprint(), 16) >= 0
+
+
+def test_repeated_grid_values_are_simulated_once():
+    grid = cells("S2", budgets=(100, 100, 200), ks=(5, 5), epsilons=(0.3, 0.3))
+    assert [(c.NK, c.K) for c in grid] == [(100, 5), (200, 5)]
 
 
 def test_results_carry_their_provenance(crossed, tmp_path):
@@ -78,6 +113,8 @@ def test_results_carry_their_provenance(crossed, tmp_path):
     meta = json.loads((tmp_path / "r.csv.json").read_text())
     assert meta["data_sha256"] == crossed.sha256 and meta["parameters"]["seed"] == 11
     assert meta["parameters"]["n_samples"] == 50 and "version" in meta
+    assert meta["parameters"]["perturbation"] == "dirichlet" and meta["engine"] == table["engine"].iloc[0]
+    assert {"numpy", "numba"} <= set(meta)
     back = pd.read_csv(tmp_path / "r.csv")
     assert len(back) == len(table)
 
