@@ -154,7 +154,7 @@ def from_table(
     if missing:
         raise DataError(
             f"column(s) {missing} not found; the table has columns {list(table.columns)}. "
-            "Name the right ones with item=, rater=, label= (--item/--rater/--label on the command line)."
+            "Name the right ones with --item, --rater and --label (item=, rater=, label= in Python)."
         )
     frame = table[wanted]
     if frame[[item, rater]].isna().any().any():
@@ -171,7 +171,8 @@ def from_table(
             pairs = frame.loc[is_dup, [item, rater]].drop_duplicates().head(3).to_records(index=False).tolist()
             raise DataError(
                 f"{int(frame.duplicated([item, rater]).sum())} repeated (item, rater) pair(s), e.g. {pairs}; "
-                "pass duplicates='first' or 'last' to keep one rating per pair"
+                "give --duplicates first or --duplicates last (duplicates='first' or 'last' in Python) to keep one "
+                "rating per pair"
             )
         frame = frame.drop_duplicates([item, rater], keep=duplicates)
 
@@ -179,12 +180,15 @@ def from_table(
     rater_codes, rater_ids = pd.factorize(frame[rater], sort=True)
     values = frame[label]
     if label_order is None:
+        values = _label_values(values, label)
         label_names = tuple(pd.unique(values.sort_values()))
     else:
         label_names = tuple(label_order)
+        values = _match_label_order(values, label_names)
         unknown = sorted(set(values.astype(object)) - set(label_names), key=str)
         if unknown:
-            raise DataError(f"label(s) {unknown[:5]} are not in label_order {list(label_names)}")
+            raise DataError(f"label(s) {unknown[:5]} are not in the label order {list(label_names)} given with "
+                            "--labels (label_order= in Python)")
     if len(label_names) < 2:
         raise DataError(
             f"the label column {label!r} has a single value {label_names!r}; comparing models needs two labels or more"
@@ -216,6 +220,39 @@ def from_table(
         n_dropped=n_dropped,
         provenance=provenance,
     )
+
+
+def _label_values(values: pd.Series, label: str) -> pd.Series:
+    """Labels as read, made numeric when every one is a number written as text (so that 10 sorts after 9).
+
+    A column that mixes numbers and text (``1, two, @@, 3.5``, or a 1-10 scale with a stray ``?``) is refused:
+    its order cannot be guessed, so the user must give it.
+    """
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values
+    as_text = values.astype(str).str.strip()
+    numbers = pd.to_numeric(as_text, errors="coerce")
+    is_number = numbers.notna() & (as_text != "")
+    if is_number.all():
+        return numbers.astype("int64") if (numbers == numbers.round()).all() else numbers
+    if is_number.any():
+        text = sorted(pd.unique(as_text[~is_number]))[:3]
+        some = sorted(pd.unique(numbers[is_number]))[:3]
+        raise DataError(
+            f"the label column {label!r} mixes numbers ({', '.join(f'{v:g}' for v in some)}, ...) and text "
+            f"({', '.join(map(repr, text))}); give the order of every label with --labels (label_order= in "
+            "Python), e.g. --labels 1,2,3,?, or remove the stray values")
+    return values
+
+
+def _match_label_order(values: pd.Series, order: tuple) -> pd.Series:
+    """Labels matched to a given order by their text when their types differ (``--labels 1,2,?`` on a file)."""
+    known = set(order)
+    if set(pd.unique(values)) <= known:
+        return values
+    by_text = {str(v).strip(): v for v in order}
+    as_text = values.map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v).strip())
+    return as_text.map(lambda t: by_text.get(t, t))
 
 
 def detect_topology(ds: AnnotationDataset) -> Topology:
@@ -267,7 +304,7 @@ def file_sha256(path: str | Path) -> str:
 def _missing_columns(path: Path, found, wanted) -> DataError:
     missing = [c for c in wanted if c not in found]
     return DataError(f"column(s) {missing} not found in {path.name}; it has columns {list(found)}. Name the right "
-                     "ones with item=, rater=, label= (--item/--rater/--label on the command line).")
+                     "ones with --item, --rater and --label (item=, rater=, label= in Python).")
 
 
 def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None) -> pd.DataFrame:
@@ -283,7 +320,11 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
     name = path.name.lower()
     try:
         if name.endswith((".parquet", ".pq")):
-            import pyarrow.parquet as pq
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise DataError(f"reading {path.name} needs pyarrow: pip install 'annotator-bootstrap[parquet]'") \
+                    from None
 
             found = pq.read_schema(path).names
             if columns and set(columns) - set(found):

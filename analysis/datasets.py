@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from importlib.resources import files as package_files
 from pathlib import Path
@@ -38,6 +39,8 @@ class RemoteFile:
     url: str
     sha256: str | None
     local_only: bool = False
+    role: str = ""  # "": used as downloaded; "upstream": only to build the derived files; "derived": built by fetch
+    bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,19 @@ class Entry:
     name: str
     description: str
     licence: str
-    parse: Callable[[Path], pd.DataFrame]
+    parse: Callable[[Path], pd.DataFrame] | None
     files: tuple[RemoteFile, ...] = field(default=())
     label_order: tuple | None = None
     duplicates: str = "error"
     batch: str | None = None
     paper: bool = False
+    kind: str = "annotations"  # or "testsuite": MT test-suite rules and system outputs (analysis.testsuite)
+    depends: tuple[str, ...] = ()
+
+    @property
+    def kept(self) -> tuple[RemoteFile, ...]:
+        """The files a load reads and checks (upstream files only serve to build derived ones)."""
+        return tuple(f for f in self.files if f.role != "upstream")
 
 
 # ---------------------------------------------------------------- parsers (each returns item, rater, label[, batch])
@@ -137,8 +147,30 @@ def _registry_files() -> dict[str, tuple[RemoteFile, ...]]:
     out: dict[str, list[RemoteFile]] = {}
     for row in rows:
         out.setdefault(row["dataset"], []).append(
-            RemoteFile(row["file"], row["url"], row["sha256"], bool(int(row["local_only"]))))
+            RemoteFile(row["file"], row["url"], row["sha256"] or None, bool(int(row["local_only"])),
+                       row.get("role") or "", int(row["bytes"]) if row.get("bytes") else None))
     return {name: tuple(entries) for name, entries in out.items()}
+
+
+def _registered_counts() -> dict[str, dict[str, object]]:
+    """What each registered dataset holds once loaded (``resources/counts.csv``): the expectations of the tests
+    and what ``datasets info`` shows before a download."""
+    text = (package_files("analysis") / "resources" / "counts.csv").read_text()
+    out: dict[str, dict[str, object]] = {}
+    for row in csv.DictReader(line for line in text.splitlines() if not line.startswith("#")):
+        value = row["value"]
+        try:
+            value = int(value)
+        except ValueError:
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        out.setdefault(row["dataset"], {})[row["quantity"]] = value
+    return out
+
+
+COUNTS = _registered_counts()
 
 
 _FILES = _registry_files()
@@ -201,6 +233,17 @@ ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
           duplicates="first"),
     Entry("espeland_caries", "Espeland & Handelman caries: 3859 radiographs x 5 dentists, 1-2", "R package rater "
           "(GPL); converted to CSV, local only", _caries, _FILES["espeland_caries"]),
+    Entry("dfki_mt_testsuite", "DFKI linguistically motivated MT test suite, public half: de-en 2767 and en-de 2324 "
+          "items with regex and token rules (DFKI-NLP/mt-testsuite)",
+          "CC BY-NC-SA 4.0, the safe reading: the upstream README names CC BY-NC-SA 4.0 but links CC BY-SA 4.0; no "
+          "LICENSE file. Cite Macketanz et al. (2022), LREC, https://aclanthology.org/2022.lrec-1.99",
+          None, _FILES["dfki_mt_testsuite"], kind="testsuite"),
+    Entry("wmt_dfki_testsuite_outputs", "WMT22 and WMT23 primary systems' outputs for the DFKI suite's items "
+          "(de-en, en-de), built from the line-aligned txt-ts files of wmt-conference/wmt22-news-systems and "
+          "wmt23-news-systems", "none stated upstream (no LICENSE file, no licence in the READMEs): the outputs "
+          "belong to the WMT participants; research data with unclear terms; cite the WMT22 and WMT23 General MT "
+          "findings papers. The DFKI source sentences fall under the DFKI suite's licence",
+          None, _FILES["wmt_dfki_testsuite_outputs"], kind="testsuite", depends=("dfki_mt_testsuite",)),
 ]}
 
 
@@ -237,7 +280,7 @@ def verify(name: str, folder: Path | None = None) -> dict[str, str]:
     folder = folder or data_dir() / name
     recorded = _recorded_hashes(folder)
     hashes = {}
-    for remote in spec.files:
+    for remote in spec.kept:
         path = folder / remote.name
         how = ("it is converted from R data and cannot be downloaded; copy it from the project's shared data"
                if remote.local_only else f"run `make data` or `python -m analysis datasets fetch {name}`")
@@ -253,32 +296,144 @@ def verify(name: str, folder: Path | None = None) -> dict[str, str]:
 
 
 def fetch(name: str, progress: bool = True) -> Path:
-    """Download ``name``'s files into the cache with pooch, checking (or, if unknown, recording) their sha256."""
+    """Download ``name``'s files into the cache with pooch, checking (or, if unknown, recording) their sha256.
+
+    Derived files are then built from the upstream files (see :data:`BUILDERS`) and their sha256 checked. A failed
+    fetch removes the dataset's folder when this call created it, so that no empty or partial folder is left.
+    """
+    spec = entry(name)
+    for other in spec.depends:
+        if not available(other):
+            fetch(other, progress)
+    folder = data_dir() / name
+    created = not folder.exists()
+    try:
+        _fetch_into(spec, folder, progress)
+        verify(name, folder)
+    except BaseException:
+        if created:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
+
+
+def _fetch_into(spec: Entry, folder: Path, progress: bool) -> None:
     import pooch
 
-    spec = entry(name)
-    folder = data_dir() / name
+    name = spec.name
     recorded = _recorded_hashes(folder)
     for remote in spec.files:
         if remote.local_only:
             if not (folder / remote.name).is_file():
                 raise DataError(f"{name}/{remote.name} is converted from R data and cannot be downloaded")
             continue
+        if remote.role == "derived":
+            continue
+        target = folder / remote.name
+        if remote.role == "upstream" and all((folder / d.name).is_file() for d in spec.files if d.role == "derived") \
+                and _derived_ok(spec, folder):
+            continue  # already built: the upstream files are not needed again
         known = remote.sha256 or recorded.get(remote.name)
-        pooch.retrieve(remote.url, known_hash=f"sha256:{known}" if known else None, fname=remote.name,
-                       path=folder, progressbar=progress)
+        pooch.retrieve(remote.url, known_hash=f"sha256:{known}" if known else None, fname=target.name,
+                       path=target.parent, progressbar=progress)
         if not known:
-            recorded[remote.name] = file_sha256(folder / remote.name)
+            recorded[remote.name] = file_sha256(target)
             lines = "".join(f"{digest}  {file}\n" for file, digest in sorted(recorded.items()))
             (folder / RECORDED).write_text(lines)
             print(f"{name}/{remote.name}: no published sha256; recorded {recorded[remote.name]} in {folder / RECORDED}")
-    verify(name, folder)
-    return folder
+    for remote in spec.files:
+        if remote.role == "derived" and not _file_ok(folder / remote.name, remote.sha256):
+            build(spec, folder, remote)
+
+
+def _file_ok(path: Path, sha256: str | None) -> bool:
+    return path.is_file() and (sha256 is None or file_sha256(path) == sha256)
+
+
+def _derived_ok(spec: Entry, folder: Path) -> bool:
+    return all(_file_ok(folder / d.name, d.sha256) for d in spec.files if d.role == "derived")
+
+
+def build(spec: Entry, folder: Path, derived: RemoteFile) -> Path:
+    """Build one derived file from its upstream files in ``folder`` and check its sha256 (a mismatch removes it)."""
+    from analysis.grid import write_atomic
+
+    builder = BUILDERS.get(spec.name)
+    if builder is None:
+        raise DataError(f"{spec.name}/{derived.name} is a derived file but no builder is registered")
+    for remote in spec.files:
+        if remote.role == "upstream":
+            path = folder / remote.name
+            if not _file_ok(path, remote.sha256):
+                raise DataError(f"{path} is missing or altered; run `python -m analysis datasets fetch {spec.name}`")
+    target = folder / derived.name
+    write_atomic(target, builder(folder, derived.name))
+    actual = file_sha256(target)
+    if derived.sha256 and actual != derived.sha256:
+        target.unlink()
+        raise DataError(f"{target} was built with sha256 {actual[:16]}…, expected {derived.sha256[:16]}…; an "
+                        "upstream file differs from the registered one")
+    return target
+
+
+def build_wmt_items(items_json: str | Path, source: str | Path, hypotheses: dict[str, str | Path], campaign: str,
+                    pair: str) -> str:
+    """The per-item outputs file (JSON lines) from a DFKI ``items.json`` and WMT's line-aligned txt-ts files.
+
+    Source lines are keyed by their stripped text. Items are taken in id order; an item whose stripped source
+    sentence is a source line takes that line, the k-th item sharing a sentence its k-th occurrence (the last one
+    when there are fewer occurrences than items); other items are left out. Every system's hypothesis file gives
+    line ``src_line`` unchanged. One record per line, keys as in ``wmt_dfki_testsuite_outputs/SOURCE.md``.
+    """
+    items = sorted(json.loads(Path(items_json).read_text(encoding="utf-8"))["items"], key=lambda i: str(i["id"]))
+    lines = Path(source).read_text(encoding="utf-8").split("\n")
+    hyps = {system: Path(path).read_text(encoding="utf-8").split("\n") for system, path in hypotheses.items()}
+    for system, hyp in hyps.items():
+        if len(hyp) != len(lines):
+            raise DataError(f"{hypotheses[system]} has {len(hyp)} lines, the source {source} {len(lines)}; the files "
+                            "are not line-aligned")
+    where: dict[str, list[int]] = {}
+    for number, line in enumerate(lines, 1):
+        where.setdefault(line.strip(), []).append(number)
+    used: dict[str, int] = {}
+    out = []
+    for item in items:
+        key = str(item["source_sentence"]).strip()
+        if key not in where:
+            continue
+        used[key] = used.get(key, 0) + 1
+        occurrences = where[key]
+        k = min(used[key], len(occurrences))
+        number = occurrences[k - 1]
+        record = {"campaign": campaign, "langpair": pair, "item_id": str(item["id"]), "src_line": number,
+                  "n_src_occurrences": len(occurrences), "occurrence_used": k, "source": lines[number - 1],
+                  "outputs": {system: hyps[system][number - 1] for system in sorted(hyps)}}
+        out.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(out)
+
+
+def _build_wmt(folder: Path, derived: str) -> str:
+    """Builder of ``wmt_dfki_testsuite_outputs``: ``<campaign>.<pair>.dfki_items.jsonl`` from ``upstream/<campaign>``."""
+    campaign, pair = derived.split(".")[:2]
+    year = "20" + campaign[-2:]
+    upstream = folder / "upstream" / campaign
+    source = upstream / f"generaltest{year}.{pair}.src.{pair[:2]}"
+    prefix = f"generaltest{year}.{pair}.hyp."
+    hypotheses = {p.name[len(prefix):].rsplit(".", 1)[0]: p for p in upstream.glob(f"{prefix}*")
+                  if any(f.name == f"upstream/{campaign}/{p.name}" for f in entry(folder.name).files)}
+    items = data_dir() / "dfki_mt_testsuite" / "testset" / pair / "items.json"
+    return build_wmt_items(items, source, hypotheses, campaign, pair)
+
+
+BUILDERS: dict[str, Callable[[Path, str], str]] = {"wmt_dfki_testsuite_outputs": _build_wmt}
 
 
 def load_entry(name: str) -> AnnotationDataset:
     """Parse a registered dataset from the cache (never downloads)."""
     spec = entry(name)
+    if spec.parse is None:
+        raise DataError(f"{name!r} is not an annotation dataset but an MT test suite's files; use them with "
+                        "`python -m analysis testsuite` or analysis.testsuite.suite_paths")
     folder = data_dir() / name
     hashes = verify(name, folder)
     table = spec.parse(folder)
@@ -298,13 +453,32 @@ def available(name: str) -> bool:
     return True
 
 
+def registered(name: str) -> dict:
+    """What the registry says about ``name``, with no file needed: description, licence, files and counts."""
+    spec = entry(name)
+    return {"name": name, "description": spec.description, "licence": spec.licence, "kind": spec.kind,
+            "in_cache": available(name), "cache": str(data_dir() / name),
+            "files": [{"file": f.name, "url": f.url or None, "sha256": f.sha256, "bytes": f.bytes,
+                       **({"role": f.role} if f.role else {}), **({"local_only": True} if f.local_only else {})}
+                      for f in spec.files],
+            "counts": COUNTS.get(name, {})}
+
+
 def info(name: str) -> dict:
-    """Counts, design and file hashes of a dataset (what ``datasets info`` prints)."""
-    ds = load(name)
-    summary = ds.summary()
-    if name in ENTRIES:
-        summary["files"] = verify(name)
-        summary["licence"] = ENTRIES[name].licence
+    """Counts, design and file hashes of a dataset (what ``datasets info`` prints).
+
+    A registered dataset that is not in the cache yet gets what the registry says (files, hashes, licence, the
+    counts it will have) and the command that downloads it; a stand-in or a file is loaded.
+    """
+    if name not in ENTRIES:
+        return load(name).summary()
+    summary = registered(name)
+    if not summary["in_cache"]:
+        summary["to_download"] = f"python -m analysis datasets fetch {name}"
+        return summary
+    summary["files"] = verify(name)
+    if ENTRIES[name].parse is not None:
+        summary = {**load(name).summary(), **{k: summary[k] for k in ("licence", "files", "description", "counts")}}
     return summary
 
 

@@ -1,13 +1,18 @@
 """Regex-checked machine-translation test suites: judgements, accuracy tables, significance clusters, bootstrap.
 
-The judging follows the TQ-AutoTest tool's semantics (DATA.md):
+The judging follows the TQ-AutoTest tool's semantics:
 
 * rules are searched, not anchored, and are case-sensitive;
 * only the positive regex matches: pass; only the negative one: fail; both: warning;
 * when neither regex matches, the tokens decide (literal, case-sensitive substrings): only a positive token:
   pass; only a negative one: fail; both or neither: warning;
-* an empty output, or an output for an item the suite does not have, is not scored;
-* a rule containing a newline, or a regex that does not compile, is an error naming the item.
+* an empty output, or an output for an item the suite does not have, is not scored (judgement ``unscored``);
+* a rule containing a newline, or a regex that does not compile, is an error naming the item (judgement
+  ``error`` for every output of that item).
+
+Nothing is dropped: the judgements table has one row per (item, system) output of the input, and the reason of
+every ``unscored`` or ``error`` row is in its ``decided_by`` column. Accuracy and clusters use only the judged
+rows (pass, fail, warning); reports count the others apart.
 
 Accuracy is ``pass / (pass + fail)``. **Analysis 1** drops every item that has a warning for any system, so all
 systems are scored on the same items; **Analysis 2** drops warnings per system. The non-weighted average is the
@@ -37,6 +42,10 @@ from analysis.data import read_table
 from analysis.errors import AnalysisError, DataError, ParameterError
 
 PASS, FAIL, WARNING = "pass", "fail", "warning"
+ERROR, UNSCORED = "error", "unscored"
+JUDGED = (PASS, FAIL, WARNING)
+JUDGEMENTS = JUDGED + (ERROR, UNSCORED)
+COLUMNS = ("item_id", "system", "category", "phenomenon", "judgement", "decided_by", "output")
 ALPHA = 0.05
 
 
@@ -100,10 +109,14 @@ def load_rules(path: str | Path) -> dict[str, Rule]:
     """Rules from a DFKI ``items.json`` (``{"items": [...]}``), keyed by item id."""
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))["items"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
-        raise DataError(f"{path} is not a test-suite items.json with an 'items' list: {err}") from err
+    except (OSError, ValueError, KeyError, TypeError) as err:  # ValueError: bad JSON or not UTF-8 text
+        raise DataError(f"{path} is not a test-suite items.json with an 'items' list: {err}") from None
+    if not isinstance(items, list):
+        raise DataError(f"{path}: 'items' is not a list")
     rules = {}
     for raw in items:
+        if not isinstance(raw, dict):
+            raise DataError(f"{path}: an item is not an object: {str(raw)[:60]!r}")
         try:
             rule = Rule(item_id=str(raw["id"]), category=raw["category"], phenomenon=raw["phenomenon"],
                         source=raw["source_sentence"], positive_regex=raw.get("positive_regex") or "",
@@ -121,16 +134,23 @@ def load_outputs(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if path.name.endswith(".jsonl"):
         rows = []
-        with open(path, encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if line.strip():
-                    try:
-                        record = json.loads(line)
-                        rows += [(str(record["item_id"]), s, o) for s, o in record["outputs"].items()]
-                    except (json.JSONDecodeError, KeyError, AttributeError) as err:
-                        raise DataError(f"{path} line {number}: expected item_id and an outputs object ({err})")
-        return pd.DataFrame(rows, columns=["item_id", "system", "output"])
-    return read_table(path, columns=["item_id", "system", "output"], dtype=str)
+        try:
+            with open(path, encoding="utf-8") as lines:
+                for number, line in enumerate(lines, 1):
+                    if line.strip():
+                        try:
+                            record = json.loads(line)
+                            rows += [(str(record["item_id"]), s, o) for s, o in record["outputs"].items()]
+                        except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as err:
+                            raise DataError(f"{path} line {number}: expected item_id and an outputs object ({err})")
+        except (OSError, UnicodeDecodeError) as err:
+            raise DataError(f"cannot read {path}: {err}") from None
+        table = pd.DataFrame(rows, columns=["item_id", "system", "output"])
+    else:
+        table = read_table(path, columns=["item_id", "system", "output"], dtype=str)
+    if table.empty:
+        raise DataError(f"{path} has no output (only a header, or nothing); expected rows of item_id, system, output")
+    return table
 
 
 def demo_paths() -> tuple[Path, Path]:
@@ -142,11 +162,13 @@ def demo_paths() -> tuple[Path, Path]:
 # ---------------------------------------------------------------- judging and tables
 
 def judge_all(rules: dict[str, Rule], outputs: pd.DataFrame) -> pd.DataFrame:
-    """One row per scored (item, system): category, phenomenon, judgement and what decided it.
+    """One row per (item, system) output of the input, in input order: category, phenomenon, judgement and what
+    decided it.
 
-    Outputs for unknown items, empty outputs and outputs of items whose rule is an error (a newline, a regex that
-    does not compile) are left out; ``attrs["not_scored"]`` counts them and ``attrs["rule_errors"]`` names the
-    faulty items with the reason, as TQ-AutoTest reports an error for every output of such an item.
+    Outputs for unknown items and empty outputs get the judgement ``unscored``; outputs of items whose rule is an
+    error (a newline, a regex that does not compile) get ``error``, as TQ-AutoTest reports an error for every
+    output of such an item; ``decided_by`` gives the reason. ``attrs["not_scored"]`` counts them and
+    ``attrs["rule_errors"]`` names the faulty items with the reason.
     """
     errors = {}
     for rule in rules.values():
@@ -159,26 +181,59 @@ def judge_all(rules: dict[str, Rule], outputs: pd.DataFrame) -> pd.DataFrame:
         rule = rules.get(str(item_id))
         if rule is None:
             unknown += 1
+            rows.append((str(item_id), system, None, None, UNSCORED, "unknown item", output))
             continue
         if rule.item_id in errors:
             broken += 1
+            rows.append((rule.item_id, system, rule.category, rule.phenomenon, ERROR,
+                         f"rule error: {errors[rule.item_id]}", output))
             continue
         verdict = judge(rule, output)
         if verdict is None:
             empty += 1
+            rows.append((rule.item_id, system, rule.category, rule.phenomenon, UNSCORED, "empty output", output))
             continue
         rows.append((rule.item_id, system, rule.category, rule.phenomenon, verdict[0], verdict[1], output))
-    table = pd.DataFrame(rows, columns=["item_id", "system", "category", "phenomenon", "judgement", "decided_by",
-                                        "output"])
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
     table.attrs["not_scored"] = {"unknown item": unknown, "empty output": empty, "rule error": broken}
     table.attrs["rule_errors"] = errors
     return table
 
 
+def judged(judgements: pd.DataFrame) -> pd.DataFrame:
+    """The rows with a judgement (pass, fail, warning), without the ``error`` and ``unscored`` ones."""
+    return judgements[judgements["judgement"].isin(JUDGED)]
+
+
+def not_scored(judgements: pd.DataFrame) -> pd.Series:
+    """How many outputs were not scored, per judgement (error, unscored) and reason."""
+    rest = judgements[~judgements["judgement"].isin(JUDGED)]
+    reason = rest["decided_by"].astype(str).str.split(":").str[0] if "decided_by" in rest else rest["judgement"]
+    return rest.groupby([rest["judgement"], reason]).size().rename("outputs")
+
+
+def check_judgements(table: pd.DataFrame, where: str = "the judgements") -> pd.DataFrame:
+    """Raise a :class:`DataError` for a judgements table that a report cannot use: no row, missing columns, or a
+    judgement that is none of pass, fail, warning, error and unscored."""
+    missing = {"item_id", "system", "category", "phenomenon", "judgement"} - set(table.columns)
+    if missing:
+        raise DataError(f"{where} lacks column(s) {sorted(missing)}; write it with 'testsuite judge'")
+    if table.empty:
+        raise DataError(f"{where} has no judgement (only a header); judge some outputs with 'testsuite judge'")
+    unknown = sorted(set(table["judgement"].astype(str)) - set(JUDGEMENTS))
+    if unknown:
+        raise DataError(f"{where} has unknown judgement value(s) {unknown[:5]}; expected {', '.join(JUDGEMENTS)}")
+    if judged(table).empty:
+        raise DataError(f"{where} has no scored output (every row is error or unscored)")
+    return table
+
+
 def scored(judgements: pd.DataFrame, analysis: int) -> pd.DataFrame:
-    """The rows an analysis scores: Analysis 1 drops items with a warning for any system, 2 drops warnings."""
+    """The rows an analysis scores: Analysis 1 drops items with a warning for any system, 2 drops warnings.
+    Rows judged ``error`` or ``unscored`` are never scored."""
     if analysis not in (1, 2):
         raise ParameterError(f"analysis must be 1 or 2, got {analysis!r}")
+    judgements = judged(judgements)
     if analysis == 1:
         warned = judgements.loc[judgements["judgement"] == WARNING, "item_id"].unique()
         return judgements[~judgements["item_id"].isin(warned)]
@@ -207,8 +262,8 @@ def averages(judgements: pd.DataFrame, analysis: int = 1) -> pd.DataFrame:
 
 
 def warning_rates(judgements: pd.DataFrame) -> pd.Series:
-    """Share of scored outputs judged 'warning', per system, in %."""
-    return judgements.groupby("system")["judgement"].agg(lambda j: 100 * (j == WARNING).mean())
+    """Share of judged outputs (pass, fail, warning) judged 'warning', per system, in %."""
+    return judged(judgements).groupby("system")["judgement"].agg(lambda j: 100 * (j == WARNING).mean())
 
 
 # ---------------------------------------------------------------- significance
@@ -377,37 +432,18 @@ def judge_examples(rules: dict[str, Rule], examples: pd.DataFrame) -> pd.DataFra
 
 # ---------------------------------------------------------------- the real suites in the dataset cache
 
-SUITE_FILES = {  # path inside the dataset cache -> sha256 (from the folders' SOURCE.md)
-    "dfki_mt_testsuite/testset/de-en/items.json": "f0e7a42d2863814352edcfab83f76de0e20881015acaebc36b77d7cc7b29c6f7",
-    "dfki_mt_testsuite/testset/en-de/items.json": "954c2264ac85bb2b47da6ae0700ab45c6af27f5523bc10a16c85d958bd3b2642",
-    "wmt_dfki_testsuite_outputs/wmt22.de-en.dfki_items.jsonl":
-        "e2baafb69914b8571e08220dfd5d90796bf02c5e6886117b8e13612cf5c66338",
-    "wmt_dfki_testsuite_outputs/wmt22.en-de.dfki_items.jsonl":
-        "d13132d9abcfc277cabccdccff3e0380f567fab6e06732bdb130da3d45abc156",
-    "wmt_dfki_testsuite_outputs/wmt23.de-en.dfki_items.jsonl":
-        "25895a0d5b09dc36eab09ff8c75599c0b32c6555bf0697fb31d8ffd035a296ba",
-    "wmt_dfki_testsuite_outputs/wmt23.en-de.dfki_items.jsonl":
-        "4b06531087f3cd8b7dd37b7be1509de7a3f0b9cf75618fe44ee0a96561565332",
-}
-
-
 def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
     """(items.json, outputs) of ``campaign``: ``"demo"`` (embedded) or ``"wmt22"``/``"wmt23"`` from the dataset
-    cache, whose files are checked against their sha256; a missing or altered file is a :class:`DataError`."""
+    cache (registry entries ``dfki_mt_testsuite`` and ``wmt_dfki_testsuite_outputs``, which ``make data`` fetches),
+    whose files are checked against their registered sha256; a missing or altered file is a :class:`DataError`."""
     if campaign == "demo":
         return demo_paths()
-    from analysis.data import file_sha256
-    from analysis.datasets import data_dir
+    from analysis import datasets
 
     if campaign not in ("wmt22", "wmt23") or pair not in ("de-en", "en-de"):
         raise ParameterError(f"campaign must be demo, wmt22 or wmt23 and pair de-en or en-de, got {campaign}, {pair}")
-    wanted = (f"dfki_mt_testsuite/testset/{pair}/items.json",
-              f"wmt_dfki_testsuite_outputs/{campaign}.{pair}.dfki_items.jsonl")
-    for name in wanted:
-        path = data_dir() / name
-        if not path.is_file():
-            raise DataError(f"{path} is not in the dataset cache; the DFKI suite and the WMT outputs are local "
-                            "files of the project's shared data (see DATA.md); set ANNOTATION_DATA_DIR to them")
-        if file_sha256(path) != SUITE_FILES[name]:
-            raise DataError(f"{path} does not have the expected sha256; the file is corrupted or was changed")
-    return data_dir() / wanted[0], data_dir() / wanted[1]
+    datasets.verify("dfki_mt_testsuite")
+    datasets.verify("wmt_dfki_testsuite_outputs")
+    cache = datasets.data_dir()
+    return (cache / "dfki_mt_testsuite" / "testset" / pair / "items.json",
+            cache / "wmt_dfki_testsuite_outputs" / f"{campaign}.{pair}.dfki_items.jsonl")

@@ -1,4 +1,7 @@
-"""Shared fixtures: small datasets of each design, built in memory."""
+"""Shared fixtures: small datasets of each design, built in memory; the dataset cache for tests of real data."""
+
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -6,6 +9,24 @@ import pytest
 
 from analysis.data import from_table
 from analysis.synthetic import make_stand_in
+
+# Tests read real data through the dataset cache ($ANNOTATION_DATA_DIR, which `make data` fills). Where it is not set,
+# the project's shared data folder beside the checkout serves, as the Makefile does; without either, they skip.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if not os.environ.get("ANNOTATION_DATA_DIR") and SHARED_DATA.is_dir():
+    os.environ["ANNOTATION_DATA_DIR"] = str(SHARED_DATA)
+
+
+def cached(name: str) -> Path:
+    """The folder of dataset ``name`` in the dataset cache, or a skip that says what to run."""
+    from analysis import datasets
+
+    if not os.environ.get("ANNOTATION_DATA_DIR"):
+        pytest.skip("no dataset cache: set ANNOTATION_DATA_DIR or run `make data`")
+    folder = datasets.data_dir() / name
+    if not folder.is_dir():
+        pytest.skip(f"{name} is not in the dataset cache {datasets.data_dir()}; run `make data`")
+    return folder
 
 
 def crossed_table(n_items=30, n_raters=12, n_labels=3, seed=0):

@@ -23,7 +23,7 @@ def test_label_order_is_respected_and_unknown_labels_rejected():
     table = pd.DataFrame({"item": [1, 1, 2], "rater": [1, 2, 1], "label": ["Yes", "No", "Unsure"]})
     ds = from_table(table, label_order=["No", "Unsure", "Yes"])
     assert ds.label.tolist() == [2, 0, 1]
-    with pytest.raises(DataError, match="not in label_order"):
+    with pytest.raises(DataError, match="not in the label order.*--labels"):
         from_table(table, label_order=["No", "Yes"])
 
 
@@ -108,3 +108,18 @@ def test_bad_files_get_clear_errors(tmp_path):
     odd.write_text("x")
     with pytest.raises(DataError, match="unknown file type"):
         load_annotations(odd)
+
+
+def test_numeric_labels_sort_numerically_and_mixed_labels_need_an_order():
+    scale = pd.DataFrame({"item": range(12), "rater": 0, "label": [str(v) for v in range(1, 11)] + ["10", "2"]})
+    ds = from_table(scale)
+    assert ds.label_names == tuple(range(1, 11))  # not '1', '10', '2', ...
+    stray = scale.assign(label=scale["label"].where(scale.index != 3, "?"))
+    with pytest.raises(DataError, match=r"mixes numbers .* and text \('\?'\).*--labels"):
+        from_table(stray)
+    garbage = pd.DataFrame({"item": range(4), "rater": 0, "label": ["1", "two", "@@", "3.5"]})
+    with pytest.raises(DataError, match="mixes numbers"):
+        from_table(garbage)
+    ordered = from_table(stray, label_order=[*range(1, 11), "?"])
+    assert ordered.label_names[-1] == "?" and ordered.n_labels == 11
+    assert from_table(garbage, label_order=["@@", "two", "1", "3.5"]).label.tolist() == [2, 1, 0, 3]

@@ -1,6 +1,7 @@
 """The dataset registry against the real files in the shared data folder, and the loaders on edge cases."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -16,66 +17,47 @@ from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
 
 
-def stated_counts(source: Path) -> dict:
-    """The counts a folder's SOURCE.md states, and the design they imply."""
-    text = source.read_text()
-
-    def number(pattern):
-        return int(re.search(pattern, text).group(1).replace(",", ""))
-
-    per_item = re.search(r"raters per item \(min / median / max\): \*\*(\d+) / ([\d.]+) / (\d+)\*\*", text)
-    items = number(r"distinct items: \*\*([\d,]+)\*\*")
-    crossed = re.search(r"fully crossed \(every rater rated every item\): (True|False)", text).group(1) == "True"
-    rater_sets = number(r"distinct rater sets over items: ([\d,]+)")
-    design = FULLY_CROSSED if crossed else BATCHED if rater_sets <= items / 2 else SPARSE
-    return {"ratings": number(r"ratings \(long-format rows after unpacking\): \*\*([\d,]+)\*\*"),
-            "duplicates": number(r"duplicate \(item, rater\) pairs: ([\d,]+)"),
-            "items": items, "raters": number(r"distinct raters: \*\*([\d,]+)\*\*"),
-            "per_item": (int(per_item.group(1)), float(per_item.group(2)), int(per_item.group(3))),
-            "design": design}
-
-
-REAL = sorted(name for name, entry in datasets.ENTRIES.items() if not entry.paper)
+REAL = sorted(name for name, entry in datasets.ENTRIES.items() if not entry.paper and entry.kind == "annotations")
+FILES = sorted(name for name, entry in datasets.ENTRIES.items() if not entry.paper)
 
 
 @pytest.fixture
-def shared_cache(monkeypatch):
-    if not SHARED.is_dir():
-        pytest.skip(f"the shared data folder {SHARED} is absent")
-    monkeypatch.setenv(datasets.DATA_ENV, str(SHARED))
-    return SHARED
+def shared_cache():
+    """The dataset cache ($ANNOTATION_DATA_DIR; conftest points it at ../shared/data where that exists)."""
+    if not os.environ.get(datasets.DATA_ENV) or not datasets.data_dir().is_dir():
+        pytest.skip("no dataset cache: set ANNOTATION_DATA_DIR or run `make data`")
+    return datasets.data_dir()
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_real_dataset_matches_its_source_md(name, shared_cache):
+def test_real_dataset_has_its_registered_counts(name, shared_cache):
     folder = shared_cache / name
     if not folder.is_dir():
-        pytest.skip(f"{folder} is absent")
-    stated = stated_counts(folder / "SOURCE.md")
+        pytest.skip(f"{name} is not in the dataset cache {shared_cache}; run `make data`")
+    stated = datasets.COUNTS[name]  # the registry's counts, checked once against the origin's SOURCE.md
     ds = datasets.load(name)
-    kept_duplicates = stated["duplicates"] if datasets.ENTRIES[name].duplicates != "error" else 0
-    assert ds.n_ratings == stated["ratings"] - kept_duplicates
-    assert (ds.n_items, ds.n_raters) == (stated["items"], stated["raters"])
+    assert (ds.n_ratings, ds.n_items, ds.n_raters, ds.n_labels) == (
+        stated["ratings"], stated["items"], stated["raters"], stated["labels"])
     per_item = ds.raters_per_item
-    assert (per_item.min(), float(np.median(per_item)), per_item.max()) == stated["per_item"]
-    assert ds.topology.kind == stated["design"]
+    assert (per_item.min(), float(np.median(per_item)), per_item.max()) == (
+        stated["raters_per_item_min"], stated["raters_per_item_median"], stated["raters_per_item_max"])
+    assert ds.topology.kind == stated["topology"]
 
 
 def test_registry_hashes_equal_the_shared_files(shared_cache):
-    for name in REAL:
+    for name in FILES:
         for remote in datasets.ENTRIES[name].files:
             path = shared_cache / name / remote.name
-            if path.exists():
+            if path.exists() and remote.role != "derived":
                 assert datasets.file_sha256(path) == remote.sha256, path
                 assert remote.url.startswith("https://raw.githubusercontent.com/") and re.search(r"/[0-9a-f]{40}/",
                                                                                                 remote.url)
 
 
 def copy_dataset(name, cache):
-    shutil.copytree(SHARED / name, cache / name)
+    shutil.copytree(datasets.data_dir() / name, cache / name)
 
 
 def test_tampered_file_is_refused_with_what_to_run(shared_cache, tmp_path, monkeypatch):

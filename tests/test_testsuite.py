@@ -6,11 +6,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import datasets
 from analysis import testsuite as ts
 from analysis.__main__ import main
 from analysis.errors import DataError, ParameterError
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import cached
 
 
 def rule(**kw):
@@ -66,14 +66,21 @@ def demo():
 
 def test_judge_all_counts_what_it_does_not_score():
     rules, j = demo()
-    assert len(rules) == 40 and len(j) == 159
+    outputs = ts.load_outputs(ts.demo_paths()[1])
+    assert len(rules) == 40 and len(j) == len(outputs) == 160  # one row per output, scored or not
     assert j.attrs["not_scored"] == {"unknown item": 0, "empty output": 1, "rule error": 0}
-    extra = pd.DataFrame({"item_id": ["99999999", "00000001"], "system": ["X", "X"], "output": ["a", "b"]})
+    assert (j["judgement"] == "unscored").sum() == 1 and len(ts.judged(j)) == 159
+    extra = pd.DataFrame({"item_id": ["99999999", "00000001", "00000002"], "system": ["X", "X", "X"],
+                          "output": ["a", "b", ""]})
     broken = dict(rules)
     broken["00000001"] = rule(item_id="00000001", positive_regex="[")
     j2 = ts.judge_all(broken, extra)
-    assert j2.attrs["not_scored"] == {"unknown item": 1, "empty output": 0, "rule error": 1}
+    assert j2.attrs["not_scored"] == {"unknown item": 1, "empty output": 1, "rule error": 1}
     assert "00000001" in j2.attrs["rule_errors"]
+    assert j2["judgement"].tolist() == ["unscored", "error", "unscored"]
+    assert j2["decided_by"].str.split(":").str[0].tolist() == ["unknown item", "rule error", "empty output"]
+    assert ts.not_scored(j2).to_dict() == {("error", "rule error"): 1, ("unscored", "empty output"): 1,
+                                           ("unscored", "unknown item"): 1}
 
 
 def test_analyses_and_averages_by_hand():
@@ -161,19 +168,20 @@ def test_cli_judge_and_report(tmp_path, capsys):
     out = tmp_path / "j.csv"
     assert main(["testsuite", "judge", "--rules", str(items), "--outputs", str(outputs), "--out", str(out)]) == 0
     table = pd.read_csv(out, dtype={"item_id": str})
-    assert len(table) == 159 and set(table["decided_by"]) >= {"positive regex", "negative regex", "no rule matched"}
+    assert len(table) == 160 and (table["judgement"] == "unscored").sum() == 1 and set(table["decided_by"]) >= {"positive regex", "negative regex", "no rule matched"}
     capsys.readouterr()
     assert main(["testsuite", "report", str(out), "--analysis", "2", "--by", "phenomenon"]) == 0
     printed = capsys.readouterr().out
     assert "Quotation marks" in printed and "**" in printed and "weighted average" in printed
+    assert "159 scored" in printed and "1 not scored" in printed and "empty output" in printed
     assert main(["testsuite", "report", str(items)]) == 2
 
 
 @pytest.fixture
 def shared():
-    if not (SHARED / "tq_autotest").is_dir() or not (SHARED / "dfki_mt_testsuite").is_dir():
-        pytest.skip(f"the shared test-suite data under {SHARED} is absent")
-    return SHARED
+    cached("tq_autotest")
+    cached("dfki_mt_testsuite")
+    return datasets.data_dir()
 
 
 @pytest.mark.parametrize("pair, file, expected", [
@@ -192,11 +200,30 @@ def test_tq_autotest_examples_mostly_pass_when_correct_and_fail_when_not(shared,
     assert {key: got.get(key, 0) for key in expected} == expected
 
 
-def test_wmt_outputs_load_and_judge(shared):
-    rules = ts.load_rules(shared / "dfki_mt_testsuite" / "testset" / "de-en" / "items.json")
-    outputs = ts.load_outputs(shared / "wmt_dfki_testsuite_outputs" / "wmt23.de-en.dfki_items.jsonl")
-    assert outputs["system"].nunique() == 13 and outputs["item_id"].nunique() == 2733
+@pytest.mark.parametrize("campaign, pair", [("wmt23", "de-en"), ("wmt22", "en-de")])
+def test_wmt_outputs_judged_one_row_per_output(campaign, pair, tmp_path, capsys):
+    cached("wmt_dfki_testsuite_outputs")
+    items, path = ts.suite_paths(campaign, pair)  # through the registry: every sha256 checked
+    expected = datasets.COUNTS["wmt_dfki_testsuite_outputs"]
+    outputs = ts.load_outputs(path)
+    assert outputs["system"].nunique() == expected[f"{campaign}.{pair} systems"]
+    assert outputs["item_id"].nunique() == expected[f"{campaign}.{pair} items"]
+    assert len(outputs) == expected[f"{campaign}.{pair} outputs"]
+    rules = ts.load_rules(items)
+    assert len(rules) == datasets.COUNTS["dfki_mt_testsuite"][f"{pair} items"]
     j = ts.judge_all(rules, outputs)
-    assert j.attrs["not_scored"]["empty output"] == 2  # GPT4-5shot's two empty outputs (SOURCE.md)
-    assert set(j.attrs["rule_errors"]) == {"00476010"}
-    assert len(j) == len(outputs) - 2 - j.attrs["not_scored"]["rule error"]
+    assert len(j) == len(outputs)  # nothing lost
+    assert list(zip(j["item_id"], j["system"])) == list(zip(outputs["item_id"], outputs["system"]))
+    assert j.attrs["not_scored"]["empty output"] == expected[f"{campaign}.{pair} empty outputs"]
+    assert (j["judgement"] == "unscored").sum() == expected[f"{campaign}.{pair} empty outputs"]
+    if pair == "de-en":
+        assert set(j.attrs["rule_errors"]) == {"00476010"}
+        assert (j["judgement"] == "error").sum() == (outputs["item_id"] == "00476010").sum() > 0
+    out = tmp_path / "j.csv"
+    assert main(["testsuite", "judge", "--rules", str(items), "--outputs", str(path), "--out", str(out)]) == 0
+    assert len(pd.read_csv(out, dtype={"item_id": str})) == len(outputs)
+    capsys.readouterr()
+    assert main(["testsuite", "report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    not_scored = len(outputs) - len(ts.judged(j))
+    assert f"{len(outputs) - not_scored} scored" in printed and f"{not_scored} not scored" in printed
