@@ -15,3 +15,11 @@ class TopologyError(AnalysisError):
 
 class ParameterError(AnalysisError):
     """A bad run parameter: N or K below 1, an unknown metric or sampler, epsilon outside [0, 1]."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a grid run: ``cached`` is (cells finished, cells in the grid, cache directory or None)."""
+
+    def __init__(self, finished: int, total: int, cache_dir: str | None):
+        super().__init__(f"{finished} of {total} cells finished")
+        self.cached = (finished, total, cache_dir)

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from analysis import __version__
 from analysis.data import AnnotationDataset
-from analysis.errors import ParameterError
+from analysis.errors import Interrupted, ParameterError
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler, replicate_size
@@ -175,12 +175,19 @@ def write_atomic(path: str | Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would make outputs private; use the usual mode
         with os.fdopen(handle, "w") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def default_cache_dir() -> Path:
@@ -192,6 +199,14 @@ _WORKER: dict = {}
 
 def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
     _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
+
+
+def _init_pool_worker(*args) -> None:
+    """A worker process leaves Ctrl-C to its parent, which stops the pool (no traceback from every worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(*args)
 
 
 def _work(cells_: list[Cell]) -> list[tuple[Cell, dict]]:
@@ -256,19 +271,28 @@ def run(
         finished = (pair for chunk in chunks for pair in _work(chunk))
         pool = None
     else:
-        pool = ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(simulator, int(n_samples), int(seed)))
+        pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker,
+                                   initargs=(simulator, int(n_samples), int(seed)))
         futures = [pool.submit(_work, chunk) for chunk in chunks]
         finished = (pair for future in as_completed(futures) for pair in future.result())
+    interrupted = False
     try:
         for cell, summary in finished:
             done[cell] = summary
             if cache:
                 cache.put(keys[cell], summary)
             bar.update()
+    except KeyboardInterrupt:
+        # Ctrl-C: stop at once (the workers are killed, not awaited) and say what was kept
+        interrupted = True
+        if pool:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.kill()
+        raise Interrupted(len(done), len(grid), str(cache.directory) if cache else None) from None
     finally:
         bar.close()
         if pool:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
 
     rows = []
     for cell in grid:
