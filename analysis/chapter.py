@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import __version__, datasets
+from analysis import __version__, datasets, tables
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, keep_raters
-from analysis.errors import ParameterError, TopologyError
-from analysis.metrics import METRIC_LABELS, METRICS
-from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run, table1, write_atomic
+from analysis.errors import TopologyError
+from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run, write_atomic
+from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
+                             null_spread_ratio)
 
 PAPER_N_SAMPLES = 1000
 BUILD_ENV = "BOOK_BUILD_DIR"
@@ -77,13 +78,34 @@ def cut_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDat
     return keep_raters(ds, n_raters, seed)
 
 
+def origin(ds: AnnotationDataset) -> str:
+    """Where a dataset came from: ``"stand-in"`` (generated), ``"registry"`` (a registered real set) or ``"file"``."""
+    if "synthetic" in ds.provenance:
+        return "stand-in"
+    if ds.name in datasets.names():
+        return "registry"
+    return "file"
+
+
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
              cache_dir=None, perturbation="dirichlet") -> pd.DataFrame:
-    """Run every (dataset, sampler) pair over the grid and return one tidy table."""
-    tables = [run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
-                  seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation)
-              for ds, sampler in pairs]
-    return pd.concat(tables, ignore_index=True)
+    """Run every (dataset, sampler) pair over the grid and return one tidy table.
+
+    The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
+    (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`tables.imitates`).
+    No progress bar is drawn, so executed notebooks hold none.
+    """
+    tables_ = []
+    for ds, sampler in pairs:
+        table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
+                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False)
+        if "perturbation" not in table.columns or table["perturbation"].isna().all():
+            table["perturbation"] = perturbation
+        tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
+    if not tables_:
+        return pd.DataFrame(columns=["dataset", "sampler", "perturbation", "epsilon", "NK", "K", "metric",
+                                     "p_value", "delta", "null_sd", "origin", "imitates"])
+    return pd.concat(tables_, ignore_index=True)
 
 
 def scale_notes(budgets, ks, epsilons, n_samples) -> list[str]:
@@ -128,8 +150,16 @@ class BoldTable:
         return self.table.to_string()
 
 
-def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples) -> Banner:
-    """Say whether the chapter ran on stand-ins and at less than the paper's scale, and on which data."""
+def _values(values) -> str:
+    values = list(values)
+    return ", ".join(f"{v:g}" for v in values) if len(values) <= 6 else \
+        f"{len(values)} values from {min(values):g} to {max(values):g}"
+
+
+def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed=None, perturbation="dirichlet",
+           epsilon=None) -> Banner:
+    """Say what the chapter ran with (ε, grid, replicates, seed, perturbation), on which data, and how it falls
+    short of the paper (stand-ins, a smaller grid)."""
     lines = []
     synthetic = [ds.name for ds in data if "synthetic" in ds.provenance]
     if synthetic:
@@ -138,9 +168,16 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples) -> B
     notes = scale_notes(budgets, ks, epsilons, n_samples)
     if notes:
         lines.append("Smaller than the paper's grid, so these numbers are not results: " + "; ".join(notes) + ".")
+    if epsilon is not None:
+        paper = "the paper's Table 1 value" if np.isclose(epsilon, tables.PAPER_EPSILON) else \
+            f"the paper's Table 1 uses ε = {tables.PAPER_EPSILON:g}"
+        lines.append(f"Tables and figures at ε = {epsilon:g} ({paper}).")
+    lines.append(f"Grid: ε in {{{_values(epsilons)}}}; budgets N×K in {{{_values(budgets)}}}; K in {{{_values(ks)}}}; "
+                 f"{n_samples:,} replicates per hypothesis" + (f"; seed {seed}" if seed is not None else "") +
+                 f"; perturbation of B: {perturbation}.")
     for ds in dict.fromkeys(data):
         lines.append(f"{ds.name}: {ds.n_ratings:,} ratings, {ds.n_items:,} items, {ds.n_raters:,} raters, "
-                     f"{ds.topology.kind}; sha256 {ds.sha256[:16]}…; {ds.provenance}")
+                     f"{ds.topology.kind}; sha256 {ds.sha256}; {ds.provenance}")
     if synthetic or notes:
         return Banner("How this chapter ran", lines, "warning")
     return Banner("Data used", lines, "note")
@@ -175,51 +212,160 @@ def read_provenance() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compare_runs(results: pd.DataFrame, first: str, second: str, epsilon: float) -> dict:
-    """Cell-by-cell comparison of two runs (``dataset:sampler``) at one epsilon.
+# ------------------------------------------------------------------------------------------ chapter setup
 
-    Returns the number of shared (NK, K, metric) cells, the share where ``first`` has the higher p-value, the
-    median p-value difference, and how many cells each run finds significant.
+PARAMETER_NAMES = ("epsilon", "epsilons", "budgets", "ks", "metrics", "n_samples", "seed", "n_jobs", "perturbation",
+                   "item", "rater", "label", "batch")
+COLUMN_NAMES = ("item", "rater", "label", "batch")
+
+
+def parameters(namespace: dict) -> dict:
+    """The grid and file parameters a chapter's ``parameters`` cell defined (pass ``globals()``)."""
+    return {name: namespace[name] for name in PARAMETER_NAMES if name in namespace}
+
+
+class Setup:
+    """A chapter's data and parameters: what every RQ chapter's first code cell used to spell out.
+
+    ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
+    not in the cache, ``setup.grid_epsilons`` the epsilons simulated (the chapter's ε always included).
     """
-    chosen = results[results["epsilon"] == epsilon].assign(run=lambda t: t["dataset"] + ":" + t["sampler"])
-    a = chosen[chosen["run"] == first].set_index(["NK", "K", "metric"])["p_value"]
-    b = chosen[chosen["run"] == second].set_index(["NK", "K", "metric"])["p_value"]
-    shared = a.index.intersection(b.index)
-    if len(shared) == 0:
-        raise ParameterError(f"runs {first!r} and {second!r} share no cell at epsilon {epsilon}")
-    a, b = a.loc[shared], b.loc[shared]
-    differ = a != b
-    return {"cells": int(len(shared)),
-            "share_higher": float((a[differ] > b[differ]).mean()) if differ.any() else 0.5,
-            "median_difference": float(np.median(a - b)),
-            "significant_first": int((a < 0.05).sum()),
-            "significant_second": int((b < 0.05).sum())}
+
+    def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
+        self.chapter = chapter
+        self.params = {"perturbation": "dirichlet", "metrics": "all", "n_jobs": 1, "seed": 0,
+                       "n_samples": PAPER_N_SAMPLES, **params}
+        columns = {k: self.params.get(k) for k in COLUMN_NAMES}
+        if optional:
+            self.data, self.missing = load_available(names)
+        else:
+            self.data, self.missing = [load(name, **columns) for name in names], []
+        self.data += list(extra_data)
+        p = self.params
+        self.epsilon = p["epsilon"]
+        self.grid_epsilons = sorted({*p.get("epsilons", [p["epsilon"]]), p["epsilon"]})
+        self.perturbation = p["perturbation"]
+
+    def add(self, ds: AnnotationDataset) -> AnnotationDataset:
+        self.data.append(ds)
+        return ds
+
+    def record(self, **extra) -> None:
+        p = self.params
+        record_provenance(self.chapter, self.data, budgets=p["budgets"], ks=p["ks"], epsilons=self.grid_epsilons,
+                          n_samples=p["n_samples"], seed=p["seed"], perturbation=self.perturbation, **extra)
+
+    def banner(self) -> Banner:
+        p = self.params
+        return banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
+                      self.perturbation, self.epsilon)
+
+    def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None) -> pd.DataFrame:
+        """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison)."""
+        p = self.params
+        return simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons, p["metrics"],
+                        p["n_samples"], p["seed"], p["n_jobs"], perturbation=perturbation or self.perturbation)
+
+    def comparisons(self, data=None) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+        """((dataset, modelled sampler), (dataset, S2)) for each dataset whose design allows a comparison
+        (none for sparse data, which only S2 can sample)."""
+        chosen = self.data if data is None else data
+        try:
+            found = sampler_comparisons(chosen) if chosen else []
+        except TopologyError:
+            found = []
+        return [((ds.name, modelled), (ds.name, independent)) for ds, modelled, independent in found]
+
+    def dataset(self, name: str) -> AnnotationDataset:
+        return next(ds for ds in self.data if ds.name == name)
+
+    def pairs(self, comparisons=None, data=None) -> list[tuple[AnnotationDataset, str]]:
+        """The (dataset, sampler) runs: both samplers of each comparison, else every sampler each design allows."""
+        chosen = self.data if data is None else data
+        if comparisons:
+            runs = dict.fromkeys(run for comparison in comparisons for run in comparison)
+            return [(self.dataset(name), sampler) for name, sampler in runs]
+        return [(ds, sampler) for ds in chosen for sampler in samplers_for(ds)]
+
+    def missing_note(self, what: str = "this section") -> str:
+        """One sentence naming what is missing and how to get it (empty when nothing is)."""
+        if not self.missing:
+            return ""
+        return missing_sentence(self.missing, what)
 
 
-def budget_ratios(results: pd.DataFrame, first: str, second: str, epsilon: float) -> pd.DataFrame:
-    """Per metric, the smallest significant budget of two runs and their ratio (``first / second``)."""
-    summary = table1(results[results["epsilon"] == epsilon])
-    summary["run"] = summary["dataset"] + ":" + summary["sampler"]
-    wide = summary.pivot(index="metric", columns="run", values="NK")[[first, second]].astype("Float64")
-    wide["ratio"] = wide[first] / wide[second]
-    wide = wide.reindex([m for m in METRICS if m in wide.index])
-    wide.index = wide.index.map(METRIC_LABELS).rename("metric")
-    return wide.rename(columns={first: f"smallest NK, {first}", second: f"smallest NK, {second}"})
+def missing_sentence(missing: list[str], what: str = "this section") -> str:
+    names = ", ".join(f"`{m}`" for m in missing)
+    return (f"{names} {'is' if len(missing) == 1 else 'are'} not in the dataset cache "
+            f"(`${datasets.DATA_ENV}`), so {what} has no data to show; run `make data` to download and verify "
+            f"{'it' if len(missing) == 1 else 'them'}.")
 
 
-def null_spread_ratio(results: pd.DataFrame, first: str, second: str, epsilon: float) -> pd.Series:
-    """Per metric, the median over shared cells of the null standard deviation of ``first`` over ``second``."""
-    chosen = results[results["epsilon"] == epsilon].assign(run=lambda t: t["dataset"] + ":" + t["sampler"])
-    wide = chosen.pivot_table(index=["metric", "NK", "K"], columns="run", values="null_sd")
-    ratio = (wide[first] / wide[second]).groupby("metric").median()
-    ratio = ratio.reindex([m for m in METRICS if m in ratio.index])
-    ratio.index = ratio.index.map(METRIC_LABELS).rename("metric")
-    return ratio.rename(f"null sd {first} / {second}")
+def setup(chapter: str, names: list[str], namespace: dict | None = None, optional: bool = False, **params) -> Setup:
+    """Load a chapter's datasets with the parameters of its ``parameters`` cell (``namespace=globals()``)."""
+    return Setup(chapter, names, optional=optional, **{**parameters(namespace or {}), **params})
 
 
-def curve_spread(results: pd.DataFrame, run_label: str, epsilon: float) -> float:
-    """Median over (metric, budget) of the range of p-values across K: how far apart a run's K curves lie."""
-    chosen = results[(results["epsilon"] == epsilon)
-                     & (results["dataset"] + ":" + results["sampler"] == run_label)]
-    ranges = chosen.groupby(["metric", "NK"])["p_value"].agg(lambda p: p.max() - p.min())
-    return float(ranges.median())
+def glue_text(**values) -> None:
+    """Glue strings as Markdown (for ``{glue:md}`key:myst```) and numbers as they are."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for key, value in values.items():
+        glue(key, Markdown(value) if isinstance(value, str) else value, display=False)
+
+
+# ------------------------------------------------------------------------------------------ provenance page
+
+def read_runs() -> pd.DataFrame:
+    """One row per executed chapter of the book build: its papermill parameters and when it ran."""
+    build = os.environ.get(BUILD_ENV)
+    rows = []
+    for path in sorted(Path(build).glob("src/notebooks/*.ipynb")) if build else []:
+        if path.stem == "provenance":
+            continue
+        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        params = meta.get("parameters") or {}
+        rows.append({"chapter": path.stem,
+                     "parameters changed from the defaults": "; ".join(f"{k} = {v}" for k, v in params.items())
+                     or "none (paper-scale defaults)",
+                     "executed": str(meta.get("end_time", "")).replace("T", " ")[:19] or "–",
+                     "seconds": round(float(meta["duration"])) if meta.get("duration") is not None else None})
+    return pd.DataFrame(rows, columns=["chapter", "parameters changed from the defaults", "executed", "seconds"])
+
+
+WATERMARK_PACKAGES = ("numpy", "numba", "pandas", "scipy", "matplotlib", "seaborn", "jupyter-book", "myst-nb",
+                      "papermill", "jupytext")
+
+
+def watermark() -> pd.DataFrame:
+    """The versions of Python and of the packages that decide the book's numbers and pages."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    rows = [{"package": "python", "version": platform.python_version()},
+            {"package": "analysis (this book)", "version": __version__}]
+    for name in WATERMARK_PACKAGES:
+        try:
+            rows.append({"package": name, "version": version(name)})
+        except PackageNotFoundError:
+            rows.append({"package": name, "version": "not installed"})
+    rows.append({"package": "platform", "version": platform.platform()})
+    return pd.DataFrame(rows)
+
+
+def data_note(data: list[AnnotationDataset]) -> str:
+    """Why our numbers may differ from the paper's, as far as the data go (Markdown for ``{glue:md}``)."""
+    synthetic = [ds.name for ds in dict.fromkeys(data) if "synthetic" in ds.provenance]
+    other = [ds.name for ds in dict.fromkeys(data) if "synthetic" not in ds.provenance and imitates(ds.name) is None]
+    notes = []
+    if synthetic:
+        notes.append(f"These runs use synthetic stand-ins ({', '.join(synthetic)}), not the paper's data, so their "
+                     "numbers can only agree with the paper's in direction; where they differ, the stand-ins' "
+                     "rater and item effects are the first suspect.")
+    if other:
+        notes.append(f"{', '.join(other)} {'is' if len(other) == 1 else 'are'} not one of the paper's datasets, "
+                     "so there are no paper values to set beside these numbers.")
+    notes.append("The perturbation rule, the null and the metric definitions also move numbers; "
+                 "{doc}`../book/differences` lists each with its direction and, where measured, its size.")
+    return " ".join(notes)

@@ -13,17 +13,44 @@ its divergence terms from tables indexed by integer counts.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from analysis.errors import ParameterError
 
-METRICS: tuple[str, ...] = ("accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd")
-METRIC_LABELS: dict[str, str] = {
-    "accuracy": "Accuracy", "mae": "MAE", "wins": "Wins", "precision": "Precision",
-    "recall": "Recall", "f1": "F1-Score", "kl_div": "KL-Div", "jsd": "JSD",
-}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, declared once: its name, the paper's label, whether a higher score is better, and its family.
+
+    ``family`` is ``"vote"`` for metrics of plurality votes and ``"distribution"`` for metrics of label
+    distributions. ``delta`` is always oriented so that positive means A is better, whatever the direction.
+    """
+
+    name: str
+    label: str
+    higher_is_better: bool
+    family: str
+
+
+# The one declaration every module reads. The order is the paper's column order and the kernels' output order.
+REGISTRY: tuple[Metric, ...] = (
+    Metric("accuracy", "Accuracy", True, "vote"),
+    Metric("mae", "MAE", False, "distribution"),
+    Metric("wins", "Wins", True, "distribution"),
+    Metric("precision", "Precision", True, "vote"),
+    Metric("recall", "Recall", True, "vote"),
+    Metric("f1", "F1-Score", True, "vote"),
+    Metric("kl_div", "KL-Div", False, "distribution"),
+    Metric("jsd", "JSD", False, "distribution"),
+)
+METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY)
+METRIC_LABELS: dict[str, str] = {m.name: m.label for m in REGISTRY}
+VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "vote")
+DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "distribution")
 SMOOTHING = 1e-12
 
 

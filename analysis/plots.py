@@ -1,29 +1,45 @@
-"""Figures for the book, drawn from the tidy result table: p-value curves, p-value heatmaps and effect sizes.
+"""Figures for the book, drawn from the tidy result table.
 
-Every function takes the table returned by :func:`analysis.grid.run` (several runs concatenated) and returns a
-matplotlib figure; nothing is read from disk.
+Every figure is sized to the book's content column (:data:`COLUMN_INCHES` at :data:`DPI`, so it is shown at its
+natural size and its 9 pt tick labels stay 9 pt), has at most :data:`MAX_PANELS` panels, and reads its metric
+labels from the metric registry. The main figures follow the paper's Figures 1-3: p-value against budget for a few
+chosen K (a discrete legend), one panel per metric, on a log p-axis with the 0.05 line marked
+(:func:`p_value_figure`). :func:`p_value_heatmaps` marks p < 0.05 cells with a dot; :func:`effect_by_rule` draws
+the effect size against K under both perturbation rules, beside the paper's values. :func:`all_metrics_curves` is
+the many-panel grid, meant for a collapsed section.
 """
 
 from __future__ import annotations
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
-from matplotlib.colors import LogNorm
+from matplotlib.lines import Line2D
 
+from analysis import tables
 from analysis.grid import ALPHA
 from analysis.metrics import METRIC_LABELS, METRICS
 
+DPI = 100
+COLUMN_INCHES = 8.0  # 800 px at DPI; the content column at 1400 px is about 848 px (the browser test checks it)
+MAX_PANELS = 8
+FONT = 9  # points, for tick labels, legends and panel titles
+P_FLOOR = 1e-4  # p-values below this (including 0) are drawn at the floor of the log axis
+PREFERRED_KS = (1, 3, 5, 10, 20, 40, 100)
+STYLE = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": FONT, "axes.titlesize": FONT + 1,
+         "axes.labelsize": FONT + 1, "xtick.labelsize": FONT, "ytick.labelsize": FONT, "legend.fontsize": FONT,
+         "figure.titlesize": FONT + 2, "legend.title_fontsize": FONT}
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
-def _labelled(results: pd.DataFrame, epsilon: float, metrics) -> pd.DataFrame:
-    chosen = results[results["epsilon"] == epsilon].copy()
-    if metrics is not None:
-        chosen = chosen[chosen["metric"].isin(metrics)]
-    chosen["run"] = chosen["dataset"] + ":" + chosen["sampler"]
-    chosen["Metric"] = pd.Categorical(chosen["metric"].map(METRIC_LABELS),
-                                      categories=[METRIC_LABELS[m] for m in METRICS if m in set(chosen["metric"])])
-    return chosen
+
+def _ncol(n: int) -> int:
+    return n if n <= 5 else int(np.ceil(n / 2))
+
+
+def _letter(i: int) -> str:
+    return f"({chr(ord('a') + i)})"
 
 
 def glue_figures(**figures: plt.Figure) -> None:
@@ -35,82 +51,244 @@ def glue_figures(**figures: plt.Figure) -> None:
         plt.close(figure)
 
 
-def placeholder(text: str) -> plt.Figure:
-    """A small figure that only says why the real one is missing (so the book still builds)."""
-    fig, ax = plt.subplots(figsize=(4, 1.2))
-    ax.axis("off")
-    ax.text(0.5, 0.5, text, ha="center", va="center")
+def choose_ks(available, n: int = 5) -> list[int]:
+    """A few K values to draw: the paper's landmarks that the grid has, filled up from the grid if needed."""
+    available = sorted(int(k) for k in set(available))
+    chosen = [k for k in PREFERRED_KS if k in available][:n]
+    for k in available:
+        if len(chosen) >= n:
+            break
+        if k not in chosen:
+            chosen.append(k)
+    return sorted(chosen)
+
+
+def _panel_grid(n: int, height_per_row: float = 1.9, sharey: bool = True):
+    """A grid of ``n`` panels across the content column; returns the figure and the panels in reading order."""
+    cols = 1 if n == 1 else 2 if n <= 4 else 4 if n in (7, 8) else 3
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(COLUMN_INCHES, 0.9 + height_per_row * rows), squeeze=False,
+                             sharex=True, sharey=sharey, constrained_layout=True)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    panels = list(axes.flat[:n])
+    for i, ax in enumerate(panels):
+        ax.tick_params(labelbottom=i + cols >= n)  # the lowest visible panel of each column keeps its ticks
+    return fig, panels
+
+
+def _label_axes(panels, xlabel: str, ylabel: str) -> None:
+    n = len(panels)
+    cols = panels[0].get_gridspec().ncols if panels else 1
+    for i, ax in enumerate(panels):
+        if i + cols >= n:
+            ax.set_xlabel(xlabel)
+        if i % cols == 0:
+            ax.set_ylabel(ylabel)
+
+
+def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks=None, title: str = "") -> plt.Figure:
+    """The paper's Figures 1-3: p-value against budget for a few K, one panel per metric (at most 8).
+
+    ``runs`` are one or two ``(dataset, sampler)`` runs, drawn with solid and dashed lines; colour is K (a discrete
+    legend). The p-axis is logarithmic with p = 0.05 marked; p-values below :data:`P_FLOOR` are drawn at the floor.
+    """
+    runs = [tables._as_run(r) for r in runs]
+    chosen = pd.concat([tables.select(results, run, epsilon) for run in runs])
+    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])][:MAX_PANELS]
+    ks = ks or choose_ks(chosen["K"])
+    colours = plt.get_cmap("tab10")
+    with plt.rc_context(STYLE):
+        fig, axes = _panel_grid(len(metrics))
+        for i, (ax, metric) in enumerate(zip(axes, metrics)):
+            for r, run in enumerate(runs):
+                cell = tables.select(chosen, run)
+                cell = cell[cell["metric"] == metric]
+                for c, k in enumerate(ks):
+                    line = cell[cell["K"] == k].sort_values("NK")
+                    if line.empty:
+                        continue
+                    ax.plot(line["NK"], line["p_value"].clip(lower=P_FLOOR), color=colours(c % 10),
+                            ls=LINESTYLES[r % 4], marker=MARKERS[r % 7], ms=3, lw=1.2)
+            ax.axhline(ALPHA, color="crimson", lw=0.9, ls=(0, (4, 2)))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_ylim(P_FLOOR * 0.7, 1.3)
+            ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
+            ax.grid(True, which="major", lw=0.3, alpha=0.5)
+        _label_axes(axes, "budget N×K", "p-value")
+        handles = [Line2D([], [], color=colours(c % 10), lw=2, label=f"K = {k}") for c, k in enumerate(ks)]
+        handles += [Line2D([], [], color="black", ls=LINESTYLES[r % 4], marker=MARKERS[r % 7], ms=3,
+                           label=tables.run_label(*run)) for r, run in enumerate(runs)]
+        handles.append(Line2D([], [], color="crimson", ls=(0, (4, 2)), label=f"p = {ALPHA}"))
+        fig.legend(handles=handles, loc="outside lower center", ncol=_ncol(len(handles)), frameon=False)
+        fig.suptitle(title or f"p-value against budget, ε = {epsilon:g}")
     return fig
 
 
-def p_value_curves(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Figure:
-    """p-value against budget, one line per K, one column per run (dataset:sampler), one row per metric."""
-    data = _labelled(results, epsilon, metrics)
-    grid = sns.relplot(data=data, x="NK", y="p_value", hue="K", hue_norm=LogNorm(), palette="viridis", kind="line",
-                       col="run", row="Metric", height=2.1, aspect=1.35, marker="o", markersize=3,
-                       facet_kws={"margin_titles": True, "sharey": True})
-    for ax in grid.axes.flat:
-        ax.set_xscale("log")
-        ax.axhline(ALPHA, color="crimson", lw=0.8, ls="--")
-    grid.set_axis_labels("budget N×K", "p-value")
-    grid.set_titles(row_template="{row_name}", col_template="{col_name}")
-    grid.figure.suptitle(f"p-value against budget (ε = {epsilon:g}); dashed line: p = {ALPHA}", y=1.01)
-    return grid.figure
-
-
-def p_value_heatmaps(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "jsd")) -> plt.Figure:
-    """Heatmaps of p over (NK, K): one row per metric, one column per run; outlined cells have p < 0.05."""
-    data = _labelled(results, epsilon, metrics)
-    runs = list(dict.fromkeys(data["run"]))
-    chosen = [m for m in METRICS if m in set(data["metric"])]
-    fig, axes = plt.subplots(len(chosen), len(runs), figsize=(3.2 * len(runs) + 1, 2.6 * len(chosen)),
-                             squeeze=False, constrained_layout=True)
-    for r, metric in enumerate(chosen):
-        for c, run in enumerate(runs):
-            ax = axes[r, c]
-            cell = data[(data["metric"] == metric) & (data["run"] == run)]
+def p_value_heatmaps(results: pd.DataFrame, epsilon: float, metric: str = "accuracy", runs=None) -> plt.Figure:
+    """p over (budget, K) for one metric, one panel per run (at most 8); a dot marks cells with p < 0.05."""
+    chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)]
+    runs = [tables._as_run(r) for r in (runs or tables.runs(chosen))][:MAX_PANELS]
+    with plt.rc_context(STYLE):
+        n = len(runs)
+        cols = min(n, 3) if n != 4 else 2
+        rows = int(np.ceil(n / cols))
+        fig, axes = plt.subplots(rows, cols, figsize=(COLUMN_INCHES, 0.8 + 2.6 * rows), squeeze=False,
+                                 constrained_layout=True)
+        for ax in axes.flat[n:]:
+            ax.set_visible(False)
+        image = None
+        for ax, run in zip(axes.flat, runs):
+            cell = tables.select(chosen, run)
             wide = cell.pivot(index="K", columns="NK", values="p_value").sort_index(ascending=False)
-            image = ax.imshow(wide.to_numpy(), cmap="magma", vmin=0, vmax=0.5, aspect="auto")
-            for y, x in zip(*np.nonzero(wide.to_numpy() < ALPHA)):
-                ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="cyan", lw=1.2))
-            ax.set_xticks(range(wide.shape[1]), [f"{v:g}" for v in wide.columns], rotation=90, fontsize=7)
-            ax.set_yticks(range(wide.shape[0]), wide.index, fontsize=7)
-            ax.set_title(f"{run} · {METRIC_LABELS[metric]}", fontsize=9)
-            if c == 0:
-                ax.set_ylabel("K")
-            if r == len(chosen) - 1:
-                ax.set_xlabel("budget N×K")
-    fig.colorbar(image, ax=axes, shrink=0.6, label="p-value (clipped at 0.5)")
+            values = wide.to_numpy(float)
+            image = ax.imshow(np.clip(values, P_FLOOR, 1), cmap="viridis", norm=matplotlib.colors.LogNorm(P_FLOOR, 1),
+                              aspect="auto")
+            ys, xs = np.nonzero(values < ALPHA)
+            ax.scatter(xs, ys, s=14, c="white", edgecolors="black", linewidths=0.6)
+            xt = list(range(wide.shape[1]))
+            step = max(1, int(np.ceil(len(xt) / 5)))
+            ax.set_xticks(xt[::step], [f"{v:,}" for v in wide.columns[::step]], rotation=30, ha="right")
+            yt = list(range(wide.shape[0]))
+            ystep = max(1, int(np.ceil(len(yt) / 8)))
+            ax.set_yticks(yt[::ystep], [str(int(v)) for v in wide.index[::ystep]])
+            ax.set_title(tables.run_label(*run))
+            ax.set_xlabel("budget N×K")
+            ax.set_ylabel("K")
+        if image is not None:
+            fig.colorbar(image, ax=axes, shrink=0.8, label="p-value (log)")
+        fig.suptitle(f"{METRIC_LABELS[metric]}, ε = {epsilon:g}; dots: p < {ALPHA}")
+    return fig
+
+
+def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int,
+                   metrics=("accuracy", "precision", "recall", "f1", "jsd")) -> plt.Figure:
+    """Effect size Δ against K at one budget under each perturbation rule, one panel per metric, beside the paper.
+
+    ``by_rule`` maps a rule (``"dirichlet"``, ``"uniform"``) to its results. Runs are colours, rules line styles;
+    a star marks the paper's Δ at the paper's K (Table 1) for the dataset a run imitates.
+    """
+    first = next(iter(by_rule.values()))
+    runs = tables.runs(first)
+    colours = plt.get_cmap("tab10")
+    metrics = list(metrics)[:MAX_PANELS]
+    with plt.rc_context(STYLE):
+        fig, axes = _panel_grid(len(metrics), 2.0, sharey=False)
+        for i, (ax, metric) in enumerate(zip(axes, metrics)):
+            for r, run in enumerate(runs):
+                for s, (rule, results) in enumerate(by_rule.items()):
+                    cell = tables.select(results, run, epsilon)
+                    cell = cell[(cell["metric"] == metric) & (cell["NK"] == budget)].sort_values("K")
+                    if not cell.empty:
+                        ax.plot(cell["K"], cell["delta"], color=colours(r % 10), ls=LINESTYLES[s % 4], marker="o",
+                                ms=2.5, lw=1.2)
+                paper_name = tables._imitated(first, run[0])
+                if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
+                    k = tables.paper_value(paper_name, run[1], metric, "K")
+                    delta = tables.paper_value(paper_name, run[1], metric, "delta")
+                    if k is not None and delta is not None:
+                        ax.plot([k], [delta], marker="*", ms=10, color=colours(r % 10), mec="black", mew=0.5, ls="")
+            ax.axhline(0, color="grey", lw=0.6)
+            ax.set_xscale("log")
+            ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
+        _label_axes(axes, "K", "Δ")
+        handles = [Line2D([], [], color=colours(r % 10), lw=2, label=tables.run_label(*run))
+                   for r, run in enumerate(runs)]
+        handles += [Line2D([], [], color="black", ls=LINESTYLES[s % 4], label=f"{rule} rule")
+                    for s, rule in enumerate(by_rule)]
+        if np.isclose(epsilon, tables.PAPER_EPSILON):
+            handles.append(Line2D([], [], color="grey", marker="*", ms=9, ls="", mec="black",
+                                  label="paper, Table 1"))
+        fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
+        fig.suptitle(f"Effect size Δ against K at N×K = {budget:,}, ε = {epsilon:g}")
     return fig
 
 
 def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Figure:
-    """Effect size Δ against K (mean over budgets), one panel per metric, one line per run."""
-    data = _labelled(results, epsilon, metrics)
-    mean = data.groupby(["run", "Metric", "K"], observed=True)["delta"].mean().reset_index()
-    grid = sns.relplot(data=mean, x="K", y="delta", hue="run", col="Metric", col_wrap=4, kind="line", marker="o",
-                       height=2.2, aspect=1.2, facet_kws={"sharey": False})
-    for ax in grid.axes.flat:
-        ax.set_xscale("log")
-        ax.axhline(0, color="grey", lw=0.6)
-    grid.set_axis_labels("K (responses per item)", "Δ (mean over budgets)")
-    grid.set_titles("{col_name}")
-    grid.figure.suptitle(f"Effect size Δ against K (ε = {epsilon:g})", y=1.02)
-    return grid.figure
+    """Effect size Δ against K (mean over budgets), one panel per metric (at most 8), one line per run."""
+    chosen = results[np.isclose(results["epsilon"], epsilon)]
+    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])][:MAX_PANELS]
+    runs = tables.runs(chosen)
+    colours = plt.get_cmap("tab10")
+    with plt.rc_context(STYLE):
+        fig, axes = _panel_grid(len(metrics), sharey=False)
+        for i, (ax, metric) in enumerate(zip(axes, metrics)):
+            for r, run in enumerate(runs):
+                cell = tables.select(chosen, run)
+                mean = cell[cell["metric"] == metric].groupby("K")["delta"].mean()
+                ax.plot(mean.index, mean.to_numpy(), color=colours(r % 10), marker=MARKERS[r % 7], ms=3, lw=1.2,
+                        ls=LINESTYLES[r % 4])
+            ax.axhline(0, color="grey", lw=0.6)
+            ax.set_xscale("log")
+            ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
+        _label_axes(axes, "K", "Δ")
+        handles = [Line2D([], [], color=colours(r % 10), marker=MARKERS[r % 7], ls=LINESTYLES[r % 4], ms=3,
+                          label=tables.run_label(*run)) for r, run in enumerate(runs)]
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), frameon=False)
+        fig.suptitle(f"Effect size Δ against K, mean over budgets, ε = {epsilon:g}")
+    return fig
+
+
+def all_metrics_curves(results: pd.DataFrame, epsilon: float, run, ks=None) -> plt.Figure:
+    """Every K of one run: p-value against budget, one panel per metric (for the collapsed "all metrics" part)."""
+    chosen = tables.select(results, run, epsilon)
+    ks = sorted(int(k) for k in set(chosen["K"])) if ks is None else ks
+    cmap = plt.get_cmap("viridis")
+    metrics = [m for m in METRICS if m in set(chosen["metric"])]
+    with plt.rc_context(STYLE):
+        fig, axes = _panel_grid(len(metrics))
+        for i, (ax, metric) in enumerate(zip(axes, metrics)):
+            cell = chosen[chosen["metric"] == metric]
+            for c, k in enumerate(ks):
+                line = cell[cell["K"] == k].sort_values("NK")
+                ax.plot(line["NK"], line["p_value"].clip(lower=P_FLOOR), color=cmap(c / max(1, len(ks) - 1)),
+                        lw=1, marker=".", ms=3)
+            ax.axhline(ALPHA, color="crimson", lw=0.9, ls=(0, (4, 2)))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_ylim(P_FLOOR * 0.7, 1.3)
+            ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
+        _label_axes(axes, "budget N×K", "p-value")
+        handles = [Line2D([], [], color=cmap(c / max(1, len(ks) - 1)), lw=2, label=f"K = {k}")
+                   for c, k in enumerate(ks)]
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 8), frameon=False)
+        fig.suptitle(f"{tables.run_label(*tables._as_run(run))}: every K, ε = {epsilon:g}")
+    return fig
 
 
 def cluster_heatmap(accuracy: pd.DataFrame, members: pd.DataFrame, title: str) -> plt.Figure:
-    """Accuracy (%) per group and system as a heatmap; cells of the first significance cluster are outlined."""
-    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * accuracy.shape[1], 0.9 + 0.42 * accuracy.shape[0]),
-                           constrained_layout=True)
-    image = ax.imshow(accuracy.to_numpy(float), cmap="viridis", vmin=max(0, np.nanmin(accuracy.to_numpy()) - 5),
-                      vmax=100, aspect="auto")
-    for y, group in enumerate(accuracy.index):
-        for x, system in enumerate(accuracy.columns):
-            if bool(members.reindex(index=accuracy.index, columns=accuracy.columns).loc[group, system]):
-                ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="white", lw=1.6))
-    ax.set_xticks(range(accuracy.shape[1]), accuracy.columns, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(accuracy.shape[0]), accuracy.index, fontsize=8)
-    ax.set_title(title, fontsize=10)
-    fig.colorbar(image, ax=ax, label="accuracy (%)")
+    """Accuracy (%) per group and system, with each value written in its cell; first-cluster cells are bold and
+    outlined."""
+    values = accuracy.to_numpy(float)
+    inside = members.reindex(index=accuracy.index, columns=accuracy.columns).fillna(False).to_numpy(bool)
+    with plt.rc_context(STYLE):
+        width = min(COLUMN_INCHES, 2.2 + 0.75 * accuracy.shape[1])
+        fig, ax = plt.subplots(figsize=(width, 1.0 + 0.32 * accuracy.shape[0]), constrained_layout=True)
+        finite = values[np.isfinite(values)]
+        low = max(0, (finite.min() if finite.size else 0) - 5)
+        image = ax.imshow(values, cmap="Blues", vmin=low, vmax=100, aspect="auto")
+        for y in range(values.shape[0]):
+            for x in range(values.shape[1]):
+                if not np.isfinite(values[y, x]):
+                    continue
+                dark = (values[y, x] - low) / max(1e-9, 100 - low) > 0.6
+                ax.text(x, y, f"{values[y, x]:.0f}", ha="center", va="center", fontsize=FONT - 1,
+                        color="white" if dark else "black", fontweight="bold" if inside[y, x] else "normal")
+                if inside[y, x]:
+                    ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="darkorange", lw=1.6))
+        ax.set_xticks(range(accuracy.shape[1]), accuracy.columns, rotation=40, ha="right")
+        ax.set_yticks(range(accuracy.shape[0]), accuracy.index)
+        ax.set_title(title)
+        fig.colorbar(image, ax=ax, label="accuracy (%)", shrink=0.8)
     return fig
+
+
+def show_all_metrics(results: pd.DataFrame, epsilon: float) -> None:
+    """Display :func:`all_metrics_curves` for every run (for a cell whose output is collapsed)."""
+    from IPython.display import display
+
+    for run in tables.runs(results):
+        figure = all_metrics_curves(results, epsilon, run)
+        display(figure)
+        plt.close(figure)

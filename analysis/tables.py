@@ -1,22 +1,134 @@
-"""Tables for the book: the paper's reference values and our regenerated tables set beside them.
+"""Tables for the book: Table 1, run comparisons, and the paper's reference values set beside ours.
 
-The paper's Table 1 (epsilon = 0.3) and its appendix table were typed in once into
+The paper's Table 1 (epsilon = 0.3) and its appendix table (epsilon not stated) were typed in once into
 ``analysis/resources/paper_tables.csv``, one row per (table, dataset, sampler, metric), and are only read here.
+Paper values follow the dataset, not its name: :func:`imitates` says which paper dataset a dataset is or imitates
+(``None`` for any other data, a user's own file included), and only those runs get paper values.
+
+A run is identified by the columns of the results table (``dataset``, ``sampler``, ``perturbation`` and, when the
+chapter added them, ``origin`` and ``imitates``), never by a hand-built label. :class:`Table` renders a frame
+without its pandas index, with human headers, integers as integers and long hashes wrapped.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from importlib.resources import files
 
 import numpy as np
 import pandas as pd
 
-from analysis.grid import table1
-from analysis.metrics import METRIC_LABELS, METRICS
+from analysis.grid import ALPHA
+from analysis.grid import table1 as _grid_table1
+from analysis.grid import table1_wide  # noqa: F401  (re-exported: Table 1 belongs with the tables)
+from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 
-PAPER_DATASETS = {"dices-synthetic": "DICES", "d3code-synthetic": "D3code", "toxicity-synthetic": "Toxicity"}
+PAPER_EPSILON = 0.3
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
+# registry and stand-in names of the paper's three datasets -> the paper's name for them
+_IMITATES = {"dices-synthetic": "DICES", "dices350": "DICES", "d3code-synthetic": "D3code", "d3code": "D3code",
+             "toxicity-synthetic": "Toxicity", "toxicity_kumar2021": "Toxicity"}
+PAPER_DATASET_NAMES = {"DICES": "DICES-350", "D3code": "D3code", "Toxicity": "Toxicity (Kumar et al.)"}
 
+
+def imitates(name: str | None) -> str | None:
+    """The paper dataset (``"DICES"``, ``"D3code"``, ``"Toxicity"``) that a dataset is or imitates, else ``None``.
+
+    Only the registry names of the paper's files and of their stand-ins map to a paper dataset; a dataset cut or
+    derived from one (``dices-synthetic-5raters``) and any user's file map to ``None``.
+    """
+    return _IMITATES.get(str(name)) if name is not None else None
+
+
+def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """The paper's Table 1 rule per (dataset, sampler, epsilon, metric); see :func:`analysis.grid.table1`."""
+    return _grid_table1(results, alpha)
+
+
+# --------------------------------------------------------------------------------------------- run identity
+
+def run_id(dataset: str, sampler: str) -> tuple[str, str]:
+    return (str(dataset), str(sampler))
+
+
+def _as_run(run) -> tuple[str, str]:
+    """A run given as ``(dataset, sampler)`` or, for older callers, as ``"dataset:sampler"``."""
+    if isinstance(run, str):
+        dataset, _, sampler = run.rpartition(":")
+        return dataset, sampler
+    return tuple(run)[:2]
+
+
+def run_label(dataset: str, sampler: str) -> str:
+    """How a run is named on the page: ``dices-synthetic, S1``."""
+    return f"{dataset}, {sampler}"
+
+
+def runs(results: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (dataset, sampler) runs of a results table, in order of appearance."""
+    return list(dict.fromkeys(zip(results["dataset"], results["sampler"])))
+
+
+def select(results: pd.DataFrame, run, epsilon: float | None = None) -> pd.DataFrame:
+    dataset, sampler = _as_run(run)
+    chosen = results[(results["dataset"] == dataset) & (results["sampler"] == sampler)]
+    if epsilon is not None:
+        chosen = chosen[np.isclose(chosen["epsilon"], epsilon)]
+    return chosen
+
+
+def perturbation_of(results: pd.DataFrame) -> str:
+    """The perturbation rule(s) of a results table, as text (``dirichlet`` when the table predates the column)."""
+    if "perturbation" not in results.columns or results["perturbation"].isna().all():
+        return "dirichlet"
+    return ", ".join(dict.fromkeys(results["perturbation"].dropna().astype(str)))
+
+
+# --------------------------------------------------------------------------------------------- rendering
+
+class Table:
+    """A table for the page: no pandas index, escaped cells, ``**bold**`` marks, long tokens wrapped.
+
+    ``caption`` is shown above the table. The plain-text form (what nbval compares) is the frame without index.
+    """
+
+    def __init__(self, frame: pd.DataFrame, caption: str = ""):
+        self.frame = frame.reset_index(drop=True)
+        self.caption = caption
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @staticmethod
+    def _cell(value) -> str:
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return "–"
+        if isinstance(value, (bool, np.bool_)):
+            return "yes" if value else "no"
+        if isinstance(value, (int, np.integer)):
+            return f"{int(value):,}"
+        if isinstance(value, (float, np.floating)):
+            return f"{int(value):,}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.3f}"
+        text = html.escape(str(value))
+        text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+        # long tokens (hashes) get break opportunities so they wrap instead of being cut off
+        return re.sub(r"([0-9a-f]{16})(?=[0-9a-f])", r"\1<wbr>", text)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
+        body = "".join("<tr>" + "".join(f"<td>{self._cell(v)}</td>" for v in row) + "</tr>"
+                       for row in self.frame.itertuples(index=False))
+        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        return (f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    def __repr__(self) -> str:
+        text = self.frame.to_string(index=False) if len(self.frame.columns) else ""
+        return (self.caption + "\n" if self.caption else "") + text
+
+
+# --------------------------------------------------------------------------------------------- paper values
 
 def paper_table(which: str = "table1") -> pd.DataFrame:
     """The paper's values: ``"table1"`` (epsilon 0.3) or ``"appendix"`` (epsilon not stated in the paper)."""
@@ -26,58 +138,228 @@ def paper_table(which: str = "table1") -> pd.DataFrame:
     return table[table["table"] == which].drop(columns="table").astype({"NK": "Int64", "K": "Int64"})
 
 
+def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which: str = "table1"):
+    """One value of the paper's table, or ``None`` where the paper has no such cell (or a dash)."""
+    table = paper_table(which).set_index(["dataset", "sampler", "metric"])
+    key = (paper_dataset, sampler, metric)
+    if key not in table.index:
+        return None
+    value = table.loc[key, stat]
+    return None if pd.isna(value) else value
+
+
 def _fmt(value, stat: str, digits: int = 3) -> str:
-    if pd.isna(value):
+    if value is None or pd.isna(value):
         return "–"
     return str(int(value)) if stat in ("NK", "K") else f"{value:.{digits}f}"
 
 
-def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "table1") -> pd.DataFrame:
-    """Our Table 1 at ``epsilon`` beside the paper's: each cell reads ``ours (paper)``.
+def _imitated(results: pd.DataFrame, dataset: str) -> str | None:
+    if "imitates" in results.columns:
+        values = results.loc[results["dataset"] == dataset, "imitates"].dropna()
+        return str(values.iloc[0]) if len(values) else None
+    return imitates(dataset)
 
-    Runs on a dataset that is not one of the paper's (or its stand-in) show ``ours`` alone.
+
+def has_paper_values(results: pd.DataFrame | None, which: str = "table1") -> bool:
+    """Whether any run of the table is one of the paper's datasets (or its stand-in) with paper values."""
+    if results is None or not len(results):
+        return False
+    paper = paper_table(which)
+    return any(((paper["dataset"] == _imitated(results, d)) & (paper["sampler"] == s)).any()
+               for d, s in runs(results))
+
+
+def epsilon_label(epsilon: float, which: str = "table1") -> str:
+    """How a comparison labels the two epsilons: equal, different, or unknown (the appendix)."""
+    if which == "appendix":
+        return f"ours at ε = {epsilon:g}; the paper's appendix table does not state its ε"
+    if np.isclose(epsilon, PAPER_EPSILON):
+        return f"ours and the paper's both at ε = {epsilon:g}"
+    return f"ours at ε = {epsilon:g}, the paper's at ε = {PAPER_EPSILON:g}: different perturbations"
+
+
+def paper_note(results: pd.DataFrame | None, epsilon: float, which: str = "table1") -> str:
+    """One sentence for the page saying what a Table-1 comparison shows (and never announcing absent values)."""
+    if not has_paper_values(results, which):
+        return ("None of these runs is one of the paper's datasets or its stand-in, so the table shows our values "
+                "only.")
+    name = "Table 1" if which == "table1" else "the appendix table"
+    return (f"Each cell reads *ours (paper)*: the paper's value is from {name} {{cite}}`pandita2026`, for the "
+            f"dataset each run is or imitates; {epsilon_label(epsilon, which)}.")
+
+
+def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "table1") -> Table:
+    """Our Table 1 at ``epsilon`` beside the paper's: one row per (run, statistic); cells read ``ours (paper)``.
+
+    Runs on a dataset that is not one of the paper's (nor its stand-in) show ``ours`` alone.
     """
-    ours = table1(results[results["epsilon"] == epsilon])
+    ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
-    rows = {}
+    rows = []
     for (dataset, sampler), group in ours.groupby(["dataset", "sampler"], sort=False):
         by_metric = group.set_index("metric")
-        paper_name = PAPER_DATASETS.get(dataset)
+        paper_name = _imitated(results, dataset)
         for stat, label in STATS:
-            row = {}
+            row = {"run": run_label(dataset, sampler), "statistic": label}
             for metric in METRICS:
                 if metric not in by_metric.index:
                     continue
                 cell = _fmt(by_metric.loc[metric, stat], stat)
                 key = (paper_name, sampler, metric)
-                if key in paper.index:
+                if paper_name is not None and key in paper.index:
                     cell += f" ({_fmt(paper.loc[key, stat], stat)})"
                 row[METRIC_LABELS[metric]] = cell
-            rows[(f"{dataset}:{sampler}", label)] = row
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index = pd.MultiIndex.from_tuples(table.index, names=["run", "stat"])
-    return table
+            rows.append(row)
+    if has_paper_values(results, which):
+        caption = f"ours (paper); {epsilon_label(epsilon, which)}; – : no budget of the grid reaches p < 0.05"
+    else:
+        caption = f"ours at ε = {epsilon:g}; – : no budget of the grid reaches p < 0.05"
+    return Table(pd.DataFrame(rows), caption)
 
 
-def p_value_table(results: pd.DataFrame, epsilon: float, metric: str) -> pd.DataFrame:
+def p_value_table(results: pd.DataFrame, epsilon: float, metric: str) -> Table:
     """p-values of one metric at one epsilon: rows the runs and K, columns the budgets."""
-    chosen = results[(results["epsilon"] == epsilon) & (results["metric"] == metric)].copy()
-    chosen["run"] = chosen["dataset"] + ":" + chosen["sampler"]
-    wide = chosen.pivot_table(index=["run", "K"], columns="NK", values="p_value", sort=False)
-    return wide.round(3)
+    chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)].copy()
+    chosen["run"] = [run_label(d, s) for d, s in zip(chosen["dataset"], chosen["sampler"])]
+    wide = chosen.pivot_table(index=["run", "K"], columns="NK", values="p_value", sort=False).round(3)
+    wide.columns = [f"NK = {c}" for c in wide.columns]
+    return Table(wide.reset_index())
 
 
-def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "jsd")) -> pd.DataFrame:
+def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "jsd")) -> Table:
     """The K with the smallest p-value at each budget (smallest K on ties): rows (run, metric), columns NK.
 
     A budget at which no K reaches p < 0.05 is marked with a trailing ``*``.
     """
-    chosen = results[(results["epsilon"] == epsilon) & (results["metric"].isin(metrics))].copy()
-    chosen["run"] = chosen["dataset"] + ":" + chosen["sampler"]
-    best = chosen.sort_values(["p_value", "K"]).groupby(["run", "metric", "NK"], sort=False).first().reset_index()
-    best["cell"] = best["K"].astype(str) + np.where(best["p_value"] < 0.05, "", "*")
-    best["metric"] = best["metric"].map(METRIC_LABELS)
-    wide = best.pivot(index=["run", "metric"], columns="NK", values="cell")
-    runs = list(dict.fromkeys(chosen["run"]))
-    order = [METRIC_LABELS[m] for m in METRICS if m in metrics]
-    return wide.reindex(pd.MultiIndex.from_product([runs, order], names=["run", "metric"]))
+    chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"].isin(metrics))].copy()
+    best = chosen.sort_values(["p_value", "K"]).groupby(["dataset", "sampler", "metric", "NK"], sort=False).first()
+    best = best.reset_index()
+    best["cell"] = best["K"].astype(int).astype(str) + np.where(best["p_value"] < ALPHA, "", "*")
+    wide = best.pivot(index=["dataset", "sampler", "metric"], columns="NK", values="cell")
+    order = [(d, s, m) for d, s in runs(chosen) for m in METRICS if m in metrics]
+    wide = wide.reindex(pd.MultiIndex.from_tuples(order, names=["dataset", "sampler", "metric"]))
+    wide.columns = [f"NK = {c}" for c in wide.columns]
+    wide = wide.reset_index()
+    wide.insert(0, "run", [run_label(d, s) for d, s in zip(wide.pop("dataset"), wide.pop("sampler"))])
+    wide["metric"] = wide["metric"].map(METRIC_LABELS)
+    return Table(wide, "best K at each budget; * : no K reaches p < 0.05 at that budget")
+
+
+# --------------------------------------------------------------------------------------------- run comparisons
+
+def _p_values(results: pd.DataFrame, run, epsilon: float) -> pd.Series:
+    return select(results, run, epsilon).set_index(["NK", "K", "metric"])["p_value"]
+
+
+def compare_runs(results: pd.DataFrame, first, second, epsilon: float) -> dict:
+    """Cell-by-cell comparison of two runs (``(dataset, sampler)``) at one epsilon.
+
+    Returns the number of shared (NK, K, metric) cells, the number where the p-values differ, the share of those
+    where ``first`` has the higher p-value (0.5 when none differ), the median p-value difference, and how many
+    cells each run finds significant.
+    """
+    a, b = _p_values(results, first, epsilon), _p_values(results, second, epsilon)
+    shared = a.index.intersection(b.index)
+    if len(shared) == 0:
+        from analysis.errors import ParameterError
+        raise ParameterError(f"runs {first!r} and {second!r} share no cell at epsilon {epsilon}")
+    a, b = a.loc[shared], b.loc[shared]
+    differ = a != b
+    return {"cells": int(len(shared)), "differing": int(differ.sum()),
+            "share_higher": float((a[differ] > b[differ]).mean()) if differ.any() else 0.5,
+            "median_difference": float(np.median(a - b)),
+            "significant_first": int((a < ALPHA).sum()),
+            "significant_second": int((b < ALPHA).sum())}
+
+
+def comparison_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
+    """One row per sampler comparison: how often the modelled run's p-value is the higher one, cell by cell."""
+    rows = []
+    for modelled, independent in comparisons:
+        stats = compare_runs(results, modelled, independent, epsilon)
+        rows.append({"dataset": _as_run(modelled)[0], "samplers": f"{_as_run(modelled)[1]} vs {_as_run(independent)[1]}",
+                     "cells": stats["cells"], "cells that differ": stats["differing"],
+                     "modelled sampler higher (share of differing cells)": round(stats["share_higher"], 3),
+                     "median p difference": round(stats["median_difference"], 3),
+                     "significant cells, modelled": stats["significant_first"],
+                     "significant cells, S2": stats["significant_second"]})
+    frame = pd.DataFrame(rows)
+    return Table(frame, f"ε = {epsilon:g}; cells are (budget, K, metric) points of the grid")
+
+
+def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd.DataFrame:
+    """Per metric, the smallest significant budget and its best K under two runs, and the budget ratio.
+
+    Columns: ``metric``, ``NK_first``, ``NK_second``, ``K_first``, ``K_second``, ``ratio`` (first / second; missing
+    unless both runs reach significance). Metrics follow the registry's order.
+    """
+    summary = table1(pd.concat([select(results, first, epsilon), select(results, second, epsilon)]))
+    out = []
+    for metric in METRICS:
+        rows = [summary[(summary["dataset"] == d) & (summary["sampler"] == s) & (summary["metric"] == metric)]
+                for d, s in (_as_run(first), _as_run(second))]
+        if any(r.empty for r in rows):
+            continue
+        f, s = rows[0].iloc[0], rows[1].iloc[0]
+        out.append({"metric": metric, "NK_first": f["NK"], "NK_second": s["NK"], "K_first": f["K"],
+                    "K_second": s["K"]})
+    table = pd.DataFrame(out, columns=["metric", "NK_first", "NK_second", "K_first", "K_second"])
+    for col in ("NK_first", "NK_second", "K_first", "K_second"):
+        table[col] = table[col].astype("Float64")
+    table["ratio"] = table["NK_first"] / table["NK_second"]
+    return table
+
+
+def budget_ratios(results: pd.DataFrame, first, second, epsilon: float) -> Table:
+    """Per metric, the smallest significant budget of two runs and their ratio (``first / second``), for the page."""
+    table = smallest_budgets(results, first, second, epsilon)
+    f, s = run_label(*_as_run(first)), run_label(*_as_run(second))
+    page = pd.DataFrame({"metric": table["metric"].map(METRIC_LABELS),
+                         f"smallest NK, {f}": table["NK_first"].astype("Int64"),
+                         f"smallest NK, {s}": table["NK_second"].astype("Int64"),
+                         "ratio": table["ratio"].astype(float).round(2)})
+    return Table(page, "– : no budget of the grid reaches p < 0.05")
+
+
+def null_spread_ratio(results: pd.DataFrame, first, second, epsilon: float) -> pd.Series:
+    """Per metric, the median over shared cells of the null standard deviation of ``first`` over ``second``."""
+    a = select(results, first, epsilon).set_index(["metric", "NK", "K"])["null_sd"]
+    b = select(results, second, epsilon).set_index(["metric", "NK", "K"])["null_sd"]
+    shared = a.index.intersection(b.index)
+    ratio = (a.loc[shared] / b.loc[shared]).replace([np.inf, -np.inf], np.nan).groupby(level="metric").median()
+    return ratio.reindex([m for m in METRICS if m in ratio.index]).rename("null sd ratio")
+
+
+def curve_spread(results: pd.DataFrame, run, epsilon: float) -> float:
+    """Median over (metric, budget) of the range of p-values across K: how far apart a run's K curves lie."""
+    chosen = select(results, run, epsilon)
+    ranges = chosen.groupby(["metric", "NK"])["p_value"].agg(lambda p: p.max() - p.min())
+    return float(ranges.median()) if len(ranges) else float("nan")
+
+
+def family_medians(results: pd.DataFrame, epsilon: float) -> dict:
+    """Median best K and median smallest budget of the vote and the distribution metrics (Table 1 rule).
+
+    Only (run, metric) pairs that reach significance count; a family with none gets ``None``.
+    """
+    summary = table1(results[np.isclose(results["epsilon"], epsilon)]).dropna(subset=["NK"])
+    out = {}
+    for family, members in (("vote", VOTE_METRICS), ("distribution", DISTRIBUTION_METRICS)):
+        chosen = summary[summary["metric"].isin(members)]
+        out[family] = {"n": int(len(chosen)),
+                       "K": float(chosen["K"].astype(float).median()) if len(chosen) else None,
+                       "NK": float(chosen["NK"].astype(float).median()) if len(chosen) else None}
+    out["pairs"] = int(len(table1(results[np.isclose(results["epsilon"], epsilon)])))
+    return out
+
+
+def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure: str) -> str:
+    """A caption's first sentence: "Regenerates the paper's Figure N" only when the runs are that figure's data."""
+    runs = [_as_run(r) for r in runs]
+    names = " against ".join(run_label(*r) for r in runs)
+    if all(_imitated(results, d) == paper_dataset for d, _ in runs):
+        return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026` on {names}: p-value against budget "
+                "for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.")
+    return (f"p-value against budget for a few K on {names}, one panel per metric; log p-axis, dashed line p = 0.05 "
+            f"(the paper's {paper_figure} shows {PAPER_DATASET_NAMES[paper_dataset]}, which these data are not).")
