@@ -225,6 +225,15 @@ def _datasets(args) -> None:
             raise AnalysisError("give one dataset name or --all")
         chosen = [n for n, e in datasets.ENTRIES.items() if not any(f.local_only for f in e.files)] \
             if args.all else [args.name]
+        if not args.all:
+            datasets.entry(args.name)  # an unknown name is one error line
+            try:
+                print(f"{args.name}: {datasets.fetch(args.name)}")
+            except AnalysisError:
+                raise
+            except Exception as err:  # a download can fail in many ways: one line, and no folder left behind
+                raise AnalysisError(f"{args.name} not fetched: {err}") from None
+            return
         failed = []
         for name in chosen:
             try:

@@ -1,0 +1,240 @@
+"""Every bad input a user reported, and what it gets: one `error:` line naming the flag or the file, exit code 2,
+no partial output and no traceback. The table below is the record of that behaviour; keep it in step."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import datasets
+from analysis import testsuite as ts
+from analysis.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+BINARY = bytes(range(256)) * 8
+RUN = ["run", "--sampler", "S2", "--budgets", "100", "--ks", "2", "--epsilons", "0.3", "--n-samples", "20",
+       "--quiet", "--no-cache"]
+
+
+def ratings(labels) -> pd.DataFrame:
+    """Ten items rated by three raters each, with labels drawn in turn from ``labels``."""
+    rows = [(i, r) for i in range(10) for r in range(3)]
+    return pd.DataFrame({"item": [i for i, _ in rows], "rater": [r for _, r in rows],
+                         "label": [labels[n % len(labels)] for n in range(len(rows))]})
+
+
+def make_files(folder: Path) -> None:
+    """The inputs of the table, written into ``folder``."""
+    (folder / "binary.csv").write_bytes(BINARY)
+    (folder / "binary.json").write_bytes(BINARY)
+    (folder / "binary.jsonl").write_bytes(BINARY)
+    pd.DataFrame({"dataset": ["d"], "sampler": ["S2"], "epsilon": [0.3], "NK": [100], "K": [2], "metric": ["mae"],
+                  "p_value": ["oops"], "delta": [0.1]}).to_csv(folder / "text_p.csv", index=False)
+    (folder / "results_header.csv").write_text("dataset,sampler,epsilon,NK,K,metric,p_value,delta\n")
+    (folder / "outputs_header.csv").write_text("item_id,system,output\n")
+    (folder / "judgements_header.csv").write_text("item_id,system,category,phenomenon,judgement,decided_by,output\n")
+    pd.DataFrame({"item_id": ["1", "2"], "system": ["A", "A"], "category": ["C", "C"], "phenomenon": ["P", "P"],
+                  "judgement": ["pass", "maybe"]}).to_csv(folder / "judgements_odd.csv", index=False)
+    ratings(["1", "two", "@@", "3.5"]).to_csv(folder / "garbage.csv", index=False)
+    ratings([str(v) for v in range(1, 11)] + ["?"]).to_csv(folder / "stray.csv", index=False)
+    ratings([1, 2, 3]).to_csv(folder / "good.csv", index=False)
+    pd.concat([ratings([1, 2]), ratings([2, 1]).head(1)]).to_csv(folder / "dup.csv", index=False)
+
+
+# (name, arguments, what stderr must contain); every case exits 2 with one line and writes nothing
+BAD_INPUTS = [
+    ("table1 on a binary file", ["table1", "binary.csv"], "binary.csv"),
+    ("table1 with text in p_value", ["table1", "text_p.csv"], "p_value holds 'oops'"),
+    ("table1 on a header-only file", ["table1", "results_header.csv"], "no result row"),
+    ("table1 on a missing file", ["table1", "missing.csv"], "cannot read missing.csv"),
+    ("table1 --alpha 5", ["table1", "text_p.csv", "--alpha", "5"], "--alpha"),
+    ("table1 --alpha 0", ["table1", "text_p.csv", "--alpha", "0"], "(0, 1)"),
+    ("table1 --alpha text", ["table1", "text_p.csv", "--alpha", "x"], "--alpha"),
+    ("judge --rules binary", ["testsuite", "judge", "--rules", "binary.json", "--outputs", "OUTPUTS", "--out",
+                              "out.csv"], "binary.json"),
+    ("judge --outputs binary CSV", ["testsuite", "judge", "--rules", "RULES", "--outputs", "binary.csv", "--out",
+                                    "out.csv"], "binary.csv"),
+    ("judge --outputs binary JSON lines", ["testsuite", "judge", "--rules", "RULES", "--outputs", "binary.jsonl",
+                                           "--out", "out.csv"], "binary.jsonl"),
+    ("judge on a header-only outputs file", ["testsuite", "judge", "--rules", "RULES", "--outputs",
+                                             "outputs_header.csv", "--out", "out.csv"], "has no output"),
+    ("report on a binary file", ["testsuite", "report", "binary.csv"], "binary.csv"),
+    ("report with unknown judgements", ["testsuite", "report", "judgements_odd.csv"], "unknown judgement value(s) ['maybe']"),
+    ("report on a header-only file", ["testsuite", "report", "judgements_header.csv"], "no judgement"),
+    ("report on the rules file", ["testsuite", "report", "RULES"], "cannot read"),
+    ("run with labels 1, two, @@, 3.5", [*RUN, "--data", "garbage.csv", "--out", "out.csv"], "--labels"),
+    ("run with a 1-10 scale and a stray ?", [*RUN, "--data", "stray.csv", "--out", "out.csv"], "mixes numbers"),
+    ("run --labels missing a label", [*RUN, "--data", "good.csv", "--labels", "1,2", "--out", "out.csv"],
+     "not in the label order [1, 2] given with --labels"),
+    ("run with repeated pairs", [*RUN, "--data", "dup.csv", "--out", "out.csv"], "--duplicates first"),
+    ("run with a wrong label column", [*RUN, "--data", "good.csv", "--label", "score", "--out", "out.csv"],
+     "--label"),
+    ("run --n-samples 1", [*RUN, "--data", "good.csv", "--n-samples", "1", "--out", "out.csv"], "--n-samples"),
+    ("run --jobs 0", [*RUN, "--data", "good.csv", "--jobs", "0", "--out", "out.csv"], "--jobs"),
+    ("run --epsilons 2", [*RUN, "--data", "good.csv", "--epsilons", "2", "--out", "out.csv"], "--epsilons"),
+    ("run --ks 0", [*RUN, "--data", "good.csv", "--ks", "0", "--out", "out.csv"], "--ks"),
+    ("run --budgets a,b", [*RUN, "--data", "good.csv", "--budgets", "a,b", "--out", "out.csv"], "--budgets"),
+    ("run --sampler S3 on a sparse table", [*RUN, "--data", "good.csv", "--sampler", "S3", "--out", "out.csv"],
+     "S3"),
+    ("datasets info of an unknown name", ["datasets", "info", "nope"], "nope"),
+    ("datasets fetch with no name", ["datasets", "fetch"], "give one dataset name or --all"),
+    ("datasets fetch of an unknown name", ["datasets", "fetch", "nope"], "unknown dataset"),
+]
+
+
+def call(args, capsys) -> tuple[int, str, str]:
+    try:
+        code = main(args)
+    except SystemExit as done:  # argparse's own errors
+        code = done.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("name, args, message", BAD_INPUTS, ids=[case[0] for case in BAD_INPUTS])
+def test_bad_input_gets_one_error_line_and_exit_2(name, args, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    rules, outputs = ts.demo_paths()
+    args = [str(rules) if a == "RULES" else str(outputs) if a == "OUTPUTS" else a for a in args]
+    before = set(os.listdir(tmp_path))
+    code, out, err = call(args, capsys)
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and message in lines[0], err
+    assert "Traceback" not in err and out == ""
+    assert set(os.listdir(tmp_path)) == before  # no partial output
+
+
+def test_no_traceback_from_a_real_process(tmp_path):
+    """The same in a fresh interpreter, for two of the cases above."""
+    make_files(tmp_path)
+    for args in (["table1", "binary.csv"], ["testsuite", "report", "judgements_odd.csv"]):
+        done = subprocess.run([sys.executable, "-m", "analysis", *args], cwd=tmp_path, capture_output=True,
+                              text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_explicit_labels_accept_mixed_values_and_numbers_sort_numerically(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    code, _, err = call([*RUN, "--data", "stray.csv", "--labels", "1,2,3,4,5,6,7,8,9,10,?", "--out", "r.csv"], capsys)
+    assert code == 0, err
+    provenance = json.loads((tmp_path / "r.csv.json").read_text())
+    assert provenance["dataset"] == "stray"
+    ds = datasets.load(tmp_path / "stray.csv", label_order=[*range(1, 11), "?"])
+    assert ds.label_names[:3] == (1, 2, 3) and ds.n_labels == 11
+    from analysis.data import from_table
+
+    assert from_table(ratings([str(v) for v in range(1, 11)])).label_names == tuple(range(1, 11))
+
+
+def test_repeated_grid_values_are_removed_with_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    code, _, err = call(["run", "--sampler", "S2", "--data", "good.csv", "--budgets", "100,100", "--ks", "2,2",
+                         "--epsilons", "0.3,0.3", "--metrics", "mae", "--n-samples", "20", "--quiet", "--no-cache",
+                         "--out", "r.csv"], capsys)
+    assert code == 0, err
+    assert len(pd.read_csv(tmp_path / "r.csv")) == 1
+    notes = [line for line in err.splitlines() if line.startswith("note: repeated")]
+    assert len(notes) == 3 and "--budgets" in notes[0] and "--ks" in notes[1] and "--epsilons" in notes[2]
+
+
+def test_k_above_the_largest_rater_pool_gets_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    code, _, err = call([*RUN, "--data", "good.csv", "--ks", "2,5", "--out", "r.csv"], capsys)
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "drawn with replacement" in line]
+    assert len(notes) == 1 and "K 5 " in notes[0] and "(3)" in notes[0]
+
+
+def test_outputs_and_cache_files_get_the_usual_mode(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    old = os.umask(0o022)
+    try:
+        code, _, err = call([*RUN[:-1], "--data", "good.csv", "--cache-dir", "cache", "--out", "r.csv"], capsys)
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    files = [tmp_path / "r.csv", tmp_path / "r.csv.json", *(tmp_path / "cache").glob("*.json")]
+    assert len(files) > 2
+    assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o644}
+
+
+def test_help_names_every_command():
+    text = subprocess.run([sys.executable, "-m", "analysis", "--help"], capture_output=True, text=True,
+                          cwd=ROOT).stdout
+    for command in ("run", "table1", "datasets", "testsuite"):
+        assert f"  {command} " in text
+
+
+def test_datasets_info_works_before_a_download(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    code, out, err = call(["datasets", "info", "lewidi25_csc"], capsys)
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["in_cache"] is False and "datasets fetch lewidi25_csc" in info["to_download"]
+    assert len(info["files"]) == 3 and info["counts"]["items"] == 1408 and info["licence"]
+    code, out, _ = call(["datasets", "info", "wmt_dfki_testsuite_outputs"], capsys)
+    info = json.loads(out)
+    assert code == 0 and "WMT" in info["licence"] and info["counts"]["wmt23.de-en systems"] == 13
+    assert {f["role"] for f in info["files"] if "role" in f} == {"upstream", "derived"}
+    assert list(tmp_path.iterdir()) == []  # info never downloads
+
+
+def test_a_failed_fetch_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    import pooch
+
+    def offline(*args, **kwargs):
+        Path(kwargs["path"]).mkdir(parents=True, exist_ok=True)  # as pooch does before it downloads
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(pooch, "retrieve", offline)
+    code, _, err = call(["datasets", "fetch", "truthinfer_duck"], capsys)
+    assert code == 2 and "truthinfer_duck not fetched: network is unreachable" in err and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_piped_into_head_is_quiet(tmp_path):
+    rules, outputs = ts.demo_paths()
+    judgements = tmp_path / "j.csv"
+    assert main(["testsuite", "judge", "--rules", str(rules), "--outputs", str(outputs), "--out", str(judgements)]) == 0
+    python = f"{sys.executable} -m analysis"
+    # `true` exits without reading, so every write meets a closed pipe (as with `head` on a long output)
+    for command in (f"{python} datasets list", f"{python} testsuite report {judgements}",
+                    f"{python} datasets info wmt_dfki_testsuite_outputs"):
+        done = subprocess.run(["bash", "-c", f"{command} | true; {command} | head -1"], capture_output=True,
+                              text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.stderr == "", done.stderr
+
+
+def test_ctrl_c_stops_at_once_and_says_what_was_cached(tmp_path):
+    cmd = [sys.executable, "-m", "analysis", "run", "--data", "dices-synthetic", "--sampler", "S2", "--budgets",
+           "5000,10000,20000", "--ks", "1,5,10,20,50", "--epsilons", "0.1,0.2,0.3", "--n-samples", "1000",
+           "--jobs", "2", "--quiet", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "r.csv")]
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((tmp_path / "cache").glob("*.json"))) < 2:
+        time.sleep(0.1)
+    sent = time.time()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    took = time.time() - sent
+    assert process.returncode == 130, err
+    assert took < 2, f"took {took:.1f} s to stop"
+    assert "Traceback" not in err and "interrupted" in err
+    cached = len(list((tmp_path / "cache").glob("*.json")))
+    assert f"{cached} of 45 cells are cached" in err
+    assert not (tmp_path / "r.csv").exists()
