@@ -369,3 +369,9 @@ def data_note(data: list[AnnotationDataset]) -> str:
     notes.append("The perturbation rule, the null and the metric definitions also move numbers; "
                  "{doc}`../book/differences` lists each with its direction and, where measured, its size.")
     return " ".join(notes)
+
+
+def nearest(values, target: int) -> int:
+    """The value of a grid closest to ``target`` (on a log scale; the smaller one on ties)."""
+    values = sorted(values)
+    return min(values, key=lambda v: (abs(np.log(v) - np.log(target)), v))

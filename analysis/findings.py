@@ -55,6 +55,10 @@ class Finding:
                 f"**Question.** {self.question}\n\n**The paper** {CITE}. {self.paper}\n\n"
                 f"**This book.** {self.ours}\n\n**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
 
+    def verdict_phrase(self) -> str:
+        """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …"."""
+        return "cannot be checked against the paper" if self.verdict == UNCHECKED else f"{self.verdict} with the paper"
+
     def verdict_sentence(self) -> str:
         if self.verdict == UNCHECKED:
             return "cannot check this claim: see above for what is missing."
@@ -66,7 +70,7 @@ class Finding:
         from myst_nb import glue
 
         glue(key, Markdown(self.markdown(title)), display=False)
-        glue(f"{key}_verdict", Markdown(self.verdict), display=False)
+        glue(f"{key}_verdict", Markdown(self.verdict_phrase()), display=False)
         glue(f"{key}_ours", Markdown(self.ours), display=False)
 
     def _repr_markdown_(self) -> str:
@@ -321,3 +325,60 @@ def few_raters_split_curves(results: pd.DataFrame | None, full_run, cut_run, eps
             f"{full:.3f} with all raters and {cut:.3f} with {n_raters}: the curves of the cut pool lie "
             f"{'further apart' if cut > full else 'no further apart'}.")
     return Finding(QUESTIONS["rq4"], paper, ours, verdict, {"full": full, "cut": cut})
+
+
+def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
+    """Where our Table 1 departs from the paper's by ``factor`` or more, as Markdown ("" when there are no paper
+    values to depart from). It names the departures and says which causes are known and which are not."""
+    if results is None or not len(results) or not tables.has_paper_values(results):
+        return ""
+    if not np.isclose(epsilon, tables.PAPER_EPSILON):
+        return (f"At ε = {epsilon:g} the paper's Table 1 (ε = {tables.PAPER_EPSILON:g}) is not comparable cell by cell, "
+                "so departures from it are not counted.")
+    found = tables.departures(results, epsilon, factor)
+    summary = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
+    total = sum(tables.paper_value_exists(tables._imitated(results, d), s, m)
+                for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
+                if tables._imitated(results, d) is not None)
+    if found.empty:
+        return (f"None of the {total} (run, metric) pairs with a paper value departs from it by a factor of "
+                f"{factor:g} or more in budget or best K.")
+    parts = []
+    for (dataset, sampler), group in found.groupby(["dataset", "sampler"], sort=False):
+        parts.append(f"{tables.run_label(dataset, sampler)}: {len(group)} metrics, e.g. "
+                     f"{METRIC_LABELS[group['metric'].iloc[0]]} ({group['how'].iloc[0]})")
+    return (f"{len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a factor of "
+            f"{factor:g} or more in budget or best K, or reach significance on one side only (the regenerated Table 1 "
+            "shows each): " + "; ".join(parts) +
+            ". Known causes that move these numbers are the stand-ins (their rater and item effects are tuned to "
+            "the published designs, not fitted to the ratings), the perturbation rule and the permutation null "
+            "({doc}`../book/differences`); how much each contributes to a given departure is not known.")
+
+
+def rule_effects(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int) -> dict[str, float]:
+    """Per perturbation rule, the median over runs and vote metrics of Δ at the largest K over Δ at the smallest K
+    (at one budget): above 1, a large K helps the vote metrics; below 1, their effect fades with K."""
+    out = {}
+    for rule, results in by_rule.items():
+        chosen = results[np.isclose(results["epsilon"], epsilon) & (results["NK"] == budget)
+                         & results["metric"].isin(VOTE_METRICS)]
+        ratios = []
+        for _, group in chosen.groupby(["dataset", "sampler", "metric"]):
+            group = group.sort_values("K")
+            first, last = group["delta"].iloc[0], group["delta"].iloc[-1]
+            if len(group) > 1 and first > 0:
+                ratios.append(last / first)
+        out[rule] = float(np.median(ratios)) if ratios else float("nan")
+    return out
+
+
+def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int) -> str:
+    """One sentence measuring :func:`rule_effects` for the page."""
+    effects = rule_effects(by_rule, epsilon, budget)
+    first = next(iter(by_rule.values()))
+    ks = sorted(set(first.loc[first["NK"] == budget, "K"]))
+    if len(ks) < 2 or any(np.isnan(v) for v in effects.values()):
+        return "The grid has too few K at this budget to measure how Δ changes with K."
+    parts = [f"{ratio:.2f} times under the {rule} rule" for rule, ratio in effects.items()]
+    return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + " and ".join(parts) +
+            f" its value at K = {ks[0]} (median over runs and vote metrics).")

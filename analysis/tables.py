@@ -29,7 +29,8 @@ STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
 # registry and stand-in names of the paper's three datasets -> the paper's name for them
 _IMITATES = {"dices-synthetic": "DICES", "dices350": "DICES", "d3code-synthetic": "D3code", "d3code": "D3code",
              "toxicity-synthetic": "Toxicity", "toxicity_kumar2021": "Toxicity"}
-PAPER_DATASET_NAMES = {"DICES": "DICES-350", "D3code": "D3code", "Toxicity": "Toxicity (Kumar et al.)"}
+PAPER_DATASET_NAMES = {"DICES": "DICES-350", "D3code": "D3code", "Toxicity": "Toxicity (Kumar et al.)",
+                       "DICES-5": "DICES-350 cut to 5 raters"}
 
 
 def imitates(name: str | None) -> str | None:
@@ -93,9 +94,10 @@ class Table:
     ``caption`` is shown above the table. The plain-text form (what nbval compares) is the frame without index.
     """
 
-    def __init__(self, frame: pd.DataFrame, caption: str = ""):
+    def __init__(self, frame: pd.DataFrame, caption: str = "", empty: str = "There is nothing to compare here."):
         self.frame = frame.reset_index(drop=True)
         self.caption = caption
+        self.empty = empty
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -116,6 +118,8 @@ class Table:
         return re.sub(r"([0-9a-f]{16})(?=[0-9a-f])", r"\1<wbr>", text)
 
     def _repr_html_(self) -> str:
+        if self.frame.empty:
+            return f"<p>{html.escape(self.empty)}</p>"
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
         body = "".join("<tr>" + "".join(f"<td>{self._cell(v)}</td>" for v in row) + "</tr>"
                        for row in self.frame.itertuples(index=False))
@@ -124,7 +128,9 @@ class Table:
                 f"<tbody>{body}</tbody></table>")
 
     def __repr__(self) -> str:
-        text = self.frame.to_string(index=False) if len(self.frame.columns) else ""
+        if self.frame.empty:
+            return self.empty
+        text = self.frame.to_string(index=False)
         return (self.caption + "\n" if self.caption else "") + text
 
 
@@ -211,10 +217,11 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                     cell += f" ({_fmt(paper.loc[key, stat], stat)})"
                 row[METRIC_LABELS[metric]] = cell
             rows.append(row)
+    rule = f"B perturbed by the {perturbation_of(results)} rule"
     if has_paper_values(results, which):
-        caption = f"ours (paper); {epsilon_label(epsilon, which)}; – : no budget of the grid reaches p < 0.05"
+        caption = f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05"
     else:
-        caption = f"ours at ε = {epsilon:g}; – : no budget of the grid reaches p < 0.05"
+        caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
     return Table(pd.DataFrame(rows), caption)
 
 
@@ -331,6 +338,27 @@ def null_spread_ratio(results: pd.DataFrame, first, second, epsilon: float) -> p
     return ratio.reindex([m for m in METRICS if m in ratio.index]).rename("null sd ratio")
 
 
+def nothing(text: str) -> Table:
+    """A table with no rows, shown as the sentence ``text`` (never as an empty table)."""
+    return Table(pd.DataFrame(), empty=text)
+
+
+def spread_table(results: pd.DataFrame, first, second, epsilon: float) -> Table:
+    """Per metric, the median ratio of null standard deviations (``first`` over ``second``), for the page."""
+    ratio = null_spread_ratio(results, first, second, epsilon)
+    frame = pd.DataFrame({"metric": [METRIC_LABELS[m] for m in ratio.index],
+                          f"null sd, {_as_run(first)[1]} / {_as_run(second)[1]} (median over cells)":
+                              ratio.round(3).to_numpy()})
+    return Table(frame, f"ε = {epsilon:g}; above 1: the null is wider under {_as_run(first)[1]}")
+
+
+def spread_by_run(results: pd.DataFrame, epsilon: float) -> Table:
+    """Per run, how far apart its K curves lie (:func:`curve_spread`)."""
+    frame = pd.DataFrame([{"run": run_label(*run), "p-value range across K (median over metrics and budgets)":
+                           round(curve_spread(results, run, epsilon), 3)} for run in runs(results)])
+    return Table(frame, f"ε = {epsilon:g}")
+
+
 def curve_spread(results: pd.DataFrame, run, epsilon: float) -> float:
     """Median over (metric, budget) of the range of p-values across K: how far apart a run's K curves lie."""
     chosen = select(results, run, epsilon)
@@ -354,12 +382,72 @@ def family_medians(results: pd.DataFrame, epsilon: float) -> dict:
     return out
 
 
-def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure: str) -> str:
-    """A caption's first sentence: "Regenerates the paper's Figure N" only when the runs are that figure's data."""
+def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure: str,
+                   regenerated: bool | None = None) -> str:
+    """A caption's first sentence: "Regenerates the paper's Figure N" only when the runs are that figure's data
+    (``regenerated`` overrides the check, for derived data such as the cut DICES)."""
     runs = [_as_run(r) for r in runs]
     names = " against ".join(run_label(*r) for r in runs)
-    if all(_imitated(results, d) == paper_dataset for d, _ in runs):
+    if regenerated is None:
+        regenerated = bool(runs) and all(_imitated(results, d) == paper_dataset for d, _ in runs)
+    if regenerated:
         return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026` on {names}: p-value against budget "
                 "for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.")
     return (f"p-value against budget for a few K on {names}, one panel per metric; log p-axis, dashed line p = 0.05 "
             f"(the paper's {paper_figure} shows {PAPER_DATASET_NAMES[paper_dataset]}, which these data are not).")
+
+
+def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
+    """Per comparison and metric: the smallest significant budget and its best K with and without rater modelling,
+    with the paper's values in brackets where the dataset is or imitates one of the paper's."""
+    rows = []
+    for modelled, independent in comparisons:
+        (dataset, m_s), (_, i_s) = _as_run(modelled), _as_run(independent)
+        paper_name = _imitated(results, dataset)
+        table = smallest_budgets(results, modelled, independent, epsilon)
+        for row in table.itertuples():
+            def cell(value, sampler, stat):
+                text = _fmt(value, stat)
+                paper = paper_value(paper_name, sampler, row.metric, stat) if paper_name else None
+                return text + (f" ({_fmt(paper, stat)})" if paper_name and np.isclose(epsilon, PAPER_EPSILON)
+                               and paper_value_exists(paper_name, sampler, row.metric) else "")
+            rows.append({"dataset": dataset, "metric": METRIC_LABELS[row.metric],
+                         f"NK, modelled": cell(row.NK_first, m_s, "NK"), "NK, S2": cell(row.NK_second, i_s, "NK"),
+                         "best K, modelled": cell(row.K_first, m_s, "K"), "best K, S2": cell(row.K_second, i_s, "K"),
+                         "modelled sampler": m_s})
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame = frame[["dataset", "modelled sampler", "metric", "NK, modelled", "NK, S2", "best K, modelled",
+                       "best K, S2"]]
+    note = "ours (paper)" if has_paper_values(results) and np.isclose(epsilon, PAPER_EPSILON) else "ours"
+    return Table(frame, f"{note} at ε = {epsilon:g}; – : no budget of the grid reaches p < 0.05")
+
+
+def paper_value_exists(paper_dataset: str, sampler: str, metric: str, which: str = "table1") -> bool:
+    table = paper_table(which)
+    return bool(((table["dataset"] == paper_dataset) & (table["sampler"] == sampler)
+                 & (table["metric"] == metric)).any())
+
+
+def departures(results: pd.DataFrame, epsilon: float, factor: float = 4.0) -> pd.DataFrame:
+    """(run, metric) pairs whose smallest significant budget or best K differs from the paper's by ``factor`` or
+    more, or that reach significance where the paper does not (or the reverse). Only runs with paper values count.
+    """
+    ours = table1(results[np.isclose(results["epsilon"], epsilon)])
+    rows = []
+    for r in ours.itertuples():
+        paper_name = _imitated(results, r.dataset)
+        if paper_name is None or not paper_value_exists(paper_name, r.sampler, r.metric):
+            continue
+        pk, pnk = paper_value(paper_name, r.sampler, r.metric, "K"), paper_value(paper_name, r.sampler, r.metric, "NK")
+        reasons = []
+        if pd.isna(r.NK) != (pnk is None):
+            reasons.append("significant here only" if pnk is None else "significant in the paper only")
+        else:
+            if pnk is not None and max(r.NK / pnk, pnk / r.NK) >= factor:
+                reasons.append(f"budget {int(r.NK):,} against {int(pnk):,}")
+            if pk is not None and not pd.isna(r.K) and max(r.K / pk, pk / r.K) >= factor:
+                reasons.append(f"best K {int(r.K)} against {int(pk)}")
+        if reasons:
+            rows.append({"dataset": r.dataset, "sampler": r.sampler, "metric": r.metric, "how": "; ".join(reasons)})
+    return pd.DataFrame(rows, columns=["dataset", "sampler", "metric", "how"])
