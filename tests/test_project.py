@@ -65,3 +65,19 @@ def test_the_package_needs_only_the_engine_and_make_installs_every_extra():
 def test_build_outputs_are_ignored():
     ignored = (ROOT / ".gitignore").read_text().split()
     assert "build/" in ignored and "dist/" in ignored
+
+
+def test_kernel_tcp_notice_is_filtered_and_other_messages_kept():
+    """make install copies config/ipython_kernel_config.py into the venv, where every kernel reads it."""
+    import logging
+
+    assert "etc/ipython" in (ROOT / "Makefile").read_text()
+    exec((ROOT / "config" / "ipython_kernel_config.py").read_text(), {})
+    logger = logging.getLogger("IPKernelApp")
+
+    def passes(message):
+        return all(f.filter(logging.LogRecord("IPKernelApp", logging.WARNING, "", 0, message, (), None))
+                   for f in logger.filters)
+
+    assert not passes("Kernel is running over TCP without encryption. All communication ...")
+    assert passes("Kernel died")
