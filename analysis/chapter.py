@@ -128,7 +128,8 @@ class Banner:
         self.title, self.lines, self.kind = title, lines, kind
 
     def _repr_html_(self) -> str:
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.lines)
+        items = "".join("<li>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(line)) + "</li>"
+                        for line in self.lines)
         return (f'<div class="admonition {self.kind}"><p class="admonition-title">{html.escape(self.title)}</p>'
                 f"<ul>{items}</ul></div>")
 
@@ -287,18 +288,17 @@ class Setup:
             return [(self.dataset(name), sampler) for name, sampler in runs]
         return [(ds, sampler) for ds in chosen for sampler in samplers_for(ds)]
 
-    def missing_note(self, what: str = "this section") -> str:
+    def missing_note(self, consequence: str = "this section has nothing to show") -> str:
         """One sentence naming what is missing and how to get it (empty when nothing is)."""
-        if not self.missing:
-            return ""
-        return missing_sentence(self.missing, what)
+        return missing_sentence(self.missing, consequence) if self.missing else ""
 
 
-def missing_sentence(missing: list[str], what: str = "this section") -> str:
+def missing_sentence(missing: list[str], consequence: str = "this section has nothing to show") -> str:
+    """One sentence: which datasets are missing from the cache, what that means, and how to get them."""
     names = ", ".join(f"`{m}`" for m in missing)
-    return (f"{names} {'is' if len(missing) == 1 else 'are'} not in the dataset cache "
-            f"(`${datasets.DATA_ENV}`), so {what} has no data to show; run `make data` to download and verify "
-            f"{'it' if len(missing) == 1 else 'them'}.")
+    one = len(missing) == 1
+    return (f"{names} {'is' if one else 'are'} not in the dataset cache (`${datasets.DATA_ENV}`), so {consequence}; "
+            f"run `make data` to download and verify {'it' if one else 'them'}.")
 
 
 def setup(chapter: str, names: list[str], namespace: dict | None = None, optional: bool = False, **params) -> Setup:
@@ -375,3 +375,24 @@ def nearest(values, target: int) -> int:
     """The value of a grid closest to ``target`` (on a log scale; the smaller one on ties)."""
     values = sorted(values)
     return min(values, key=lambda v: (abs(np.log(v) - np.log(target)), v))
+
+
+def load_groups(groups: dict[str, list[str]]) -> dict[str, tuple[list[AnnotationDataset], list[str]]]:
+    """For each named group of registered datasets: those in the cache, and the names of those that are not."""
+    return {group: load_available(names) for group, names in groups.items()}
+
+
+def section_text(finding, data: list, missing: list[str], what: str, figure: str = "") -> str:
+    """A real-data section's opening, as Markdown: the finding box when the data allowed a check; otherwise one
+    sentence saying what is missing and how to get it (and never a verdict)."""
+    parts = []
+    if missing:
+        parts.append(missing_sentence(missing, f"{what} has nothing to show" if not data
+                                      else f"{what} uses only the other{'s' if len(data) > 1 else ''}"))
+    if data and finding is not None and finding.checked:
+        parts.append(finding.markdown(f"Finding on {len(data)} dataset{'s' if len(data) != 1 else ''}"))
+    elif data and finding is not None:
+        parts.append(finding.ours)
+    if data and figure:
+        parts.append(figure)
+    return "\n\n".join(parts)

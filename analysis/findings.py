@@ -173,10 +173,15 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
         holds = stats["differing"] > 0 and stats["share_higher"] > 0.5 and stats["median_difference"] >= 0
         rows.append({"modelled": tables._as_run(modelled), "independent": tables._as_run(independent),
                      **stats, **contrast, "holds": holds})
-        parts.append(f"{_label(modelled)} gives the higher p-value in {_pct(stats['share_higher'])} of the "
-                     f"{stats['differing']:,} cells where it differs from {tables._as_run(independent)[1]} "
-                     f"(median difference {stats['median_difference']:+.3f}) and needs more for "
-                     f"{contrast['needs_more']} of {contrast['compared']} metrics by the Table 1 rule")
+        table1_part = (f"needs more for {contrast['needs_more']} of {contrast['compared']} metrics by the Table 1 "
+                       "rule" if contrast["compared"] else "no metric reaches significance under either sampler")
+        if stats["differing"]:
+            parts.append(f"{_label(modelled)} gives the higher p-value in {_pct(stats['share_higher'])} of the "
+                         f"{stats['differing']:,} cells where it differs from {tables._as_run(independent)[1]} "
+                         f"(median difference {stats['median_difference']:+.3f}); {table1_part}")
+        else:
+            parts.append(f"{_label(modelled)} gives the same p-value as {tables._as_run(independent)[1]} in all "
+                         f"{stats['cells']:,} cells")
     held = sum(r["holds"] for r in rows)
     verdict = AGREES if held == len(rows) else PARTLY if held else DISAGREES
     ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + ". " +
@@ -382,3 +387,16 @@ def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: i
     parts = [f"{ratio:.2f} times under the {rule} rule" for rule, ratio in effects.items()]
     return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + " and ".join(parts) +
             f" its value at K = {ks[0]} (median over runs and vote metrics).")
+
+
+def summary(checks: list[tuple[str, Finding]]) -> str:
+    """A chapter's closing list of the claims it checked, as Markdown; one sentence when it could check none."""
+    checked = [(label, f) for label, f in checks if f.checked]
+    if not checked:
+        return ("No claim could be checked on this run: the datasets it needs are not in the dataset cache. Run "
+                "`make data` and rebuild the book to check them.")
+    lines = [f"- **{label}**: our run {f.verdict_phrase()}. {f.ours}" for label, f in checked]
+    skipped = [label for label, f in checks if not f.checked]
+    if skipped:
+        lines.append(f"- Not checked, for lack of data: {', '.join(skipped)}.")
+    return "\n".join(lines)

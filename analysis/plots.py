@@ -292,3 +292,13 @@ def show_all_metrics(results: pd.DataFrame, epsilon: float) -> None:
         figure = all_metrics_curves(results, epsilon, run)
         display(figure)
         plt.close(figure)
+
+
+def show(figure: plt.Figure | None) -> None:
+    """Display a figure once in a cell's output and close it (nothing when ``figure`` is None)."""
+    if figure is None:
+        return
+    from IPython.display import display
+
+    display(figure)
+    plt.close(figure)
