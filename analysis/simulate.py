@@ -34,8 +34,8 @@ from analysis.samplers import (
     BINOMIAL_FROM,
     add_counts,
     check_size,
-    draw_columns,
     draw_counts,
+    draw_label,
     draw_slots,
     group_layout,
     make_plan,
@@ -78,25 +78,28 @@ def urn_label(u, urn):
     return c
 
 
+@numba.njit(cache=True, inline="always")
+def perturbed(rng, label, epsilon, rule, urn):
+    """``label``, or with probability ``epsilon`` a noise label: from the slot's urn (``DIRICHLET``) or another label
+    drawn uniformly (``UNIFORM``). One uniform per response."""
+    u = rng.random()
+    if u >= epsilon:
+        return label
+    v = u / epsilon
+    if rule == DIRICHLET:
+        return urn_label(v, urn)
+    n_labels = urn.shape[0]
+    other = min(int(v * (n_labels - 1)), n_labels - 2)
+    return other + (other >= label)
+
+
 @numba.njit(cache=True)
 def perturb_labels(rng, labels, n_slots, k, epsilon, rule, urn):
-    """Perturb B's responses in the first ``n_slots`` rows of ``labels`` in place (one uniform per response).
-
-    ``rule`` is ``DIRICHLET`` (one urn per row, i.e. per item slot) or ``UNIFORM`` (another label, uniformly).
-    """
-    n_labels = urn.shape[0]
+    """Perturb the responses in the first ``n_slots`` rows of ``labels`` in place, one urn per row (item slot)."""
     for j in range(n_slots):
         urn[:] = 0
         for c in range(k):
-            u = rng.random()
-            if u >= epsilon:
-                continue
-            v = u / epsilon
-            if rule == DIRICHLET:
-                labels[j, c] = urn_label(v, urn)
-            else:
-                other = min(int(v * (n_labels - 1)), n_labels - 2)
-                labels[j, c] = other + (other >= labels[j, c])
+            labels[j, c] = perturbed(rng, labels[j, c], epsilon, rule, urn)
 
 
 @numba.njit(cache=True, inline="always")
@@ -154,74 +157,57 @@ def draw_from_cdf(rng, cdf):
 
 
 @numba.njit(cache=True)
-def _count_labels(labels, n_slots, k, counts):
-    counts[:n_slots] = 0
-    for j in range(n_slots):
-        for c in range(k):
-            counts[j, labels[j, c]] += 1
-
-
-@numba.njit(cache=True)
-def split_columns(rng, lab_a, lab_b, n_slots, per_group, k, order, a, b):
-    """Counts of A* and B*: per group, a uniform half of the ``2k`` pooled columns goes to A*, the rest to B*.
-
-    Columns ``0..k-1`` are A's and ``k..2k-1`` are B's; ``order`` is scratch of length ``2k``. A partial
-    Fisher-Yates shuffle picks A*'s ``k`` columns without replacement (``k`` uniforms per group).
-    """
-    a[:n_slots] = 0
-    b[:n_slots] = 0
-    for g in range(n_slots // per_group):
-        for c in range(2 * k):
-            order[c] = c
-        for c in range(k):
-            pick = c + uniform_index(rng, 2 * k - c)
-            order[c], order[pick] = order[pick], order[c]
-        for s in range(per_group):
-            j = g * per_group + s
-            for c in range(2 * k):
-                col = order[c]
-                label = lab_a[j, col] if col < k else lab_b[j, col - k]
-                if c < k:
-                    a[j, label] += 1
-                else:
-                    b[j, label] += 1
-
-
-# ---------------------------------------------------------------- replicates
-
-@numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, rule, null, kl_table, js_table, out):
+                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, out):
+    """Replicates on responses, fused: labels are counted as they are drawn, never stored.
+
+    All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
+    is ``K'`` fresh columns of which ``H ~ Hypergeometric(2K'; K', K')`` are B's: the null draws A* as ``K'``
+    columns of which ``H`` are perturbed, and B* as ``K'`` columns of which ``K' - H`` are, once per group (per
+    replicate for S1, per batch for S3, per item for S2); which columns does not matter, as they are iid. B's
+    perturbed responses of one slot share its urn. A rater who did not label a drawn item is replaced by a draw
+    from the item's own labels (the ragged-batch rule). The innermost loops call only inlined helpers: a call that
+    takes the generator costs more than a response.
+    """
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
     n_slots = n_drawn * per_group
     slot_group = np.empty(n_slots, dtype=np.int64)
     slot_local = np.empty(n_slots, dtype=np.int64)
-    columns = np.empty((n_drawn, k), dtype=np.int64)
-    order = np.empty(2 * k, dtype=np.int64)
+    columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
+    n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
-    lab_g = np.empty((n_slots, k), dtype=np.int8)
-    lab_a = np.empty((n_slots, k), dtype=np.int8)
-    lab_b = np.empty((n_slots, k), dtype=np.int8)
-    g = np.zeros((n_slots, n_labels), dtype=np.int64)
-    a = np.zeros((n_slots, n_labels), dtype=np.int64)
-    b = np.zeros((n_slots, n_labels), dtype=np.int64)
+    counts = np.zeros((3, n_slots, n_labels), dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
-        for labels in (lab_g, lab_a, lab_b):
-            draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, n_slots, per_group,
-                         slot_group, slot_local, k, columns, labels)
-        if epsilon > 0.0:
-            perturb_labels(rng, lab_b, n_slots, k, epsilon, rule, urn)
-        _count_labels(lab_g, n_slots, k, g)
-        if null:
-            split_columns(rng, lab_a, lab_b, n_slots, per_group, k, order, a, b)
-        else:
-            _count_labels(lab_a, n_slots, k, a)
-            _count_labels(lab_b, n_slots, k, b)
-        fill_deltas(g, a, b, n_slots, k, kl_table, js_table, conf_a, conf_b, out[r])
+        counts[:] = 0
+        for d in range(n_drawn):
+            group = slot_group[d * per_group]
+            n_raters = rater_start[group + 1] - rater_start[group]
+            for side in range(3):
+                for c in range(k):
+                    columns[side, c] = uniform_index(rng, n_raters)
+            h = draw_from_cdf(rng, h_cdf) if null else 0  # how many of B's columns land in A*
+            if epsilon > 0.0:
+                n_perturbed[1] = h
+                n_perturbed[2] = k - h
+            base = matrix_start[group]
+            for s in range(per_group):
+                j = d * per_group + s
+                item = items[item_start[group] + slot_local[j]]
+                row = base + slot_local[j] * n_raters
+                urn[:] = 0
+                for side in range(3):
+                    for c in range(k):
+                        label = matrix[row + columns[side, c]]
+                        if label < 0:
+                            label = draw_label(rng, item_cum, item)
+                        if c < n_perturbed[side]:
+                            label = perturbed(rng, label, epsilon, rule, urn)
+                        counts[side, j, label] += 1
+        fill_deltas(counts[0], counts[1], counts[2], n_slots, k, kl_table, js_table, conf_a, conf_b, out[r])
 
 
 @numba.njit(cache=True)
@@ -288,5 +274,6 @@ class Simulator:
             _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, n, k, float(epsilon), rule,
                               bool(null), split_law(k), *tables, out)
         else:
-            _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), *tables, out)
+            _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
+                                *tables, out)
         return out

@@ -1,7 +1,9 @@
-"""Benchmark of the engine on dices-synthetic: the full paper grid per sampler, one cell, and throughput.
+"""Benchmark of the engine: the full paper grid per sampler, one reference cell, and the time per cell by NK and K.
 
 Run with ``make bench`` (or ``python benchmarks/bench_grid.py --jobs 2``). Nothing is cached: every figure is a
-fresh simulation. ``--quick`` shrinks the grid to one epsilon for a smoke run.
+fresh simulation. S1 and S2 run on ``dices-synthetic``, S3 on ``toxicity-synthetic`` (the designs they need).
+``--quick`` shrinks the grid to one epsilon; ``--repeats`` runs each full grid several times and reports the
+median, minimum and maximum.
 """
 
 from __future__ import annotations
@@ -20,40 +22,68 @@ from analysis.simulate import Simulator
 from analysis.synthetic import make_stand_in
 
 MODELS_PER_PAIR = 8  # G, A, B in an alternative replicate; G, A, B, A*, B* in a null replicate
+RUNS = (("S1", "dices-synthetic"), ("S2", "dices-synthetic"), ("S3", "toxicity-synthetic"))
+PROFILE_BUDGETS = (1000, 10000, 50000)
+PROFILE_KS = (1, 2, 5, 10, 20, 40, 100)
+
+
+def cell_seconds(sim: Simulator, cell: Cell, n_samples: int, repeats: int = 3) -> list[float]:
+    timings = []
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        simulate_cell(sim, cell, n_samples, repeat)
+        timings.append(time.perf_counter() - start)
+    return timings
+
+
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):.3f} (min {min(values):.3f}, max {max(values):.3f}, {len(values)} runs)"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--n-samples", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=1, help="full-grid runs per sampler")
     parser.add_argument("--quick", action="store_true", help="one epsilon instead of four")
+    parser.add_argument("--samplers", default="S1,S2,S3")
     args = parser.parse_args()
     epsilons = PAPER_EPSILONS[2:3] if args.quick else PAPER_EPSILONS
-    ds = make_stand_in("dices-synthetic")
+    chosen = [(s, name) for s, name in RUNS if s in args.samplers.split(",")]
     size = paper_grid_size(PAPER_BUDGETS, PAPER_KS, epsilons)
     print(f"analysis {__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs, jobs={args.jobs}")
-    print(f"dataset {ds.name}: {ds.n_items} items x {ds.n_raters} raters, {ds.n_labels} labels")
     print(f"grid: {len(PAPER_BUDGETS)} budgets x {len(PAPER_KS)} K x {len(epsilons)} epsilons = {size['cells']} cells,"
           f" 8 metrics, {args.n_samples} alternative + {args.n_samples} null replicates per cell")
 
-    for sampler in ("S1", "S2"):
-        sim = Simulator(ds, sampler)
-        simulate_cell(sim, Cell(sampler, 0.3, 20, 2), 2, 0)  # load the compiled kernels before timing
-        timings = []
-        for repeat in range(5):
-            start = time.perf_counter()
-            simulate_cell(sim, Cell(sampler, 0.3, 1000, 10), args.n_samples, repeat)
-            timings.append(time.perf_counter() - start)
-        print(f"{sampler} cell NK=1000 K=10 eps=0.3, 8 metrics: median {statistics.median(timings):.3f} s "
-              f"(min {min(timings):.3f}, max {max(timings):.3f}, 5 runs, one process)")
+    print("\nOne cell, one process (seconds):")
+    for sampler, name in chosen:
+        sim = Simulator(make_stand_in(name), sampler)
+        simulate_cell(sim, Cell(sampler, "dirichlet", 0.3, 20, 2), 2, 0)  # load the compiled kernels first
+        print(f"  {sampler} {name} NK=1000 K=10 eps=0.3: "
+              f"{spread(cell_seconds(sim, Cell(sampler, 'dirichlet', 0.3, 1000, 10), args.n_samples, 5))}")
 
-    for sampler in ("S1", "S2"):
-        start = time.perf_counter()
-        run(ds, sampler, epsilons=epsilons, n_samples=args.n_samples, n_jobs=args.jobs, use_cache=False,
-            progress=False)
-        wall = time.perf_counter() - start
+    print(f"\nTime per cell by budget and K (one process, eps=0.3, {args.n_samples} + {args.n_samples} replicates, "
+          "median of 3, seconds):")
+    print("  sampler  NK     " + " ".join(f"K={k:<6d}" for k in PROFILE_KS))
+    for sampler, name in chosen:
+        sim = Simulator(make_stand_in(name), sampler)
+        for nk in PROFILE_BUDGETS:
+            row = [statistics.median(cell_seconds(sim, Cell(sampler, "dirichlet", 0.3, nk, k), args.n_samples))
+                   for k in PROFILE_KS]
+            print(f"  {sampler:7s}  {nk:<6d} " + " ".join(f"{t:<8.3f}" for t in row))
+
+    print("\nFull paper grid:")
+    for sampler, name in chosen:
+        ds = make_stand_in(name)
+        walls = []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            run(ds, sampler, epsilons=epsilons, n_samples=args.n_samples, n_jobs=args.jobs, use_cache=False,
+                progress=False)
+            walls.append(time.perf_counter() - start)
+        wall = statistics.median(walls)
         responses = size["responses_per_replicate"] * args.n_samples * MODELS_PER_PAIR
-        print(f"{sampler} full grid: {wall:.1f} s wall ({wall / 60:.2f} min); "
+        print(f"  {sampler} {name} full grid: {spread(walls)} s wall; "
               f"{responses:.3g} simulated responses, {responses / wall:.3g} responses/s")
 
 
