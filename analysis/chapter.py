@@ -209,7 +209,8 @@ def read_provenance() -> pd.DataFrame:
                          "raters/item (min–median–max)": f"{ds['raters_per_item_min']}–"
                                                          f"{ds['raters_per_item_median']:g}–{ds['raters_per_item_max']}",
                          "topology": ds["topology"], "sha256": ds["sha256"],
-                         "n_samples": params.get("n_samples"), "seed": params.get("seed")})
+                         "replicates": params.get("n_samples"), "seed": params.get("seed"),
+                         "perturbation": params.get("perturbation", "–")})
     return pd.DataFrame(rows)
 
 
@@ -306,13 +307,21 @@ def setup(chapter: str, names: list[str], namespace: dict | None = None, optiona
     return Setup(chapter, names, optional=optional, **{**parameters(namespace or {}), **params})
 
 
+class PlainText(str):
+    """A string whose text/plain form has no quotes, for ``{glue:text}`` from another page (``doc::key``)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def glue_text(**values) -> None:
     """Glue strings as Markdown (for ``{glue:md}`key:myst```) and numbers as they are."""
     from IPython.display import Markdown
     from myst_nb import glue
 
     for key, value in values.items():
-        glue(key, Markdown(value) if isinstance(value, str) else value, display=False)
+        plain = isinstance(value, PlainText) or not isinstance(value, str)
+        glue(key, value if plain else Markdown(value), display=False)
 
 
 # ------------------------------------------------------------------------------------------ provenance page

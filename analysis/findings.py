@@ -400,3 +400,18 @@ def summary(checks: list[tuple[str, Finding]]) -> str:
     if skipped:
         lines.append(f"- Not checked, for lack of data: {', '.join(skipped)}.")
     return "\n".join(lines)
+
+
+def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
+    """One plain sentence: how many (run, metric) pairs depart from the paper's Table 1 by ``factor`` or more."""
+    if results is None or not len(results) or not tables.has_paper_values(results):
+        return "This build ran on no dataset with paper values, so no departure was measured."
+    if not np.isclose(epsilon, tables.PAPER_EPSILON):
+        return f"This build's RQ2 ran at ε = {epsilon:g}, where the paper's Table 1 does not apply cell by cell."
+    found = tables.departures(results, epsilon, factor)
+    summary = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
+    total = sum(tables.paper_value_exists(tables._imitated(results, d), s, m)
+                for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
+                if tables._imitated(results, d) is not None)
+    return (f"In this build, {len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a "
+            f"factor of {factor:g} or more in budget or best K, or reach significance on one side only.")
