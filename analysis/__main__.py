@@ -156,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    run.add_argument("--scheduler", default=None,
+                     help="address of a dask.distributed scheduler (tcp://HOST:8786): run the cells on that cluster "
+                          "(same seeds, same numbers; needs the dask extra)")
     run.add_argument("--cache-dir", default=None, help="cache of finished cells (default: $ANALYSIS_CACHE_DIR or ~/.cache/annotator-bootstrap)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cell cache")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -255,8 +258,9 @@ def _run(args) -> None:
     _note_large_k(ds, args.ks)
     metrics = "all" if args.metrics == "all" else args.metrics.split(",")
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=metrics,
-                     perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs, cache_dir=args.cache_dir,
-                     use_cache=not args.no_cache, progress=not args.quiet)
+                     perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
+                     cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,
+                     scheduler=args.scheduler)
     grid.save_results(table, args.out)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 

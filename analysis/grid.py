@@ -209,12 +209,47 @@ def _init_pool_worker(*args) -> None:
     _init_worker(*args)
 
 
+def simulate_chunk(simulator: Simulator, cells_: list[Cell], n_samples: int, seed: int) -> list[tuple[Cell, dict]]:
+    """Simulate and summarise a chunk of cells (what a local worker or a Dask task runs)."""
+    return [(cell, summarise_cell(*simulate_cell(simulator, cell, n_samples, seed))) for cell in cells_]
+
+
 def _work(cells_: list[Cell]) -> list[tuple[Cell, dict]]:
-    out = []
-    for cell in cells_:
-        alt, null = simulate_cell(_WORKER["simulator"], cell, _WORKER["n_samples"], _WORKER["seed"])
-        out.append((cell, summarise_cell(alt, null)))
-    return out
+    return simulate_chunk(_WORKER["simulator"], cells_, _WORKER["n_samples"], _WORKER["seed"])
+
+
+DASK_TIMEOUT = "20s"  # how long to wait for a Dask scheduler before giving up
+MODELS_PER_PAIR = 8  # simulated models per replicate pair: G, A, B (alternative) and G, A, B, A*, B* (null)
+
+
+def cell_responses(cell: Cell, n_samples: int) -> int:
+    """Simulated responses of a cell: its cost, for progress bars and ETAs."""
+    return MODELS_PER_PAIR * cell.N * cell.K * n_samples
+
+
+def _dask_client(scheduler: str):
+    """A client of the Dask scheduler at ``scheduler`` (for example ``tcp://host:8786``)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError("--scheduler needs Dask: pip install 'annotator-bootstrap[dask]'") from None
+    try:
+        return Client(scheduler, timeout=DASK_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as err:
+        raise ParameterError(f"cannot reach the Dask scheduler at {scheduler!r}: {err}") from None
+
+
+def _dask_results(client, simulator: Simulator, chunks: list[list[Cell]], n_samples: int, seed: int):
+    """Send the chunks to the cluster and yield (cell, summary) pairs as chunks finish."""
+    from distributed import as_completed as dask_completed
+
+    remote = client.scatter(simulator, broadcast=True)
+    futures = [client.submit(simulate_chunk, remote, chunk, n_samples, seed, pure=False) for chunk in chunks]
+    try:
+        for future in dask_completed(futures):
+            yield from future.result()
+    finally:
+        client.cancel(futures)
 
 
 def run(
@@ -232,6 +267,7 @@ def run(
     use_cache: bool = True,
     progress: bool = True,
     perturbation: str = "dirichlet",
+    scheduler: str | None = None,
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy table of METHOD section 6.
 
@@ -247,6 +283,8 @@ def run(
     chunk_size : cells handed to a worker at a time.
     cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
     perturbation : how B is perturbed, ``"dirichlet"`` (default) or ``"uniform"`` (METHOD section 3).
+    scheduler : the address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
+        cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
@@ -261,15 +299,21 @@ def run(
     done = {cell: summary for cell, summary in done.items() if summary is not None}
     todo = [cell for cell in grid if cell not in done]
 
-    bar = tqdm(total=len(grid), initial=len(done), desc=f"{dataset.name} {simulator.sampler}", unit="cell",
-               disable=not progress)
+    # progress in simulated responses, so that the ETA weighs every cell by its cost; cells in the postfix
+    bar = tqdm(total=sum(cell_responses(c, n_samples) for c in grid),
+               initial=sum(cell_responses(c, n_samples) for c in done), desc=f"{dataset.name} {simulator.sampler}",
+               unit="resp", unit_scale=True, disable=not progress,
+               postfix=f"{len(done)}/{len(grid)} cells")
     # the most expensive cells go first so that workers finish together; each finished chunk is cached at once
-    todo.sort(key=lambda cell: -cell.NK)
+    todo.sort(key=lambda cell: -cell_responses(cell, n_samples))
     chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
-    if n_jobs == 1 or len(chunks) <= 1:
+    pool = client = None
+    if scheduler and chunks:
+        client = _dask_client(scheduler)
+        finished = _dask_results(client, simulator, chunks, int(n_samples), int(seed))
+    elif n_jobs == 1 or len(chunks) <= 1:
         _init_worker(simulator, int(n_samples), int(seed))
         finished = (pair for chunk in chunks for pair in _work(chunk))
-        pool = None
     else:
         pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker,
                                    initargs=(simulator, int(n_samples), int(seed)))
@@ -281,7 +325,8 @@ def run(
             done[cell] = summary
             if cache:
                 cache.put(keys[cell], summary)
-            bar.update()
+            bar.update(cell_responses(cell, n_samples))
+            bar.set_postfix_str(f"{len(done)}/{len(grid)} cells", refresh=False)
     except KeyboardInterrupt:
         # Ctrl-C: stop at once (the workers are killed, not awaited) and say what was kept
         interrupted = True
@@ -293,6 +338,9 @@ def run(
         bar.close()
         if pool:
             pool.shutdown(wait=not interrupted, cancel_futures=True)
+        if client:
+            finished.close()
+            client.close()
 
     rows = []
     for cell in grid:

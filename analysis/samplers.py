@@ -199,7 +199,7 @@ def draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item
                 labels[j, c] = label
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def add_counts(rng, k, shares, row, cum, out, j):
     """``out[j] += Multinomial(k, shares[row])``: categorical draws for small ``k``, a binomial chain beyond."""
     n_labels = out.shape[1]

@@ -34,7 +34,6 @@ from analysis.samplers import (
     BINOMIAL_FROM,
     add_counts,
     check_size,
-    draw_counts,
     draw_label,
     draw_slots,
     group_layout,
@@ -115,7 +114,7 @@ def binomial(rng, n, p):
     return rng.binomial(n, p)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def add_noise(rng, m, rule, urn, noise_shares, noise_cum, row, out, j):
     """Add ``m`` noise responses to ``out[j]``: from the slot's urn (dirichlet) or from ``noise_shares[row]``."""
     if rule == DIRICHLET:
@@ -221,9 +220,12 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, 
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
+        g[:] = 0
+        a[:] = 0
+        b[:] = 0
         for j in range(n):
             item = uniform_index(rng, n_items)
-            draw_counts(rng, k, shares, item, cum, g, j)
+            add_counts(rng, k, shares, item, cum, g, j)
             if null:
                 h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
                 m_a = binomial(rng, h, epsilon)
@@ -231,8 +233,8 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, 
             else:
                 m_a = 0
                 m_b = binomial(rng, k, epsilon)
-            draw_counts(rng, k - m_a, shares, item, cum, a, j)
-            draw_counts(rng, k - m_b, shares, item, cum, b, j)
+            add_counts(rng, k - m_a, shares, item, cum, a, j)
+            add_counts(rng, k - m_b, shares, item, cum, b, j)
             urn[:] = 0
             add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, j)
             add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, j)

@@ -17,11 +17,11 @@ import time
 import numpy as np
 
 from analysis import __version__
-from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run, simulate_cell
+from analysis.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
+                           simulate_cell)
 from analysis.simulate import Simulator
 from analysis.synthetic import make_stand_in
 
-MODELS_PER_PAIR = 8  # G, A, B in an alternative replicate; G, A, B, A*, B* in a null replicate
 RUNS = (("S1", "dices-synthetic"), ("S2", "dices-synthetic"), ("S3", "toxicity-synthetic"))
 PROFILE_BUDGETS = (1000, 10000, 50000)
 PROFILE_KS = (1, 2, 5, 10, 20, 40, 100)

@@ -142,3 +142,23 @@ def test_table1_takes_the_smallest_significant_budget_and_its_best_k():
     wide = table1_wide(table1(hand_results()))
     assert wide.loc[("d:S2 (ε=0.3)", "NK"), "Accuracy"] == "500"
     assert wide.loc[("d:S2 (ε=0.3)", "p-value"), "MAE"] == "–"
+
+
+def test_a_dask_cluster_gives_the_local_table_bit_for_bit(crossed, tmp_path):
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    local = run(crossed, "S1", use_cache=False, **SMALL)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster:
+        remote = run(crossed, "S1", cache_dir=tmp_path, scheduler=cluster.scheduler_address, chunk_size=2, **SMALL)
+    pd.testing.assert_frame_equal(local, remote)
+    # finished cells went into the same cache: a local rerun reads them back
+    assert len(list(tmp_path.glob("*.json"))) == len(cells("S1", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"]))
+
+
+def test_an_unreachable_scheduler_is_one_clear_error(crossed, monkeypatch):
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import analysis.grid as grid
+
+    monkeypatch.setattr(grid, "DASK_TIMEOUT", "1s")
+    with pytest.raises(ParameterError, match="Dask scheduler"):
+        run(crossed, "S1", use_cache=False, scheduler="tcp://127.0.0.1:1", **{**SMALL, "budgets": (60,)})
