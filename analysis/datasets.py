@@ -244,6 +244,10 @@ ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
           "belong to the WMT participants; research data with unclear terms; cite the WMT22 and WMT23 General MT "
           "findings papers. The DFKI source sentences fall under the DFKI suite's licence",
           None, _FILES["wmt_dfki_testsuite_outputs"], kind="testsuite", depends=("dfki_mt_testsuite",)),
+    Entry("tq_autotest", "TQ-AutoTest's example sentences: correct and incorrect translations of suite items "
+          "(de-en 774, en-de 813; DFKI-NLP/TQ_AutoTest, example/)", "no clear licence: no LICENSE file and none in "
+          "the README at the pinned commit (the first commit's README said 'License => MIT?'); the corpus itself is "
+          "the DFKI suite's", None, _FILES["tq_autotest"], kind="testsuite"),
 ]}
 
 

@@ -193,8 +193,9 @@ def shared():
       ("incorrect", "pass"): 1, ("incorrect", "fail"): 134, ("incorrect", "warning"): 4}),
 ])
 def test_tq_autotest_examples_mostly_pass_when_correct_and_fail_when_not(shared, pair, file, expected):
+    datasets.verify("tq_autotest")
     examples = ts.load_examples(shared / "tq_autotest" / file)
-    assert len(examples) == {"de-en": 774, "en-de": 813}[pair]  # the counts SOURCE.md states
+    assert len(examples) == datasets.COUNTS["tq_autotest"][f"{pair} examples"]  # the registry's counts
     judged = ts.judge_examples(ts.load_rules(shared / "dfki_mt_testsuite" / "testset" / pair / "items.json"), examples)
     got = judged.groupby(["kind", "judgement"]).size().to_dict()
     assert {key: got.get(key, 0) for key in expected} == expected
