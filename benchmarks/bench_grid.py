@@ -21,19 +21,11 @@ from analysis.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER
                            simulate_cell)
 from analysis.simulate import Simulator
 from analysis.synthetic import make_stand_in
+from analysis.timing import time_cell, time_cells
 
 RUNS = (("S1", "dices-synthetic"), ("S2", "dices-synthetic"), ("S3", "toxicity-synthetic"))
 PROFILE_BUDGETS = (1000, 10000, 50000)
 PROFILE_KS = (1, 2, 5, 10, 20, 40, 100)
-
-
-def cell_seconds(sim: Simulator, cell: Cell, n_samples: int, repeats: int = 3) -> list[float]:
-    timings = []
-    for repeat in range(repeats):
-        start = time.perf_counter()
-        simulate_cell(sim, cell, n_samples, repeat)
-        timings.append(time.perf_counter() - start)
-    return timings
 
 
 def spread(values: list[float]) -> str:
@@ -60,16 +52,14 @@ def main() -> None:
         sim = Simulator(make_stand_in(name), sampler)
         simulate_cell(sim, Cell(sampler, "dirichlet", 0.3, 20, 2), 2, 0)  # load the compiled kernels first
         print(f"  {sampler} {name} NK=1000 K=10 eps=0.3: "
-              f"{spread(cell_seconds(sim, Cell(sampler, 'dirichlet', 0.3, 1000, 10), args.n_samples, 5))}")
+              f"{spread(time_cell(sim, Cell(sampler, 'dirichlet', 0.3, 1000, 10), args.n_samples, 5))}")
 
     print(f"\nTime per cell by budget and K (one process, eps=0.3, {args.n_samples} + {args.n_samples} replicates, "
           "median of 3, seconds):")
     print("  sampler  NK     " + " ".join(f"K={k:<6d}" for k in PROFILE_KS))
     for sampler, name in chosen:
-        sim = Simulator(make_stand_in(name), sampler)
-        for nk in PROFILE_BUDGETS:
-            row = [statistics.median(cell_seconds(sim, Cell(sampler, "dirichlet", 0.3, nk, k), args.n_samples))
-                   for k in PROFILE_KS]
+        table = time_cells(make_stand_in(name), sampler, PROFILE_BUDGETS, PROFILE_KS, args.n_samples)
+        for nk, row in table.pivot(index="NK", columns="K", values="seconds").iterrows():
             print(f"  {sampler:7s}  {nk:<6d} " + " ".join(f"{t:<8.3f}" for t in row))
 
     print("\nFull paper grid:")

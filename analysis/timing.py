@@ -1,0 +1,78 @@
+"""How fast the engine is: wall time of single grid cells, for the benchmark script and the book's speed page.
+
+A cell is timed as the grid runs it (alternative and null replicates, all eight metrics, one process), after a
+tiny warm-up cell has loaded the compiled kernels. VET's published-toolkit times for the same cell are kept here as
+measured figures with their source, so that the page can put the two side by side.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pandas as pd
+
+from analysis.data import AnnotationDataset
+from analysis.grid import Cell, simulate_cell
+from analysis.simulate import Simulator
+
+# VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
+# seconds for ONE metric each (measured by this project's maintainers; see the book's speed page).
+VET_SECONDS = {"Wins": 6.5, "MAE": 6.7, "KL-Div": 7.7, "Accuracy": 8.9, "F1-Score": 13.0}
+VET_CELL = {"N": 100, "K": 10, "labels": 3, "n_samples": 1000}
+
+
+def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3) -> list[float]:
+    """Wall seconds of ``repeats`` fresh simulations of one cell (each with its own seed)."""
+    timings = []
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        simulate_cell(simulator, cell, n_samples, repeat)
+        timings.append(time.perf_counter() - start)
+    return timings
+
+
+def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int = 1000, epsilon: float = 0.3,
+               repeats: int = 3, perturbation: str = "dirichlet") -> pd.DataFrame:
+    """Median, minimum and maximum wall seconds per (NK, K) cell, one process, all eight metrics."""
+    simulator = Simulator(ds, sampler)
+    simulate_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, 20, 2), 2, 0)  # compile first
+    rows = []
+    for nk in budgets:
+        for k in ks:
+            if nk // k < 1:
+                continue
+            seconds = time_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, nk, k), n_samples, repeats)
+            rows.append({"dataset": ds.name, "sampler": simulator.sampler, "NK": nk, "K": k, "N": nk // k,
+                         "seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
+                         "repeats": repeats, "n_samples": n_samples})
+    return pd.DataFrame(rows)
+
+
+def speed_figure(timings: pd.DataFrame):
+    """Seconds per cell against the budget NK, one panel per sampler, one line per K (log-log)."""
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import COLUMN_INCHES, MARKERS, STYLE
+
+    samplers = list(dict.fromkeys(timings["sampler"]))
+    ks = sorted(timings["K"].unique())
+    colours = plt.get_cmap("viridis")
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(samplers), figsize=(COLUMN_INCHES, 2.9), sharey=True, squeeze=False,
+                                 constrained_layout=True)
+        for ax, sampler in zip(axes[0], samplers):
+            chosen = timings[timings["sampler"] == sampler]
+            for i, k in enumerate(ks):
+                line = chosen[chosen["K"] == k].sort_values("NK")
+                ax.plot(line["NK"], line["seconds"], marker=MARKERS[i % len(MARKERS)], ms=4, lw=1.2,
+                        color=colours(i / max(1, len(ks) - 1)), label=f"K = {k}")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{sampler} ({chosen['dataset'].iloc[0]})")
+            ax.set_xlabel("budget N×K")
+            ax.grid(True, lw=0.3, alpha=0.5)
+        axes[0][0].set_ylabel("seconds per cell")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(ks), 7), frameon=False)
+    return fig
