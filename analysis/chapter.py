@@ -262,6 +262,10 @@ class Setup:
         return banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
                       self.perturbation, self.epsilon)
 
+    def glue_notes(self, prefix: str, results: pd.DataFrame) -> None:
+        """See :func:`glue_notes`."""
+        glue_notes(prefix, results, self.data, self.epsilon)
+
     def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None) -> pd.DataFrame:
         """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison)."""
         p = self.params
@@ -405,3 +409,47 @@ def section_text(finding, data: list, missing: list[str], what: str, figure: str
     if data and figure:
         parts.append(figure)
     return "\n\n".join(parts)
+
+
+def glue_notes(prefix: str, results: pd.DataFrame, data: list[AnnotationDataset], epsilon: float) -> None:
+    """Glue the sentences every RQ chapter uses: ``<prefix>_paper_note`` (what the Table 1 comparison shows),
+    ``<prefix>_appendix_note`` and ``<prefix>_data_note`` (why our numbers may differ)."""
+    glue_text(**{f"{prefix}_paper_note": tables.paper_note(results, epsilon),
+                 f"{prefix}_appendix_note": tables.paper_note(results, epsilon, "appendix"),
+                 f"{prefix}_data_note": data_note(data)})
+
+
+def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict, dict, dict]:
+    """Run and check the real-data chapter's four groups (crossed, batched, large_k, sparse).
+
+    Each claim is checked by the same function as in the chapter that states it. Glues ``real_<group>`` (the
+    section's opening: the finding box, or one sentence naming what is missing) and ``real_summary``; returns the
+    results per group (``None`` where no dataset is in the cache), the sampler comparisons per group, and each
+    group's first comparison (``None`` where there is none).
+    """
+    from analysis import findings
+
+    results = {g: book.simulate(book.pairs(data=data)) if data else None for g, (data, _) in groups.items()}
+    pairs = {g: book.comparisons(data) for g, (data, _) in groups.items()}
+    crossed = findings.raters_raise_p_values(results["crossed"], pairs["crossed"], epsilon)
+    batched = findings.batches_raise_budget(results["batched"], *(pairs["batched"][0] if pairs["batched"]
+                                                                  else (None, None)), epsilon)
+    batched_raters = findings.raters_raise_p_values(results["batched"], pairs["batched"], epsilon)
+    large = findings.distribution_metrics_favour_large_k(results["large_k"], epsilon)
+    sections = {
+        "crossed": (crossed, "the RQ1 check on crossed data",
+                    "{numref}`fig-real-crossed` draws the p-value curves of the first crossed set under both samplers."),
+        "batched": (batched, "the RQ3 check on batched data", (batched_raters.ours + " {numref}`fig-real-batched` "
+                    "draws its p-value curves.") if batched_raters.checked else ""),
+        "large_k": (large, "the large-K check",
+                    "{numref}`fig-real-large-k` shows JSD's p-value over every (budget, K) cell."),
+        "sparse": (None, "the sparse section",
+                   "Sparse designs admit no sampler that follows raters across items, so their smallest significant "
+                   "budgets are the rater-independent ones (S2); where RQ1's claim holds, a rater-aware analysis "
+                   "would need more."),
+    }
+    glue_text(**{f"real_{g}": section_text(finding, groups[g][0], groups[g][1], what, figure)
+                 for g, (finding, what, figure) in sections.items()},
+              real_summary=findings.summary([("RQ1, crossed sets", crossed), ("RQ3, batched set", batched),
+                                             ("RQ1, batched set", batched_raters), ("RQ2, many raters", large)]))
+    return results, pairs, {g: found[0] if found else None for g, found in pairs.items()}

@@ -152,8 +152,11 @@ def paper_rq1() -> str:
 
 # ------------------------------------------------------------------------------------------ claims
 
+NO_COMPARISON = "The data have no design that allows a sampler comparison (a sparse design only admits S2)."
+
+
 def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: float,
-                          missing: str = "") -> Finding:
+                          missing: str = NO_COMPARISON) -> Finding:
     """RQ1's claim: the sampler that models raters across items gives higher p-values than S2.
 
     ``comparisons`` is a list of ``(modelled_run, independent_run)`` pairs, each run a ``(dataset, sampler)``.
@@ -192,7 +195,7 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
 
 
 def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, epsilon: float,
-                                  missing: str = "") -> Finding:
+                                  missing: str = NO_COMPARISON) -> Finding:
     """RQ2's claim: modelling raters raises the smallest significant budget and the best K.
 
     Over the metrics that reach significance under both samplers of every comparison, count those where the

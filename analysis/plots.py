@@ -92,7 +92,10 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
 
     ``runs`` are one or two ``(dataset, sampler)`` runs, drawn with solid and dashed lines; colour is K (a discrete
     legend). The p-axis is logarithmic with p = 0.05 marked; p-values below :data:`P_FLOOR` are drawn at the floor.
+    Returns ``None`` without results or runs.
     """
+    if results is None or not runs:
+        return None
     runs = [tables._as_run(r) for r in runs]
     chosen = pd.concat([tables.select(results, run, epsilon) for run in runs])
     metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])][:MAX_PANELS]
@@ -127,7 +130,10 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
 
 
 def p_value_heatmaps(results: pd.DataFrame, epsilon: float, metric: str = "accuracy", runs=None) -> plt.Figure:
-    """p over (budget, K) for one metric, one panel per run (at most 8); a dot marks cells with p < 0.05."""
+    """p over (budget, K) for one metric, one panel per run (at most 8); a dot marks cells with p < 0.05.
+    Returns ``None`` without results."""
+    if results is None:
+        return None
     chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)]
     runs = [tables._as_run(r) for r in (runs or tables.runs(chosen))][:MAX_PANELS]
     with plt.rc_context(STYLE):
@@ -302,3 +308,10 @@ def show(figure: plt.Figure | None) -> None:
 
     display(figure)
     plt.close(figure)
+
+
+def glue_overview(prefix: str, results: pd.DataFrame, epsilon: float, heatmap: str = "accuracy") -> None:
+    """Glue the figures every RQ chapter shows besides its own: ``<prefix>_heatmap`` (one metric over budget and K)
+    and ``<prefix>_effects`` (Δ against K for every metric)."""
+    glue_figures(**{f"{prefix}_heatmap": p_value_heatmaps(results, epsilon, heatmap),
+                    f"{prefix}_effects": effect_sizes(results, epsilon)})

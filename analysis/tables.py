@@ -198,8 +198,10 @@ def paper_note(results: pd.DataFrame | None, epsilon: float, which: str = "table
 def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "table1") -> Table:
     """Our Table 1 at ``epsilon`` beside the paper's: one row per (run, statistic); cells read ``ours (paper)``.
 
-    Runs on a dataset that is not one of the paper's (nor its stand-in) show ``ours`` alone.
+    Runs on a dataset that is not one of the paper's (nor its stand-in) show ``ours`` alone. ``None`` without results.
     """
+    if results is None:
+        return None
     ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
     rows = []
@@ -237,8 +239,10 @@ def p_value_table(results: pd.DataFrame, epsilon: float, metric: str) -> Table:
 def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "jsd")) -> Table:
     """The K with the smallest p-value at each budget (smallest K on ties): rows (run, metric), columns NK.
 
-    A budget at which no K reaches p < 0.05 is marked with a trailing ``*``.
+    A budget at which no K reaches p < 0.05 is marked with a trailing ``*``. ``None`` without results.
     """
+    if results is None:
+        return None
     chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"].isin(metrics))].copy()
     best = chosen.sort_values(["p_value", "K"]).groupby(["dataset", "sampler", "metric", "NK"], sort=False).first()
     best = best.reset_index()
@@ -281,7 +285,10 @@ def compare_runs(results: pd.DataFrame, first, second, epsilon: float) -> dict:
 
 
 def comparison_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
-    """One row per sampler comparison: how often the modelled run's p-value is the higher one, cell by cell."""
+    """One row per sampler comparison: how often the modelled run's p-value is the higher one, cell by cell
+    (``None`` without results or comparisons)."""
+    if results is None or not comparisons:
+        return None
     rows = []
     for modelled, independent in comparisons:
         stats = compare_runs(results, modelled, independent, epsilon)
@@ -319,7 +326,10 @@ def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd
 
 
 def budget_ratios(results: pd.DataFrame, first, second, epsilon: float) -> Table:
-    """Per metric, the smallest significant budget of two runs and their ratio (``first / second``), for the page."""
+    """Per metric, the smallest significant budget of two runs and their ratio (``first / second``), for the page
+    (``None`` without results or runs)."""
+    if results is None or first is None or second is None:
+        return None
     table = smallest_budgets(results, first, second, epsilon)
     f, s = run_label(*_as_run(first)), run_label(*_as_run(second))
     page = pd.DataFrame({"metric": table["metric"].map(METRIC_LABELS),
