@@ -1,0 +1,68 @@
+"""Figures: the paper's layout, at most 8 panels, sized to the content column, readable ticks, p < 0.05 marked."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from analysis import plots  # noqa: E402
+from tests.test_findings import falling, results_for  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results():
+    return results_for({("dices-synthetic", "S1"): falling(3), ("dices-synthetic", "S2"): falling()},
+                       imitates="DICES")
+
+
+def _check_size_and_fonts(fig):
+    assert fig.get_size_inches()[0] <= plots.COLUMN_INCHES + 1e-9
+    visible = [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+    for ax in visible:
+        for label in ax.get_xticklabels() + ax.get_yticklabels():
+            if label.get_text():
+                assert label.get_fontsize() >= 9
+
+
+def test_p_value_figure_follows_the_papers_figures(results):
+    fig = plots.p_value_figure(results, [("dices-synthetic", "S1"), ("dices-synthetic", "S2")], 0.3)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 8 <= plots.MAX_PANELS
+    assert panels[0].get_title() == "(a) Accuracy"
+    for ax in panels:
+        assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+        assert any(np.allclose(line.get_ydata(), 0.05) for line in ax.get_lines())  # the 0.05 line
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert [t for t in legend if t.startswith("K = ")] == ["K = 1", "K = 5", "K = 20"]
+    _check_size_and_fonts(fig)
+
+
+def test_choose_ks_prefers_the_papers_landmarks():
+    assert plots.choose_ks(range(1, 101)) == [1, 3, 5, 10, 20]
+    assert plots.choose_ks([1, 5, 20]) == [1, 5, 20]
+
+
+def test_heatmap_marks_every_significant_cell(results):
+    fig = plots.p_value_heatmaps(results, 0.3, "mae")
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.collections and ax.images]
+    assert len(panels) == 2
+    chosen = results[results["metric"] == "mae"]
+    for ax, sampler in zip(panels, ("S1", "S2")):
+        dots = ax.collections[0].get_offsets()
+        assert len(dots) == int((chosen[chosen["sampler"] == sampler]["p_value"] < 0.05).sum())
+    _check_size_and_fonts(fig)
+
+
+def test_effect_by_rule_draws_both_rules_beside_the_paper(results):
+    uniform = results.assign(delta=results["delta"] / 2, perturbation="uniform")
+    fig = plots.effect_by_rule({"dirichlet": results, "uniform": uniform}, 0.3, 1000)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "dirichlet rule" in labels and "uniform rule" in labels and "paper, Table 1" in labels
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 5
+    _check_size_and_fonts(fig)
+
+
+def test_nothing_to_draw_gives_no_figure():
+    assert plots.p_value_figure(None, [], 0.3) is None and plots.p_value_heatmaps(None, 0.3) is None

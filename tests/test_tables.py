@@ -1,0 +1,84 @@
+"""Tables: paper values follow the dataset, epsilons are labelled, pages get tidy tables; the metric registry."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import metrics, tables
+from tests.test_findings import falling, results_for
+
+
+def test_registry_declares_each_metric_once_in_kernel_order():
+    assert metrics.METRICS == ("accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd")
+    assert [m.label for m in metrics.REGISTRY] == [metrics.METRIC_LABELS[m] for m in metrics.METRICS]
+    assert set(metrics.VOTE_METRICS) | set(metrics.DISTRIBUTION_METRICS) == set(metrics.METRICS)
+    assert not set(metrics.VOTE_METRICS) & set(metrics.DISTRIBUTION_METRICS)
+    assert {m.family for m in metrics.REGISTRY} == {"vote", "distribution"}
+
+
+@pytest.mark.parametrize("name, paper", [("dices-synthetic", "DICES"), ("dices350", "DICES"), ("d3code", "D3code"),
+                                         ("d3code-synthetic", "D3code"), ("toxicity-synthetic", "Toxicity"),
+                                         ("toxicity_kumar2021", "Toxicity"), ("dices-synthetic-5raters", None),
+                                         ("/home/me/ratings.csv", None), ("annotations", None), (None, None)])
+def test_paper_values_follow_the_dataset_not_its_name(name, paper):
+    assert tables.imitates(name) == paper
+
+
+def test_a_users_file_gets_no_paper_values_and_no_announcement():
+    results = results_for({("ratings.csv", "S2"): falling()})
+    table = tables.compare_with_paper(results, 0.3)
+    assert "(" not in "".join(table.frame.drop(columns=["run", "statistic"]).to_numpy().ravel())
+    assert "paper" not in table.caption
+    assert "our values only" in tables.paper_note(results, 0.3) and "cite" not in tables.paper_note(results, 0.3)
+
+
+def test_a_stand_in_gets_the_papers_values_in_brackets():
+    results = results_for({("dices-synthetic", "S2"): falling()}, imitates="DICES")
+    table = tables.compare_with_paper(results, 0.3)
+    nk = table.frame[table.frame["statistic"] == "NK"].iloc[0]
+    assert nk["Accuracy"].endswith("(5000)") and nk["Precision"].endswith("(50000)")
+    assert "both at ε = 0.3" in table.caption
+
+
+def test_another_epsilon_is_labelled_beside_the_papers():
+    results = results_for({("dices-synthetic", "S1"): falling()}, epsilon=0.2, imitates="DICES")
+    table = tables.compare_with_paper(results, 0.2)
+    assert "ours at ε = 0.2, the paper's at ε = 0.3" in table.caption
+    assert "ε = 0.2" in tables.paper_note(results, 0.2) and "ε = 0.3" in tables.paper_note(results, 0.2)
+    appendix = tables.compare_with_paper(results, 0.2, which="appendix")
+    assert "does not state its ε" in appendix.caption
+
+
+def test_table1_rule_on_a_constructed_grid():
+    results = results_for({("x", "S2"): falling()})
+    summary = tables.table1(results)
+    row = summary[summary["metric"] == "mae"].iloc[0]
+    assert row["NK"] == 10000 and row["K"] == 1 and row["p_value"] == pytest.approx(0.00505)
+
+
+def test_tidy_tables_have_no_index_and_format_values():
+    frame = pd.DataFrame({"chapter": ["rq1"], "count": [np.int64(12345)], "share": [0.25], "missing": [np.nan],
+                          "sha256": ["ab" * 32]})
+    page = tables.Table(frame, "caption")._repr_html_()
+    assert "12,345" in page and "0.250" in page and "–" in page and "<wbr>" in page and "<caption>" in page
+    assert "<th></th>" not in page and "Unnamed" not in page
+    assert tables.nothing("Nothing here.")._repr_html_() == "<p>Nothing here.</p>"
+    assert "<table" not in tables.Table(pd.DataFrame(), empty="x")._repr_html_()
+
+
+def test_comparisons_and_budget_ratios():
+    results = results_for({("t", "S3"): falling(3), ("t", "S2"): falling(0.5)})
+    stats = tables.compare_runs(results, ("t", "S3"), ("t", "S2"), 0.3)
+    assert stats["share_higher"] == 1.0 and stats["cells"] == 3 * 3 * 8
+    assert tables.compare_runs(results, "t:S3", "t:S2", 0.3) == stats  # the older string form still works
+    ratios = tables.budget_ratios(results, ("t", "S3"), ("t", "S2"), 0.3).frame
+    assert list(ratios["ratio"]) == [10.0] * 8
+    assert tables.budget_ratios(None, None, None, 0.3) is None
+    assert tables.compare_with_paper(None, 0.3) is None
+
+
+def test_departures_name_pairs_far_from_the_paper():
+    results = results_for({("toxicity-synthetic", "S2"): falling()}, imitates="Toxicity")
+    found = tables.departures(results, 0.3)
+    # ours: every metric first significant at 10,000; the paper's Toxicity S2 budgets are 500 or 1,000
+    assert len(found) == 8 and found["how"].str.contains("budget 10,000").all()
