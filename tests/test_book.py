@@ -1,9 +1,13 @@
 """The book: notebook structure, a small-parameter build, nbval re-execution and a headless-browser check.
 
 The build runs every chapter through papermill with a small grid (the banner marks such numbers as not results),
-then builds the HTML with warnings as errors. It lives under ``_build/test`` so it never touches the real book.
+then builds the HTML with warnings as errors. It lives under ``_build/test`` so it never touches the real book, and
+it runs with an empty dataset cache, as a fresh clone does: no page may then show ``nan``, a raw ``'no data'``, an
+empty DataFrame, a traceback, or a verdict drawn from zero datasets. One build serves every test (session fixture).
 """
 
+import html as html_module
+import json
 import os
 import re
 import shutil
@@ -19,15 +23,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_BUILD = ROOT / "_build" / "test"
 SMALL = '-p n_samples 40 -p n_boot 100 -y "{budgets: [100, 1000], ks: [1, 5, 20], epsilons: [0.3]}"'
 CHAPTERS = ["calibration", "rq1", "rq2", "rq3", "rq4", "realdata", "testsuite", "speed"]
+RQ_CHAPTERS = ["rq1", "rq2", "rq3", "rq4"]
+EMPTY_DATA = TEST_BUILD / "empty-dataset-cache"
+HIDDEN = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
 
 
 def book_env(cache: str) -> dict:
-    """The environment of the small build and of its nbval re-run: the same caches and dataset folder."""
-    env = {**os.environ, "ANALYSIS_CACHE_DIR": str(TEST_BUILD / cache), "BOOK_BUILD_DIR": str(TEST_BUILD)}
-    shared = ROOT.parent / "shared" / "data"
-    if "ANNOTATION_DATA_DIR" not in env and shared.is_dir():
-        env["ANNOTATION_DATA_DIR"] = str(shared)  # as the Makefile does
-    return env
+    """The environment of the small build and of its nbval re-run: the same caches and an empty dataset folder."""
+    EMPTY_DATA.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "ANALYSIS_CACHE_DIR": str(TEST_BUILD / cache), "BOOK_BUILD_DIR": str(TEST_BUILD),
+            "ANNOTATION_DATA_DIR": str(EMPTY_DATA)}
 
 
 def toc_files():
@@ -52,6 +57,25 @@ def test_each_notebook_has_exactly_one_parameters_cell(path):
     assert f"notebooks/{path.stem}" in toc_files()
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.md")), ids=lambda p: p.stem)
+def test_parameters_cell_is_behind_a_toggle(path):
+    tagged = [c for c in jupytext.read(path).cells if "parameters" in c.metadata.get("tags", [])]
+    assert {"hide-cell", "hide-input"} & set(tagged[0].metadata["tags"])
+
+
+@pytest.mark.parametrize("name", RQ_CHAPTERS + ["realdata"])
+def test_chapters_are_narrative_and_calls(name):
+    """At most a third of a chapter's characters are hidden code; every RQ chapter opens with a finding box and
+    closes with "What this shows"."""
+    cells = jupytext.read(ROOT / "notebooks" / f"{name}.md").cells
+    hidden = sum(len(c.source) for c in cells if c.cell_type == "code" and HIDDEN & set(c.metadata.get("tags", [])))
+    assert hidden <= sum(len(c.source) for c in cells) / 3 + 50, f"{name}: too much hidden code"
+    text = (ROOT / "notebooks" / f"{name}.md").read_text()
+    assert "## What this shows" in text
+    if name in RQ_CHAPTERS:
+        assert f"{{glue:md}} {name}_finding" in text and "perturbation = " in text
+
+
 @pytest.fixture(scope="session")
 def small_book():
     """Execute every chapter with small parameters and build the HTML (about a minute)."""
@@ -68,6 +92,55 @@ def test_book_builds_without_warnings_and_has_every_page(small_book):
     html = small_book / "_build" / "html"
     for entry in toc_files():
         assert (html / f"{entry}.html").is_file(), entry
+
+
+def _article_text(page: Path) -> str:
+    source = page.read_text()
+    article = re.search(r"<article.*?</article>", source, re.S)
+    return html_module.unescape(re.sub(r"<[^>]+>", " ", article.group(0) if article else source))
+
+
+FORBIDDEN = {"nan": r"\bnan\b", "'no data'": r"'no data'", "Empty DataFrame": r"Empty DataFrame",
+             "a traceback": r"Traceback \(most recent call last\)", "<NA>": r"<NA>",
+             "a verdict on zero datasets": r"\b0 of (the )?0\b"}
+
+
+def test_no_page_shows_nan_empty_tables_tracebacks_or_verdicts_without_data(small_book):
+    html = small_book / "_build" / "html"
+    for entry in toc_files():
+        text = _article_text(html / f"{entry}.html")
+        for what, pattern in FORBIDDEN.items():
+            found = re.search(pattern, text)
+            assert not found, f"{entry} shows {what}: ...{text[max(0, found.start() - 100):found.end() + 50]}..."
+    real = _article_text(html / "notebooks" / "realdata.html")
+    assert "make data" in real and "not in the dataset cache" in real
+    assert not re.search(r"\b(agrees|disagrees)\b", real), "a verdict on the real-data page without data"
+
+
+def test_rq_chapters_open_with_a_finding_and_reference_every_figure(small_book):
+    html = small_book / "_build" / "html" / "notebooks"
+    for name in RQ_CHAPTERS:
+        page = (html / f"{name}.html").read_text()
+        assert re.search(r"Finding( \d)?: (agrees|partly agrees|disagrees|cannot be checked)", page), name
+        assert "What this shows" in page and "Pandita" in page  # the {cite} rendered
+        for figure in re.findall(r'<figure[^>]*id="([^"]+)"', page):
+            assert f'href="#{figure}"' in page, f"{name}: figure {figure} is never referenced"
+
+
+def test_downloadable_notebooks_hold_no_progress_bars(small_book):
+    for name in CHAPTERS:
+        notebook = json.loads((small_book / "src" / "notebooks" / f"{name}.ipynb").read_text())
+        for cell in notebook["cells"]:
+            for output in cell.get("outputs", []):
+                text = "".join(output.get("text", ""))
+                assert "%|" not in text and "it/s]" not in text and "\r" not in text, f"{name}: progress output"
+
+
+def test_provenance_covers_every_chapter_and_ends_with_a_watermark(small_book):
+    text = _article_text(small_book / "_build" / "html" / "notebooks" / "provenance.html")
+    for name in CHAPTERS:
+        assert re.search(rf"\b{name}\b", text), f"provenance page lacks {name}"
+    assert "Watermark" in text and all(p in text for p in ("python", "numpy", "numba", "pandas", "scipy"))
 
 
 def test_nbval_reproduces_the_checked_tables(small_book):
@@ -97,15 +170,27 @@ def _browser():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
+COLUMN_JS = """
+const column = document.querySelector('article.bd-article') || document.querySelector('main');
+const width = column.getBoundingClientRect().width;
+return [width, Array.from(document.querySelectorAll('article img')).map(
+    i => [i.src.split('/').pop(), i.naturalWidth, i.getBoundingClientRect().width])];
+"""
+
+
 def test_chapters_show_tables_and_figures_in_a_browser(small_book):
+    """Every chapter renders its tables and figures (the real-data chapter has none without data); each RQ page is
+    kept as a full-page screenshot at 1400 px, and every figure fits the content column at its natural size, so
+    that its 9 pt tick labels are not scaled down."""
     html = small_book / "_build" / "html"
     browser = _browser()
     try:
         for name in CHAPTERS:
+            browser.set_window_size(1400, 2000)
             browser.get((html / "notebooks" / f"{name}.html").as_uri())
-            assert browser.find_elements("css selector", "article table"), f"{name}: no table"
-            images = browser.find_elements("css selector", "article img")
-            assert images, f"{name}: no figure"
+            if name != "realdata":
+                assert browser.find_elements("css selector", "article table"), f"{name}: no table"
+                assert browser.find_elements("css selector", "article img"), f"{name}: no figure"
             broken = browser.execute_script(
                 "return Array.from(document.querySelectorAll('article img'))"
                 ".filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
@@ -117,8 +202,50 @@ def test_chapters_show_tables_and_figures_in_a_browser(small_book):
             for link in links:
                 target = Path(link.split("#")[0].removeprefix("file://"))
                 assert target.is_file(), f"{name}: navigation link to missing {target}"
-            if name == "rq1":
-                browser.save_screenshot(str(small_book / "screenshot-rq1.png"))
+            if name in RQ_CHAPTERS:
+                column, figures = browser.execute_script(COLUMN_JS)
+                for src, natural, rendered in figures:
+                    assert rendered <= column + 0.5, f"{name}: {src} is wider than the content column"
+                    assert natural <= rendered + 1, f"{name}: {src} is scaled down ({natural} px shown at {rendered})"
+                height = browser.execute_script("return document.body.scrollHeight")
+                browser.set_window_size(1400, min(height, 16000))
+                browser.save_screenshot(str(small_book / f"screenshot-{name}.png"))
     finally:
         browser.quit()
-    assert (small_book / "screenshot-rq1.png").stat().st_size > 10_000
+    for name in RQ_CHAPTERS:
+        assert (small_book / f"screenshot-{name}.png").stat().st_size > 10_000
+
+
+def _run_chapter(name: str, output: Path, *parameters: str) -> dict:
+    """Execute one chapter with papermill at the small scale plus ``parameters``; return the executed notebook."""
+    source = TEST_BUILD / "variants" / f"{name}.ipynb"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(jupytext.read(ROOT / "notebooks" / f"{name}.md"), source)
+    command = [sys.executable, "-m", "papermill", "--cwd", str(ROOT), "--kernel", "python3", "--log-level", "ERROR",
+               str(source), str(output), "-p", "n_samples", "30", "-y", "{budgets: [100, 1000], ks: [1, 5]}",
+               *parameters]
+    done = subprocess.run(command, cwd=ROOT, env=book_env("cache"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(output.read_text())
+
+
+def _outputs(notebook: dict) -> str:
+    texts = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            texts += ["".join(data.get(kind, "")) for kind in ("text/plain", "text/html", "text/markdown")]
+    return "\n".join(texts)
+
+
+def test_another_epsilon_and_a_users_file_label_what_they_compare(small_book, tmp_path):
+    """``make chapter NB=rq2 PARAMS="-p epsilon 0.2"`` labels both epsilons; a user's CSV gets no paper values."""
+    from tests.conftest import crossed_table
+
+    rq2 = _outputs(_run_chapter("rq2", tmp_path / "rq2.ipynb", "-p", "epsilon", "0.2", "-y", "{epsilons: [0.2]}"))
+    assert "ours at ε = 0.2, the paper's at ε = 0.3" in rq2 and "Tables and figures at ε = 0.2" in rq2
+    csv = tmp_path / "ratings.csv"
+    crossed_table().to_csv(csv, index=False)
+    rq1 = _outputs(_run_chapter("rq1", tmp_path / "rq1.ipynb", "-p", "dataset", str(csv), "-y", "{epsilons: [0.3]}"))
+    assert "our values only" in rq1 and "ours (paper)" not in rq1
+    assert "regenerated" not in rq1 and "which these data are not" in rq1
