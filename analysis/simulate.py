@@ -179,6 +179,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     counts = np.zeros((3, n_slots, n_labels), dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    use_urn = epsilon > 0.0 and rule == DIRICHLET
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
         counts[:] = 0
@@ -197,7 +198,9 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                urn[:] = 0
+                if use_urn:
+                    for c in range(n_labels):
+                        urn[c] = 0
                 for side in range(3):
                     for c in range(k):
                         label = matrix[row + columns[side, c]]
