@@ -65,6 +65,7 @@ $(SRC)/notebooks/%.ipynb: | install
 book: install
 	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS)) && ) true
 	$(MAKE) html
+	@$(PY) -c "from analysis.grid import ResultCache, default_cache_dir; print('cell cache:', ResultCache(default_cache_dir()).computations())"
 
 chapter: install
 	@test -n "$(NB)" || { echo "usage: make chapter NB=rq2 PARAMS='-p epsilon 0.2'"; exit 2; }

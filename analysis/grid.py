@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
 PAPER_EPSILONS = (0.1, 0.2, 0.3, 0.4)
 ALPHA = 0.05
 CACHE_ENV = "ANALYSIS_CACHE_DIR"
+COMPUTED_LOG = "computed.log"
 RESULT_COLUMNS = ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value",
                   "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha", "n_samples", "seed",
                   "data_sha256", "engine", "version")
@@ -166,7 +168,18 @@ class ResultCache:
         return entry.get("metrics")
 
     def put(self, key: str, summary: dict) -> None:
+        """Store a freshly computed cell and note its key in the cache's log of computations."""
         write_atomic(self.directory / f"{key}.json", json.dumps({"engine": self.engine, "metrics": summary}))
+        with open(self.directory / COMPUTED_LOG, "a") as log:  # one short line per append: atomic on POSIX
+            log.write(f"{key}\n")
+
+    def computations(self) -> dict[str, int]:
+        """Cells computed into this cache (by key) and how often each was computed; more than once means a cell
+        was simulated twice, which a shared cache should prevent."""
+        path = self.directory / COMPUTED_LOG
+        keys = path.read_text().split() if path.exists() else []
+        return {"cells": len(set(keys)), "computations": len(keys),
+                "computed_twice": sum(1 for n in Counter(keys).values() if n > 1)}
 
 
 def write_atomic(path: str | Path, text: str) -> None:

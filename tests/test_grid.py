@@ -63,6 +63,13 @@ def test_cache_keeps_finished_cells_and_serves_reruns(crossed, tmp_path):
     pd.testing.assert_frame_equal(first, fresh)
 
 
+def test_the_cache_logs_every_computation_and_a_rerun_computes_nothing(crossed, tmp_path):
+    run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    n_cells = len(cells("S2", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"]))
+    assert ResultCache(tmp_path).computations() == {"cells": n_cells, "computations": n_cells, "computed_twice": 0}
+
+
 def test_cache_key_changes_with_every_input(tmp_path):
     cache = ResultCache(tmp_path)
     [cell] = cells("S2", (100,), (5,), (0.3,))
