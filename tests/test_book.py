@@ -145,8 +145,8 @@ def test_provenance_covers_every_chapter_and_ends_with_a_watermark(small_book):
 
 def test_nbval_reproduces_the_checked_tables(small_book):
     notebooks = [str(small_book / "src" / "notebooks" / f"{name}.ipynb") for name in CHAPTERS]
-    for notebook in notebooks:
-        assert "NBVAL_CHECK_OUTPUT" in Path(notebook).read_text()
+    for name in RQ_CHAPTERS + ["realdata", "testsuite"]:  # the chapters with seeded result tables
+        assert "NBVAL_CHECK_OUTPUT" in (small_book / "src" / "notebooks" / f"{name}.ipynb").read_text(), name
     env = book_env("cache-nbval")  # a fresh cache: nbval re-simulates rather than reading results back
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
                            "--rootdir", str(small_book), *notebooks],
@@ -206,7 +206,7 @@ def test_chapters_show_tables_and_figures_in_a_browser(small_book):
                 column, figures = browser.execute_script(COLUMN_JS)
                 for src, natural, rendered in figures:
                     assert rendered <= column + 0.5, f"{name}: {src} is wider than the content column"
-                    assert natural <= rendered + 1, f"{name}: {src} is scaled down ({natural} px shown at {rendered})"
+                    assert natural <= rendered * 1.02, f"{name}: {src} is scaled down ({natural} px at {rendered})"
                 height = browser.execute_script("return document.body.scrollHeight")
                 browser.set_window_size(1400, min(height, 16000))
                 browser.save_screenshot(str(small_book / f"screenshot-{name}.png"))
@@ -233,7 +233,8 @@ def _outputs(notebook: dict) -> str:
     texts = []
     for cell in notebook["cells"]:
         for output in cell.get("outputs", []):
-            data = output.get("data", {})
+            data = {kind.removeprefix("application/papermill.record/"): value  # glued values included
+                    for kind, value in output.get("data", {}).items()}
             texts += ["".join(data.get(kind, "")) for kind in ("text/plain", "text/html", "text/markdown")]
     return "\n".join(texts)
 
