@@ -86,6 +86,10 @@ def perturbation_of(results: pd.DataFrame) -> str:
     return ", ".join(dict.fromkeys(results["perturbation"].dropna().astype(str)))
 
 
+def _rule(results: pd.DataFrame) -> str:
+    return f"B perturbed by the {perturbation_of(results)} rule"
+
+
 # --------------------------------------------------------------------------------------------- rendering
 
 class Table:
@@ -219,7 +223,7 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                     cell += f" ({_fmt(paper.loc[key, stat], stat)})"
                 row[METRIC_LABELS[metric]] = cell
             rows.append(row)
-    rule = f"B perturbed by the {perturbation_of(results)} rule"
+    rule = _rule(results)
     if has_paper_values(results, which):
         caption = f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05"
     else:
@@ -254,7 +258,7 @@ def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "j
     wide = wide.reset_index()
     wide.insert(0, "run", [run_label(d, s) for d, s in zip(wide.pop("dataset"), wide.pop("sampler"))])
     wide["metric"] = wide["metric"].map(METRIC_LABELS)
-    return Table(wide, "best K at each budget; * : no K reaches p < 0.05 at that budget")
+    return Table(wide, f"best K at each budget, ε = {epsilon:g}; {_rule(results)}; * : no K reaches p < 0.05 there")
 
 
 # --------------------------------------------------------------------------------------------- run comparisons
@@ -299,7 +303,7 @@ def comparison_table(results: pd.DataFrame, comparisons, epsilon: float) -> Tabl
                      "significant cells, modelled": stats["significant_first"],
                      "significant cells, S2": stats["significant_second"]})
     frame = pd.DataFrame(rows)
-    return Table(frame, f"ε = {epsilon:g}; cells are (budget, K, metric) points of the grid")
+    return Table(frame, f"ε = {epsilon:g}; {_rule(results)}; cells are (budget, K, metric) points of the grid")
 
 
 def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd.DataFrame:
@@ -336,7 +340,7 @@ def budget_ratios(results: pd.DataFrame, first, second, epsilon: float) -> Table
                          f"smallest NK, {f}": table["NK_first"].astype("Int64"),
                          f"smallest NK, {s}": table["NK_second"].astype("Int64"),
                          "ratio": table["ratio"].astype(float).round(2)})
-    return Table(page, "– : no budget of the grid reaches p < 0.05")
+    return Table(page, f"ε = {epsilon:g}; {_rule(results)}; – : no budget of the grid reaches p < 0.05")
 
 
 def null_spread_ratio(results: pd.DataFrame, first, second, epsilon: float) -> pd.Series:
@@ -359,14 +363,14 @@ def spread_table(results: pd.DataFrame, first, second, epsilon: float) -> Table:
     frame = pd.DataFrame({"metric": [METRIC_LABELS[m] for m in ratio.index],
                           f"null sd, {_as_run(first)[1]} / {_as_run(second)[1]} (median over cells)":
                               ratio.round(3).to_numpy()})
-    return Table(frame, f"ε = {epsilon:g}; above 1: the null is wider under {_as_run(first)[1]}")
+    return Table(frame, f"ε = {epsilon:g}; {_rule(results)}; above 1: the null is wider under {_as_run(first)[1]}")
 
 
 def spread_by_run(results: pd.DataFrame, epsilon: float) -> Table:
     """Per run, how far apart its K curves lie (:func:`curve_spread`)."""
     frame = pd.DataFrame([{"run": run_label(*run), "p-value range across K (median over metrics and budgets)":
                            round(curve_spread(results, run, epsilon), 3)} for run in runs(results)])
-    return Table(frame, f"ε = {epsilon:g}")
+    return Table(frame, f"ε = {epsilon:g}; {_rule(results)}")
 
 
 def curve_spread(results: pd.DataFrame, run, epsilon: float) -> float:
@@ -430,7 +434,7 @@ def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
         frame = frame[["dataset", "modelled sampler", "metric", "NK, modelled", "NK, S2", "best K, modelled",
                        "best K, S2"]]
     note = "ours (paper)" if has_paper_values(results) and np.isclose(epsilon, PAPER_EPSILON) else "ours"
-    return Table(frame, f"{note} at ε = {epsilon:g}; – : no budget of the grid reaches p < 0.05")
+    return Table(frame, f"{note} at ε = {epsilon:g}; {_rule(results)}; – : no budget of the grid reaches p < 0.05")
 
 
 def paper_value_exists(paper_dataset: str, sampler: str, metric: str, which: str = "table1") -> bool:
