@@ -278,8 +278,8 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
 
     Over the metrics, count those where S3's smallest significant budget is larger than S2's (a metric that only
     S2 brings to significance counts as larger), and measure the null's spread (median ratio of null standard
-    deviations). "Agrees" when S3 needs more for most metrics and its null is wider; "partly agrees" when one of
-    the two holds.
+    deviations). "Agrees" when S3 needs more for more than half of the metrics that reach significance under
+    either sampler (and for more than need less) and its null is wider; "partly agrees" when one of the two holds.
     """
     t = paper_contrast("Toxicity", "S3", "S2")
     ratios = sorted(t["ratios"].values())
@@ -300,7 +300,7 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
     if not len(compared):
         return Finding(QUESTIONS["rq3"], paper, f"At ε = {epsilon:g}, no metric reaches significance under either "
                        "sampler on this grid, so the budgets cannot be compared.", UNCHECKED)
-    needs_more, null_wider = more > fewer, wider > 1
+    needs_more, null_wider = more > fewer and 2 * more > len(compared), wider > 1
     verdict = AGREES if needs_more and null_wider else PARTLY if needs_more or null_wider else DISAGREES
     ours = (f"At ε = {epsilon:g}, {_label(modelled)} needs a larger budget than {tables._as_run(independent)[1]} for "
             f"{more} of {len(compared)} metrics and a smaller one for {fewer}"

@@ -124,3 +124,11 @@ def test_rule_effects_measure_the_vote_metrics_change_with_k():
     effects = findings.rule_effects({"dirichlet": up, "uniform": down}, 0.3, 1000)
     assert effects["dirichlet"] > 1 > effects["uniform"]
     assert effects["uniform"] == pytest.approx(1 / 20)
+
+
+def test_batches_need_more_for_most_metrics_not_just_some():
+    def s3(nk, k, metric):  # larger budget for two metrics only
+        return falling(3)(nk, k, metric) if metric in ("precision", "f1") else falling(0.5)(nk, k, metric)
+    results = results_for({("t", "S3"): s3, ("t", "S2"): falling(0.5)})
+    finding = findings.batches_raise_budget(results, ("t", "S3"), ("t", "S2"), 0.3)
+    assert finding.numbers["more"] == 2 and finding.verdict == findings.PARTLY  # the null is still wider
