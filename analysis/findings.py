@@ -138,7 +138,7 @@ def _our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) 
 
 
 PAPER_RQ1 = ("Yes. Under S2 the p-values are lower than under S1 on DICES (Accuracy at NK = 5,000: 0.045 under S1, "
-             "0.019 under S2), and S3 needs a larger budget than S2 on Toxicity. By the paper's Table 1, the sampler "
+             "0.019 under S2), and S3 needs a larger budget than S2 on Toxicity. By the paper's Table 1 (ε = 0.3), the sampler "
              "that models raters needs more (a larger smallest significant budget, or a higher p-value at the same "
              "budget) for {dices} of {dices_n} metrics on DICES (S1 against S2) and {tox} of {tox_n} on Toxicity "
              "(S3 against S2).")
@@ -207,7 +207,7 @@ def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, eps
     paper = ("Modelling raters raises the budget needed for significance, and the best K with it: for MAE the best K "
              "moves from 40 (S2) to 100 (S1) on DICES and from 9 (S2) to 20 (S3) on Toxicity, and Toxicity's "
              f"budgets grow by a median factor of {np.median(list(t['ratios'].values())):.1f} under S3 "
-             f"(Table 1; on DICES the budgets stay equal for {sum(r == 1 for r in d['ratios'].values())} of "
+             f"(Table 1, ε = 0.3; on DICES the budgets stay equal for {sum(r == 1 for r in d['ratios'].values())} of "
              f"{len(d['ratios'])} metrics).")
     comparisons = list(comparisons or [])
     if results is None or not len(results) or not comparisons:
@@ -253,7 +253,7 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
     dist, vote = (paper_s2[paper_s2["metric"].isin(m)] for m in (DISTRIBUTION_METRICS, VOTE_METRICS))
     paper = (f"Under S2 on DICES and D3code, distribution-sensitive metrics reach significance at a smaller budget "
              f"(median NK {dist['NK'].median():,.0f}) with a larger K (median {dist['K'].median():.0f}) than the vote "
-             f"metrics (median NK {vote['NK'].median():,.0f}, median K {vote['K'].median():.0f}) (Table 1).")
+             f"metrics (median NK {vote['NK'].median():,.0f}, median K {vote['K'].median():.0f}) (Table 1, ε = 0.3).")
     if results is None or not len(results):
         return Finding(QUESTIONS["distribution"], paper, missing or "No run to compare.", UNCHECKED)
     med = tables.family_medians(results, epsilon)
@@ -285,7 +285,7 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
     ratios = sorted(t["ratios"].values())
     paper = (f"Distinct rater sets add batch-specific variance, so a larger budget is needed: on Toxicity, S3 needs a "
              f"larger budget than S2 for {t['needs_more']} of {t['compared']} metrics, by a factor of "
-             f"{min(ratios):g} to {max(ratios):g} (Table 1: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
+             f"{min(ratios):g} to {max(ratios):g} (Table 1, ε = 0.3: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
     if results is None or not len(results) or modelled is None:
         return Finding(QUESTIONS["rq3"], paper, missing or "No batched dataset ran.", UNCHECKED)
     table = tables.smallest_budgets(results, modelled, independent, epsilon)
