@@ -40,7 +40,8 @@ def test_p_value_figure_follows_the_papers_figures(results):
 
 
 def test_choose_ks_prefers_the_papers_landmarks():
-    assert plots.choose_ks(range(1, 101)) == [1, 3, 5, 10, 20]
+    assert plots.choose_ks(range(1, 101)) == [1, 5, 10, 20, 40, 100]
+    assert plots.choose_ks([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100]) == [1, 5, 10, 20, 40, 100]
     assert plots.choose_ks([1, 5, 20]) == [1, 5, 20]
 
 
