@@ -167,62 +167,75 @@ def _weighted_from_confusion(conf, n_items):
     return precision / n_items, recall / n_items, f1 / n_items
 
 
-@numba.njit(cache=True)
-def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out):
-    """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``.
+SUMS = 10  # running sums of one replicate: hits, absolute errors, wins, KL and JS distance, for A then B
 
-    ``kl_table`` and ``js_table`` come from :func:`divergence_tables` for the same ``k``.
+
+@numba.njit(cache=True, inline="always")
+def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums):
+    """Add item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's running ``sums`` and confusion matrices.
+
+    One pass over the classes computes the plurality votes (ties to the lowest code), the absolute errors and the
+    divergence terms; the votes are selects rather than branches, which the processor cannot predict on random
+    counts. ``kl_table`` and ``js_table`` come from :func:`divergence_tables` for the same ``k``.
     """
     n_labels = g.shape[1]
-    conf_a[:] = 0
-    conf_b[:] = 0
-    hits_a = hits_b = wins_a = wins_b = 0
-    abs_a = abs_b = 0
-    kl_a = kl_b = js_a = js_b = 0.0
-    for j in range(n_items):
-        # one pass over the classes: plurality votes (ties to the lowest code), errors and divergence terms;
-        # the votes are selects rather than branches, which the processor cannot predict on random counts
-        mg, ma, mb = g[j, 0], a[j, 0], b[j, 0]
-        vg = va = vb = 0
-        err_a = abs(ma - mg)
-        err_b = abs(mb - mg)
-        ka = kl_table[mg, ma]
-        kb = kl_table[mg, mb]
-        ja = js_table[mg, ma]
-        jb = js_table[mg, mb]
-        for c in range(1, n_labels):
-            ng, na, nb = g[j, c], a[j, c], b[j, c]
-            vg = c if ng > mg else vg
-            mg = max(ng, mg)
-            va = c if na > ma else va
-            ma = max(na, ma)
-            vb = c if nb > mb else vb
-            mb = max(nb, mb)
-            err_a += abs(na - ng)
-            err_b += abs(nb - ng)
-            ka += kl_table[ng, na]
-            kb += kl_table[ng, nb]
-            ja += js_table[ng, na]
-            jb += js_table[ng, nb]
-        conf_a[vg, va] += 1
-        conf_b[vg, vb] += 1
-        hits_a += va == vg
-        hits_b += vb == vg
-        kl_a += ka
-        kl_b += kb
-        abs_a += err_a
-        abs_b += err_b
-        wins_a += err_a < err_b
-        wins_b += err_b < err_a
-        js_a += math.sqrt(max(ja / 2.0, 0.0))
-        js_b += math.sqrt(max(jb / 2.0, 0.0))
+    mg, ma, mb = g[j, 0], a[j, 0], b[j, 0]
+    vg = va = vb = 0
+    err_a = abs(ma - mg)
+    err_b = abs(mb - mg)
+    ka = kl_table[mg, ma]
+    kb = kl_table[mg, mb]
+    ja = js_table[mg, ma]
+    jb = js_table[mg, mb]
+    for c in range(1, n_labels):
+        ng, na, nb = g[j, c], a[j, c], b[j, c]
+        vg = c if ng > mg else vg
+        mg = max(ng, mg)
+        va = c if na > ma else va
+        ma = max(na, ma)
+        vb = c if nb > mb else vb
+        mb = max(nb, mb)
+        err_a += abs(na - ng)
+        err_b += abs(nb - ng)
+        ka += kl_table[ng, na]
+        kb += kl_table[ng, nb]
+        ja += js_table[ng, na]
+        jb += js_table[ng, nb]
+    conf_a[vg, va] += 1
+    conf_b[vg, vb] += 1
+    sums[0] += va == vg
+    sums[1] += vb == vg
+    sums[2] += err_a
+    sums[3] += err_b
+    sums[4] += err_a < err_b
+    sums[5] += err_b < err_a
+    sums[6] += ka
+    sums[7] += kb
+    sums[8] += math.sqrt(max(ja / 2.0, 0.0))
+    sums[9] += math.sqrt(max(jb / 2.0, 0.0))
+
+
+@numba.njit(cache=True)
+def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out):
+    """Write the eight deltas (METRICS order) of a replicate of ``n_items`` items from its sums into ``out``."""
     prec_a, rec_a, f1_a = _weighted_from_confusion(conf_a, n_items)
     prec_b, rec_b, f1_b = _weighted_from_confusion(conf_b, n_items)
-    out[0] = (hits_a - hits_b) / n_items
-    out[1] = (abs_b - abs_a) / (k * n_items * n_labels)
-    out[2] = (wins_a - wins_b) / n_items
+    out[0] = (sums[0] - sums[1]) / n_items
+    out[1] = (sums[3] - sums[2]) / (k * n_items * n_labels)
+    out[2] = (sums[4] - sums[5]) / n_items
     out[3] = prec_a - prec_b
     out[4] = rec_a - rec_b
     out[5] = f1_a - f1_b
-    out[6] = (kl_b - kl_a) / n_items
-    out[7] = (js_b - js_a) / n_items
+    out[6] = (sums[7] - sums[6]) / n_items
+    out[7] = (sums[9] - sums[8]) / n_items
+
+
+@numba.njit(cache=True)
+def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out):
+    """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``."""
+    sums = np.zeros(SUMS)
+    conf_a[:] = 0
+    conf_b[:] = 0
+    for j in range(n_items):
+        add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums)
+    finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out)

@@ -29,7 +29,7 @@ from scipy.stats import hypergeom
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, divergence_tables, fill_deltas
+from analysis.metrics import METRICS, SUMS, add_item, divergence_tables, finish_deltas
 from analysis.samplers import (
     BINOMIAL_FROM,
     add_counts,
@@ -165,8 +165,9 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     columns of which ``H`` are perturbed, and B* as ``K'`` columns of which ``K' - H`` are, once per group (per
     replicate for S1, per batch for S3, per item for S2); which columns does not matter, as they are iid. B's
     perturbed responses of one slot share its urn. A rater who did not label a drawn item is replaced by a draw
-    from the item's own labels (the ragged-batch rule). The innermost loops call only inlined helpers: a call that
-    takes the generator costs more than a response.
+    from the item's own labels (the ragged-batch rule). Each slot's counts go straight into the replicate's metric
+    sums, so no per-item array is kept. The innermost loops call only inlined helpers: a call that takes the
+    generator costs more than a response.
     """
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
@@ -176,13 +177,16 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
     n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
-    counts = np.zeros((3, n_slots, n_labels), dtype=np.int64)
+    counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
+    sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     use_urn = epsilon > 0.0 and rule == DIRICHLET
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
-        counts[:] = 0
+        sums[:] = 0.0
+        conf_a[:] = 0
+        conf_b[:] = 0
         for d in range(n_drawn):
             group = slot_group[d * per_group]
             n_raters = rater_start[group + 1] - rater_start[group]
@@ -202,33 +206,40 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     for c in range(n_labels):
                         urn[c] = 0
                 for side in range(3):
+                    for c in range(n_labels):
+                        counts[side, 0, c] = 0
                     for c in range(k):
                         label = matrix[row + columns[side, c]]
                         if label < 0:
                             label = draw_label(rng, item_cum, item)
                         if c < n_perturbed[side]:
                             label = perturbed(rng, label, epsilon, rule, urn)
-                        counts[side, j, label] += 1
-        fill_deltas(counts[0], counts[1], counts[2], n_slots, k, kl_table, js_table, conf_a, conf_b, out[r])
+                        counts[side, 0, label] += 1
+                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums)
+        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 
 
 @numba.njit(cache=True)
 def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, rule, null, h_cdf, kl_table,
                       js_table, out):
     n_items, n_labels = shares.shape
-    g = np.zeros((n, n_labels), dtype=np.int64)
-    a = np.zeros((n, n_labels), dtype=np.int64)
-    b = np.zeros((n, n_labels), dtype=np.int64)
+    g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
+    a = np.zeros((1, n_labels), dtype=np.int64)
+    b = np.zeros((1, n_labels), dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
+    sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
-        g[:] = 0
-        a[:] = 0
-        b[:] = 0
+        sums[:] = 0.0
+        conf_a[:] = 0
+        conf_b[:] = 0
         for j in range(n):
+            g[:] = 0
+            a[:] = 0
+            b[:] = 0
             item = uniform_index(rng, n_items)
-            add_counts(rng, k, shares, item, cum, g, j)
+            add_counts(rng, k, shares, item, cum, g, 0)
             if null:
                 h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
                 m_a = binomial(rng, h, epsilon)
@@ -236,12 +247,13 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, 
             else:
                 m_a = 0
                 m_b = binomial(rng, k, epsilon)
-            add_counts(rng, k - m_a, shares, item, cum, a, j)
-            add_counts(rng, k - m_b, shares, item, cum, b, j)
+            add_counts(rng, k - m_a, shares, item, cum, a, 0)
+            add_counts(rng, k - m_b, shares, item, cum, b, 0)
             urn[:] = 0
-            add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, j)
-            add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, j)
-        fill_deltas(g, a, b, n, k, kl_table, js_table, conf_a, conf_b, out[r])
+            add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, 0)
+            add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, 0)
+            add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums)
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
 
 class Simulator:
