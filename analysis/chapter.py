@@ -88,17 +88,18 @@ def origin(ds: AnnotationDataset) -> str:
 
 
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None, perturbation="dirichlet") -> pd.DataFrame:
+             cache_dir=None, perturbation="dirichlet", scheduler=None) -> pd.DataFrame:
     """Run every (dataset, sampler) pair over the grid and return one tidy table.
 
     The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`tables.imitates`).
-    No progress bar is drawn, so executed notebooks hold none.
+    No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster.
     """
     tables_ = []
     for ds, sampler in pairs:
         table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
-                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False)
+                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False,
+                    scheduler=scheduler)
         if "perturbation" not in table.columns or table["perturbation"].isna().all():
             table["perturbation"] = perturbation
         tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
@@ -217,7 +218,7 @@ def read_provenance() -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ chapter setup
 
 PARAMETER_NAMES = ("epsilon", "epsilons", "budgets", "ks", "metrics", "n_samples", "seed", "n_jobs", "perturbation",
-                   "item", "rater", "label", "batch")
+                   "scheduler", "item", "rater", "label", "batch")
 COLUMN_NAMES = ("item", "rater", "label", "batch")
 
 
@@ -270,7 +271,8 @@ class Setup:
         """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison)."""
         p = self.params
         return simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons, p["metrics"],
-                        p["n_samples"], p["seed"], p["n_jobs"], perturbation=perturbation or self.perturbation)
+                        p["n_samples"], p["seed"], p["n_jobs"], perturbation=perturbation or self.perturbation,
+                        scheduler=p.get("scheduler"))
 
     def comparisons(self, data=None) -> list[tuple[tuple[str, str], tuple[str, str]]]:
         """((dataset, modelled sampler), (dataset, S2)) for each dataset whose design allows a comparison
