@@ -258,7 +258,7 @@ def all_metrics_curves(results: pd.DataFrame, epsilon: float, run, ks=None) -> p
         _label_axes(axes, "budget N×K", "p-value")
         handles = [Line2D([], [], color=cmap(c / max(1, len(ks) - 1)), lw=2, label=f"K = {k}")
                    for c, k in enumerate(ks)]
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 8), frameon=False)
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), frameon=False)
         fig.suptitle(f"{tables.run_label(*tables._as_run(run))}: every K, ε = {epsilon:g}")
     return fig
 

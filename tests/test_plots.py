@@ -67,3 +67,28 @@ def test_effect_by_rule_draws_both_rules_beside_the_paper(results):
 
 def test_nothing_to_draw_gives_no_figure():
     assert plots.p_value_figure(None, [], 0.3) is None and plots.p_value_heatmaps(None, 0.3) is None
+
+
+def test_figures_fit_the_column_at_the_papers_grid():
+    """With the paper's 15 K and 9 budgets, every figure saved as the book saves it (tight box) stays within the
+    content column, so the browser never scales it down."""
+    import io
+
+    from PIL import Image
+
+    ks = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
+    budgets = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
+    rows = [{"dataset": "dices-synthetic", "sampler": s, "perturbation": "dirichlet", "epsilon": 0.3, "NK": nk, "K": k,
+             "metric": m, "p_value": min(1, 30 / nk * k ** 0.2), "delta": 0.1, "null_sd": 0.02, "imitates": "DICES"}
+            for s in ("S1", "S2") for nk in budgets for k in ks for m in plots.METRICS]
+    import pandas as pd
+    results = pd.DataFrame(rows)
+    figures = [plots.p_value_figure(results, [("dices-synthetic", "S1"), ("dices-synthetic", "S2")], 0.3),
+               plots.p_value_heatmaps(results, 0.3, "mae"), plots.effect_sizes(results, 0.3),
+               plots.effect_by_rule({"dirichlet": results, "uniform": results}, 0.3, 5000),
+               plots.all_metrics_curves(results, 0.3, ("dices-synthetic", "S1"))]
+    for fig in figures:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", bbox_inches="tight")
+        width = Image.open(buffer).size[0]
+        assert width <= plots.COLUMN_INCHES * plots.DPI * 1.03, f"{fig._suptitle.get_text()}: {width} px"
