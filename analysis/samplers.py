@@ -12,7 +12,7 @@ not label the item; such a response is drawn from the item's own labels (the rag
 column* is one drawn rater of one drawn group. All draws are with replacement.
 
 S2 also has a faster form on counts: drawing ``K'`` raters from an item's raters is drawing ``K'`` labels iid from
-the item's label distribution, so the item's counts are ``Multinomial(K', p_item)`` (:func:`draw_counts`).
+the item's label distribution, so the item's counts are ``Multinomial(K', p_item)`` (:func:`add_counts`).
 
 Integer draws use ``floor(u * n)`` of one uniform double (bias below ``2**-40`` for any realistic ``n``), which is
 several times faster in numba than ``Generator.integers``.
@@ -201,7 +201,9 @@ def draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item
 
 @numba.njit(cache=True, inline="always")
 def add_counts(rng, k, shares, row, cum, out, j):
-    """``out[j] += Multinomial(k, shares[row])``: categorical draws for small ``k``, a binomial chain beyond."""
+    """``out[j] += Multinomial(k, shares[row])``: categorical draws for small ``k``, a binomial chain beyond.
+
+    Inlined into the kernels: a call that takes the generator costs more than a draw."""
     n_labels = out.shape[1]
     if k < BINOMIAL_FROM:
         for _ in range(k):
@@ -218,13 +220,6 @@ def add_counts(rng, k, shares, row, cum, out, j):
         left -= x
         mass -= p
     out[j, n_labels - 1] += left
-
-
-@numba.njit(cache=True)
-def draw_counts(rng, k, shares, row, cum, out, j):
-    """``out[j] = Multinomial(k, shares[row])``."""
-    out[j, :] = 0
-    add_counts(rng, k, shares, row, cum, out, j)
 
 
 # ---------------------------------------------------------------- a readable single draw, for people and tests

@@ -6,7 +6,7 @@ from scipy.stats import binom, chisquare
 
 from analysis.data import from_table
 from analysis.errors import ParameterError, TopologyError
-from analysis.samplers import BINOMIAL_FROM, draw_counts, item_shares, make_plan, replicate_size, sample
+from analysis.samplers import BINOMIAL_FROM, add_counts, item_shares, make_plan, replicate_size, sample
 from conftest import batched_table
 
 
@@ -72,7 +72,7 @@ def test_s2_counts_follow_the_items_label_distribution(k):
     draws = 4000
     out = np.zeros((draws, 3), dtype=np.int64)
     for j in range(draws):
-        draw_counts(rng, k, shares, 0, cum, out, j)
+        add_counts(rng, k, shares, 0, cum, out, j)
     assert (out.sum(1) == k).all()
     for c, p in enumerate(shares[0]):
         support = np.arange(k + 1)
