@@ -13,12 +13,13 @@ Under the null, the ``2K'`` rater columns of A and B are pooled per group (globa
 item for S2) and split uniformly at random, *without replacement*, into two halves of ``K'``: A* and B*. At
 ``epsilon = 0`` the split has exactly the law of (A, B), so the null is calibrated by construction.
 
-Two kernels: :func:`_grouped_replicates` materialises responses per (item slot, column) and serves S1, S2 and S3;
+Two kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and S3;
 :func:`_count_replicates` is S2 on per-item counts (METHOD section 9): G and A are ``Multinomial(K', p_i)``;
 B has ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
 ``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
-and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. Each replicate ends as one row of
-eight deltas, computed by :func:`analysis.metrics.fill_deltas` without keeping the replicate.
+and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. Both count each slot's labels as
+they are drawn and add the slot to the replicate's metric sums (:func:`analysis.metrics.add_item`), so no response
+and no per-item array is kept; each replicate ends as one row of eight deltas.
 """
 
 from __future__ import annotations
