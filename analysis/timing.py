@@ -19,7 +19,6 @@ from analysis.simulate import Simulator
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
 # seconds for ONE metric each (measured by this project's maintainers; see the book's speed page).
 VET_SECONDS = {"Wins": 6.5, "MAE": 6.7, "KL-Div": 7.7, "Accuracy": 8.9, "F1-Score": 13.0}
-VET_CELL = {"N": 100, "K": 10, "labels": 3, "n_samples": 1000}
 
 
 def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3) -> list[float]:
