@@ -171,8 +171,9 @@ SUMS = 10  # running sums of one replicate: hits, absolute errors, wins, KL and 
 
 
 @numba.njit(cache=True, inline="always")
-def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums):
-    """Add item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's running ``sums`` and confusion matrices.
+def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
+    """Add ``weight`` copies of item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's running ``sums`` and
+    confusion matrices.
 
     One pass over the classes computes the plurality votes (ties to the lowest code), the absolute errors and the
     divergence terms; the votes are selects rather than branches, which the processor cannot predict on random
@@ -201,18 +202,18 @@ def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums):
         kb += kl_table[ng, nb]
         ja += js_table[ng, na]
         jb += js_table[ng, nb]
-    conf_a[vg, va] += 1
-    conf_b[vg, vb] += 1
-    sums[0] += va == vg
-    sums[1] += vb == vg
-    sums[2] += err_a
-    sums[3] += err_b
-    sums[4] += err_a < err_b
-    sums[5] += err_b < err_a
-    sums[6] += ka
-    sums[7] += kb
-    sums[8] += math.sqrt(max(ja / 2.0, 0.0))
-    sums[9] += math.sqrt(max(jb / 2.0, 0.0))
+    conf_a[vg, va] += weight
+    conf_b[vg, vb] += weight
+    sums[0] += weight * (va == vg)
+    sums[1] += weight * (vb == vg)
+    sums[2] += weight * err_a
+    sums[3] += weight * err_b
+    sums[4] += weight * (err_a < err_b)
+    sums[5] += weight * (err_b < err_a)
+    sums[6] += weight * ka
+    sums[7] += weight * kb
+    sums[8] += weight * math.sqrt(max(ja / 2.0, 0.0))
+    sums[9] += weight * math.sqrt(max(jb / 2.0, 0.0))
 
 
 @numba.njit(cache=True)
@@ -237,5 +238,5 @@ def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out):
     conf_a[:] = 0
     conf_b[:] = 0
     for j in range(n_items):
-        add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums)
+        add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, 1)
     finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out)

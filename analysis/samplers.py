@@ -31,6 +31,7 @@ from analysis.errors import ParameterError, TopologyError
 SAMPLERS = ("S1", "S2", "S3")
 MAX_PLAN_CELLS = 200_000_000
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
+MULTIPLICITY_CHAIN_FROM = 4  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,27 @@ def draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_lo
             slot_group[g * per_group + s] = group
             slot_local[g * per_group + s] = uniform_index(rng, n_items)
     return n_drawn * per_group
+
+
+@numba.njit(cache=True, inline="always")
+def draw_multiplicities(rng, n_slots, n_items, mult):
+    """How many of ``n_slots`` uniform draws with replacement hit each of ``n_items`` items, into ``mult``.
+
+    One uniform per slot for few slots; a chain of binomials (one per item) when slots outnumber items."""
+    for i in range(n_items):
+        mult[i] = 0
+    if n_items == 1:
+        mult[0] = n_slots
+    elif n_slots < MULTIPLICITY_CHAIN_FROM * n_items:
+        for _ in range(n_slots):
+            mult[uniform_index(rng, n_items)] += 1
+    else:
+        left = n_slots
+        for i in range(n_items - 1):
+            if left > 0:
+                mult[i] = rng.binomial(left, 1.0 / (n_items - i))
+                left -= mult[i]
+        mult[n_items - 1] = left
 
 
 @numba.njit(cache=True)

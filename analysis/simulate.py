@@ -13,20 +13,24 @@ Under the null, the ``2K'`` rater columns of A and B are pooled per group (globa
 item for S2) and split uniformly at random, *without replacement*, into two halves of ``K'``: A* and B*. At
 ``epsilon = 0`` the split has exactly the law of (A, B), so the null is calibrated by construction.
 
-Two kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and S3;
-:func:`_count_replicates` is S2 on per-item counts (METHOD section 9): G and A are ``Multinomial(K', p_i)``;
+Three kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and
+S3; :func:`_item_replicates` draws the same law per distinct item of a drawn group (for S1 and S3, whose slots of
+one item share their rater columns), so an item's labels are read once and slots that replace nothing are counted
+together; :func:`_count_replicates` is S2 on per-item counts (METHOD section 9): G and A are ``Multinomial(K', p_i)``;
 B has ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
 ``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
-and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. Both count each slot's labels as
+and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. All count each slot's labels as
 they are drawn and add the slot to the replicate's metric sums (:func:`analysis.metrics.add_item`), so no response
 and no per-item array is kept; each replicate ends as one row of eight deltas.
 """
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
-from scipy.stats import hypergeom
+from scipy.stats import binom, hypergeom
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
@@ -36,15 +40,18 @@ from analysis.samplers import (
     add_counts,
     check_size,
     draw_label,
+    draw_multiplicities,
     draw_slots,
     group_layout,
     make_plan,
     uniform_index,
 )
 
-METHODS = ("auto", "counts", "responses")
+METHODS = ("auto", "items", "counts", "responses")
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
+SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
+BY_LABEL_FROM = 1  # perturbable responses per label from which a slot draws its replacements as binomials per label
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
 
@@ -79,18 +86,34 @@ def urn_label(u, urn):
 
 
 @numba.njit(cache=True, inline="always")
-def perturbed(rng, label, epsilon, rule, urn):
-    """``label``, or with probability ``epsilon`` a noise label: from the slot's urn (``DIRICHLET``) or another label
-    drawn uniformly (``UNIFORM``). One uniform per response."""
-    u = rng.random()
-    if u >= epsilon:
-        return label
-    v = u / epsilon
+def replacement(v, label, rule, urn):
+    """The noise label that replaces ``label``, for uniform ``v``: from the slot's urn (``DIRICHLET``) or another
+    label drawn uniformly (``UNIFORM``)."""
     if rule == DIRICHLET:
         return urn_label(v, urn)
     n_labels = urn.shape[0]
     other = min(int(v * (n_labels - 1)), n_labels - 2)
     return other + (other >= label)
+
+
+@numba.njit(cache=True, inline="always")
+def perturbed(rng, label, epsilon, rule, urn):
+    """``label``, or with probability ``epsilon`` its :func:`replacement`. One uniform per response."""
+    u = rng.random()
+    if u >= epsilon:
+        return label
+    return replacement(u / epsilon, label, rule, urn)
+
+
+@numba.njit(cache=True, inline="always")
+def first_replaced(u, n, keep_all, log_keep):
+    """Index of the first replaced response among ``n``, each replaced with probability ``epsilon``, given that at
+    least one is: the truncated geometric law, by inversion of uniform ``u``. ``keep_all = (1 - epsilon)**n``
+    and ``log_keep = log(1 - epsilon)``."""
+    if keep_all <= 0.0:
+        return 0
+    j = int(math.ceil(math.log1p(-u * (1.0 - keep_all)) / log_keep)) - 1
+    return min(max(j, 0), n - 1)
 
 
 @numba.njit(cache=True)
@@ -139,6 +162,14 @@ def split_law(k: int) -> np.ndarray:
     """Cumulative law of ``H ~ Hypergeometric(2k; k, k)``: how many of B's ``k`` columns a random half holds."""
     cdf = hypergeom(2 * k, k, k).cdf(np.arange(k + 1))
     cdf[-1] = 1.0
+    return cdf
+
+
+def fire_law(k: int, epsilon: float) -> np.ndarray:
+    """``cdf[n, x] = P(Binomial(n, epsilon) <= x)`` for ``n, x <= k``: how many of ``n`` responses are replaced."""
+    n = np.arange(k + 1)
+    cdf = binom.cdf(n[None, :], n[:, None], epsilon)
+    cdf[n, n] = 1.0
     return cdf
 
 
@@ -216,7 +247,174 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         if c < n_perturbed[side]:
                             label = perturbed(rng, label, epsilon, rule, urn)
                         counts[side, 0, label] += 1
-                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums)
+                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
+
+
+@numba.njit(cache=True, inline="always")
+def draw_from_row(rng, cdf, row):
+    """An index from the cumulative law ``cdf[row]`` by a linear search from 0 (short for small binomial means)."""
+    u = rng.random()
+    x = 0
+    while x < row and u >= cdf[row, x]:
+        x += 1
+    return x
+
+
+@numba.njit(cache=True)
+def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
+                     n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out):
+    """Replicates by distinct item: the law of :func:`_grouped_replicates`, with less work where items repeat.
+
+    Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
+    responses are replaced (and, in ragged batches, in the labels drawn for missing responses). The kernel draws
+    how many slots each item of the group gets (:func:`draw_multiplicities`), reads the item's labels once into
+    counts (never replaced; perturbable, per side) and then, per slot, replaces ``Binomial(n_c, epsilon)`` of the
+    ``n_c`` perturbable responses with label ``c`` (``fire_cdf``), for each side and label.
+
+    When many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
+    item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
+    weighted item; the others draw their first replaced response from the truncated geometric law
+    (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
+    replacement labels by a multinomial.
+    """
+    n_labels = item_cum.shape[1]
+    n_groups = item_start.shape[0] - 1
+    n_drawn, per_group = group_layout(n, single_group, group_size)
+    n_slots = n_drawn * per_group
+    mult = np.zeros(np.max(item_start[1:] - item_start[:-1]), dtype=np.int64)
+    columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
+    n_perturbed = np.zeros(3, dtype=np.int64)
+    fixed = np.zeros((3, n_labels), dtype=np.int64)  # an item's counts over its columns that are never replaced
+    pert = np.zeros((3, n_labels), dtype=np.int64)  # ... over its perturbable columns
+    missing = np.zeros((2, 3), dtype=np.int64)  # how many of those columns have no label (fixed, perturbable)
+    pert_label = np.empty(2 * k, dtype=np.int64)  # the perturbable responses listed, A* first
+    pert_side = np.empty(2 * k, dtype=np.int64)
+    counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
+    slot_pert = np.zeros((3, n_labels), dtype=np.int64)
+    urn = np.zeros(n_labels, dtype=np.int64)
+    sums = np.zeros(SUMS)
+    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
+    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
+    for r in range(out.shape[0]):
+        sums[:] = 0.0
+        conf_a[:] = 0
+        conf_b[:] = 0
+        for d in range(n_drawn):
+            group = 0 if single_group else uniform_index(rng, n_groups)
+            n_items = item_start[group + 1] - item_start[group]
+            n_raters = rater_start[group + 1] - rater_start[group]
+            for side in range(3):
+                for c in range(k):
+                    columns[side, c] = uniform_index(rng, n_raters)
+            h = draw_from_cdf(rng, h_cdf) if null else 0  # how many of B's columns land in A*
+            if epsilon > 0.0:
+                n_perturbed[1] = h
+                n_perturbed[2] = k - h
+            n_pert = n_perturbed[1] + n_perturbed[2]
+            keep_all = (1.0 - epsilon) ** n_pert
+            split = keep_all >= SKIP_FROM
+            draw_multiplicities(rng, per_group, n_items, mult)
+            for local in range(n_items):
+                m = mult[local]
+                if m == 0:
+                    continue
+                item = items[item_start[group] + local]
+                row = matrix_start[group] + local * n_raters
+                fixed[:] = 0
+                pert[:] = 0
+                missing[:] = 0
+                p = 0
+                for side in range(3):
+                    for c in range(k):
+                        label = matrix[row + columns[side, c]]
+                        if c < n_perturbed[side]:
+                            pert_label[p] = label
+                            pert_side[p] = side
+                            p += 1
+                            if label < 0:
+                                missing[1, side] += 1
+                            else:
+                                pert[side, label] += 1
+                        elif label < 0:
+                            missing[0, side] += 1
+                        else:
+                            fixed[side, label] += 1
+                if split and m > 1 and missing.sum() == 0:
+                    kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = fixed[side, c] + pert[side, c]
+                    if kept > 0:
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, kept)
+                    m -= kept
+                    if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
+                        old = pert_label[0]
+                        side = pert_side[0]
+                        counts[side, 0, old] -= 1
+                        choices = n_labels if rule == DIRICHLET else n_labels - 1
+                        for c in range(n_labels):
+                            if rule == UNIFORM and c == old:
+                                continue
+                            x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
+                            choices -= 1
+                            m -= x
+                            if x > 0:
+                                counts[side, 0, c] += 1
+                                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b,
+                                         sums, x)
+                                counts[side, 0, c] -= 1
+                        continue
+                    for _ in range(m):  # slots that replace at least one response
+                        for side in range(3):
+                            for c in range(n_labels):
+                                counts[side, 0, c] = fixed[side, c]
+                        for c in range(n_labels):
+                            urn[c] = 0
+                        first = first_replaced(rng.random(), n_pert, keep_all, log_keep)
+                        for q in range(n_pert):
+                            label = pert_label[q]
+                            if q == first:
+                                label = replacement(rng.random(), label, rule, urn)
+                            elif q > first:
+                                label = perturbed(rng, label, epsilon, rule, urn)
+                            counts[pert_side[q], 0, label] += 1
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    continue
+                by_label = n_pert >= BY_LABEL_FROM * n_labels
+                for _ in range(m):  # one slot at a time
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = fixed[side, c]
+                        for _ in range(missing[0, side]):
+                            counts[side, 0, draw_label(rng, item_cum, item)] += 1
+                    for c in range(n_labels):
+                        urn[c] = 0
+                    if not by_label:
+                        for q in range(n_pert):
+                            label = pert_label[q]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            counts[pert_side[q], 0, perturbed(rng, label, epsilon, rule, urn)] += 1
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        continue
+                    for side in range(1, 3):
+                        for c in range(n_labels):
+                            slot_pert[side, c] = pert[side, c]
+                        if missing[1, side] > 0:
+                            for q in range(n_pert):
+                                if pert_side[q] == side and pert_label[q] < 0:
+                                    slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                        for c in range(n_labels):
+                            n_c = slot_pert[side, c]
+                            if n_c == 0:
+                                continue
+                            fired = draw_from_row(rng, fire_cdf, n_c)
+                            counts[side, 0, c] += n_c - fired
+                            for _ in range(fired):
+                                counts[side, 0, replacement(rng.random(), c, rule, urn)] += 1
+                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 
 
@@ -253,16 +451,18 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, 
             urn[:] = 0
             add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, 0)
             add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, 0)
-            add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums)
+            add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
 
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
-    ``method="responses"`` materialises every response (the only form for S1 and S3); ``"counts"`` runs S2 on
-    per-item counts. ``"auto"`` (the default) uses counts for S2 from ``BINOMIAL_FROM`` responses per item on,
-    where binomial draws beat one draw per response, and responses below it (measured faster there).
+    Three kernels draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
+    form, and the reference the others are tested against); ``"items"`` works per distinct item of a drawn group
+    (:func:`_item_replicates`); ``"counts"`` runs S2 on per-item counts. ``"auto"`` (the default) takes items for
+    S1 and S3, and for S2 counts from ``BINOMIAL_FROM`` responses per item on and responses below (measured
+    fastest there).
     """
 
     def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
@@ -273,9 +473,14 @@ class Simulator:
         self.method = method
         self.noise = uniform_noise(self.plan.item_share)
 
-    def uses_counts(self, k: int) -> bool:
-        """Whether replicates of ``k`` responses per item run on counts."""
-        return self.sampler == "S2" and (self.method == "counts" or (self.method == "auto" and k >= BINOMIAL_FROM))
+    def kernel(self, k: int) -> str:
+        """The method that draws replicates of ``k`` responses per item: ``"items"``, ``"counts"`` or
+        ``"responses"``."""
+        if self.method != "auto":
+            return self.method
+        if self.sampler != "S2":
+            return "items"
+        return "counts" if k >= BINOMIAL_FROM else "responses"
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
                    null: bool, perturbation: str = "dirichlet") -> np.ndarray:
@@ -288,9 +493,13 @@ class Simulator:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         out = np.empty((n_samples, len(METRICS)))
         tables = divergence_tables(k, self.plan.n_labels)
-        if self.uses_counts(k):
+        kernel = self.kernel(k)
+        if kernel == "counts":
             _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, n, k, float(epsilon), rule,
                               bool(null), split_law(k), *tables, out)
+        elif kernel == "items":
+            _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
+                             fire_law(k, epsilon), *tables, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *tables, out)
