@@ -6,7 +6,29 @@ the simulation of G, A and B (:mod:`analysis.simulate`), the eight metrics (:mod
 p-values (:mod:`analysis.pvalues`) and the experiment grid with its cache (:mod:`analysis.grid`).
 """
 
+import hashlib
+import os
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+KERNEL_MODULES = ("samplers", "simulate", "metrics")  # the modules whose numba kernels inline each other
+
+
+def _kernel_cache_dir() -> str:
+    """A numba cache folder named by a hash of the kernel sources.
+
+    numba revalidates a cached kernel against the timestamp of its own file only, so a kernel that inlines a
+    helper from another module would keep the helper's old machine code after an edit. Keying the folder by all
+    kernel sources makes any edit compile afresh. A ``NUMBA_CACHE_DIR`` set by the user is left alone.
+    """
+    digest = hashlib.sha256()
+    for module in KERNEL_MODULES:
+        digest.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return str(base / "annotator-bootstrap" / "numba" / digest.hexdigest()[:16])
+
+
+os.environ.setdefault("NUMBA_CACHE_DIR", _kernel_cache_dir())  # before any module imports numba
 
 try:
     __version__ = version("annotator-bootstrap")

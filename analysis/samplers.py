@@ -20,10 +20,12 @@ several times faster in numba than ``Generator.integers``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numba
 import numpy as np
+from scipy.special import gammaln
 
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
@@ -242,6 +244,109 @@ def add_counts(rng, k, shares, row, cum, out, j):
         left -= x
         mass -= p
     out[j, n_labels - 1] += left
+
+
+# ---------------------------------------------------------------- multinomials from alias tables (S2 on counts)
+
+@dataclass(frozen=True)
+class CompositionTables:
+    """Alias tables of ``Multinomial(k', p)`` over the compositions of ``k'`` into C labels, for every ``k' <= k``
+    and every distinct item label distribution ``p``: one uniform draws an item's counts, whatever ``k'``.
+
+    ``comp[e]`` is the label counts of entry ``e``; the entries of ``k'`` are ``start[k']:start[k' + 1]``.
+    ``row[item]`` is the item's distribution, ``prob[row, e]`` and ``alias[row, e]`` the alias table.
+    """
+
+    row: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    comp: np.ndarray
+    start: np.ndarray
+
+    def kernel_args(self) -> tuple:
+        return self.row, self.prob, self.alias, self.comp, self.start
+
+
+def compositions(k: int, n_labels: int) -> np.ndarray:
+    """All count vectors of ``k`` responses over ``n_labels`` labels, shape (C(k + C - 1, C - 1), C)."""
+    if n_labels == 1:
+        return np.array([[k]], dtype=np.int64)
+    return np.array([[first, *rest] for first in range(k, -1, -1) for rest in compositions(k - first, n_labels - 1)],
+                    dtype=np.int64)
+
+
+def composition_entries(k: int, n_labels: int, n_shares: int) -> int:
+    """Entries in the tables of :func:`composition_tables`: ``n_shares * C(k + C, C)``."""
+    return n_shares * math.comb(k + n_labels, n_labels)
+
+
+def composition_tables(shares: np.ndarray, k: int) -> CompositionTables:
+    """The alias tables of every item's ``Multinomial(k', shares[item])`` for ``k' = 0..k``."""
+    distinct, row = np.unique(shares, axis=0, return_inverse=True)
+    n_labels = shares.shape[1]
+    comp = np.concatenate([compositions(j, n_labels) for j in range(k + 1)])
+    sizes = [math.comb(j + n_labels - 1, n_labels - 1) for j in range(k + 1)]
+    start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    totals = comp.sum(1)
+    log_p = np.log(np.where(distinct > 0, distinct, 1.0))
+    log_coef = gammaln(totals + 1) - gammaln(comp + 1).sum(1)
+    pmf = np.exp(log_coef[None, :] + log_p @ comp.T)
+    pmf[((comp[None, :, :] > 0) & (distinct[:, None, :] == 0)).any(2)] = 0.0  # a label the item never got
+    prob = np.empty_like(pmf)
+    alias = np.empty(pmf.shape, dtype=np.int64)
+    _build_alias(pmf, start, prob, alias)
+    return CompositionTables(row=row.astype(np.int64).ravel(), prob=prob, alias=alias, comp=comp, start=start)
+
+
+@numba.njit(cache=True)
+def _build_alias(pmf, start, prob, alias):
+    """Vose's alias method, per row and per block ``start[j]:start[j + 1]`` of ``pmf``."""
+    small = np.empty(pmf.shape[1], dtype=np.int64)
+    large = np.empty(pmf.shape[1], dtype=np.int64)
+    for r in range(pmf.shape[0]):
+        for j in range(start.shape[0] - 1):
+            lo, size = start[j], start[j + 1] - start[j]
+            total = 0.0
+            for t in range(size):
+                total += pmf[r, lo + t]
+            n_small = n_large = 0
+            for t in range(size):
+                prob[r, lo + t] = pmf[r, lo + t] * size / total
+                alias[r, lo + t] = t
+                if prob[r, lo + t] < 1.0:
+                    small[n_small] = t
+                    n_small += 1
+                else:
+                    large[n_large] = t
+                    n_large += 1
+            while n_small > 0 and n_large > 0:
+                n_small -= 1
+                s = small[n_small]
+                g = large[n_large - 1]
+                alias[r, lo + s] = g
+                prob[r, lo + g] -= 1.0 - prob[r, lo + s]
+                if prob[r, lo + g] < 1.0:
+                    n_large -= 1
+                    small[n_small] = g
+                    n_small += 1
+            for t in range(n_large):
+                prob[r, lo + large[t]] = 1.0
+            for t in range(n_small):
+                prob[r, lo + small[t]] = 1.0
+
+
+@numba.njit(cache=True, inline="always")
+def composition_entry(rng, k, table_row, prob, alias, start):
+    """The entry of ``comp`` that one uniform draws from ``Multinomial(k, p)``, ``p`` being row ``table_row``.
+
+    The caller adds ``comp[entry]`` to its counts itself: written inside this helper, that loop runs several
+    times slower in numba."""
+    lo = start[k]
+    size = start[k + 1] - lo
+    x = rng.random() * size
+    t = min(int(x), size - 1)
+    other = alias[table_row, lo + t]
+    return lo + (other if x - t >= prob[table_row, lo + t] else t)  # a select, not a branch
 
 
 # ---------------------------------------------------------------- a readable single draw, for people and tests

@@ -37,8 +37,12 @@ from analysis.errors import ParameterError
 from analysis.metrics import METRICS, SUMS, add_item, divergence_tables, finish_deltas
 from analysis.samplers import (
     BINOMIAL_FROM,
+    CompositionTables,
     add_counts,
     check_size,
+    composition_entries,
+    composition_entry,
+    composition_tables,
     draw_label,
     draw_multiplicities,
     draw_slots,
@@ -51,8 +55,15 @@ METHODS = ("auto", "items", "counts", "responses")
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
-BY_LABEL_FROM = 1  # perturbable responses per label from which a slot draws its replacements as binomials per label
+BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
+ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots rarely share an item)
+TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
+
+
+EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
+                                 alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
+                                 start=np.zeros(2, dtype=np.int64))
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -136,16 +147,6 @@ def binomial(rng, n, p):
             x += rng.random() < p
         return x
     return rng.binomial(n, p)
-
-
-@numba.njit(cache=True, inline="always")
-def add_noise(rng, m, rule, urn, noise_shares, noise_cum, row, out, j):
-    """Add ``m`` noise responses to ``out[j]``: from the slot's urn (dirichlet) or from ``noise_shares[row]``."""
-    if rule == DIRICHLET:
-        for _ in range(m):
-            out[j, urn_label(rng.random(), urn)] += 1
-    else:
-        add_counts(rng, m, noise_shares, row, noise_cum, out, j)
 
 
 def uniform_noise(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -419,8 +420,10 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
 
 
 @numba.njit(cache=True)
-def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, rule, null, h_cdf, kl_table,
-                      js_table, out):
+def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, prob, alias, comp, start, n, k,
+                      epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out):
+    """S2 on counts: per slot, multinomial counts of the item's unreplaced responses (from alias tables when
+    ``tabled``, else :func:`add_counts`) and the noise responses that replace ``Binomial(., epsilon)`` of them."""
     n_items, n_labels = shares.shape
     g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
     a = np.zeros((1, n_labels), dtype=np.int64)
@@ -434,23 +437,42 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, n, k, epsilon, 
         conf_a[:] = 0
         conf_b[:] = 0
         for j in range(n):
-            g[:] = 0
-            a[:] = 0
-            b[:] = 0
             item = uniform_index(rng, n_items)
-            add_counts(rng, k, shares, item, cum, g, 0)
             if null:
                 h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
-                m_a = binomial(rng, h, epsilon)
-                m_b = binomial(rng, k - h, epsilon)
+                m_a = draw_from_row(rng, fire_cdf, h)
+                m_b = draw_from_row(rng, fire_cdf, k - h)
             else:
                 m_a = 0
-                m_b = binomial(rng, k, epsilon)
-            add_counts(rng, k - m_a, shares, item, cum, a, 0)
-            add_counts(rng, k - m_b, shares, item, cum, b, 0)
-            urn[:] = 0
-            add_noise(rng, m_a, rule, urn, noise_shares, noise_cum, item, a, 0)
-            add_noise(rng, m_b, rule, urn, noise_shares, noise_cum, item, b, 0)
+                m_b = draw_from_row(rng, fire_cdf, k)
+            if tabled:
+                e_g = composition_entry(rng, k, row[item], prob, alias, start)
+                e_a = composition_entry(rng, k - m_a, row[item], prob, alias, start)
+                e_b = composition_entry(rng, k - m_b, row[item], prob, alias, start)
+                for c in range(n_labels):
+                    g[0, c] = comp[e_g, c]
+                    a[0, c] = comp[e_a, c]
+                    b[0, c] = comp[e_b, c]
+            else:
+                for c in range(n_labels):
+                    g[0, c] = 0
+                    a[0, c] = 0
+                    b[0, c] = 0
+                add_counts(rng, k, shares, item, cum, g, 0)
+                add_counts(rng, k - m_a, shares, item, cum, a, 0)
+                add_counts(rng, k - m_b, shares, item, cum, b, 0)
+            for c in range(n_labels):
+                urn[c] = 0
+            if rule == DIRICHLET:  # the slot's noise responses, from its urn (written out here: as a helper that
+                for _ in range(m_a):  # writes into the counts, this runs several times slower in numba)
+                    a[0, urn_label(rng.random(), urn)] += 1
+                for _ in range(m_b):
+                    b[0, urn_label(rng.random(), urn)] += 1
+            else:
+                for _ in range(m_a):
+                    a[0, draw_label(rng, noise_cum, item)] += 1
+                for _ in range(m_b):
+                    b[0, draw_label(rng, noise_cum, item)] += 1
             add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
@@ -472,15 +494,29 @@ class Simulator:
         self.sampler = self.plan.sampler
         self.method = method
         self.noise = uniform_noise(self.plan.item_share)
+        self.n_distributions = len(np.unique(self.plan.item_share, axis=0))
+        self._tables: dict[int, CompositionTables] = {}
+
+    def composition_tables(self, k: int) -> CompositionTables:
+        """The alias tables of every item's multinomials up to ``k`` responses, built once per ``k``."""
+        if k not in self._tables:
+            self._tables[k] = composition_tables(self.plan.item_share, k)
+        return self._tables[k]
 
     def kernel(self, k: int) -> str:
         """The method that draws replicates of ``k`` responses per item: ``"items"``, ``"counts"`` or
         ``"responses"``."""
         if self.method != "auto":
             return self.method
-        if self.sampler != "S2":
+        if self.sampler == "S1":
             return "items"
-        return "counts" if k >= BINOMIAL_FROM else "responses"
+        if self.sampler == "S3":
+            return "items" if k >= ITEMS_FROM else "responses"
+        return "counts" if k >= BINOMIAL_FROM or (k >= 2 and self.tabled(k)) else "responses"
+
+    def tabled(self, k: int) -> bool:
+        """Whether S2 on counts draws multinomials of ``k`` responses from alias tables (when they fit)."""
+        return composition_entries(k, self.plan.n_labels, self.n_distributions) <= TABLE_ENTRIES
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
                    null: bool, perturbation: str = "dirichlet") -> np.ndarray:
@@ -492,15 +528,18 @@ class Simulator:
         if n_samples < 1:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         out = np.empty((n_samples, len(METRICS)))
-        tables = divergence_tables(k, self.plan.n_labels)
+        divergence = divergence_tables(k, self.plan.n_labels)
         kernel = self.kernel(k)
         if kernel == "counts":
-            _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, n, k, float(epsilon), rule,
-                              bool(null), split_law(k), *tables, out)
+            tabled = self.tabled(k)
+            tables = self.composition_tables(k) if tabled else EMPTY_TABLES
+            _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, tabled, *tables.kernel_args(),
+                              n, k, float(epsilon), rule, bool(null), split_law(k), fire_law(k, epsilon),
+                              *divergence, out)
         elif kernel == "items":
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                             fire_law(k, epsilon), *tables, out)
+                             fire_law(k, epsilon), *divergence, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                                *tables, out)
+                                *divergence, out)
         return out

@@ -135,11 +135,13 @@ def test_the_old_with_replacement_pool_was_too_narrow_at_k1(crossed):
 
 @pytest.mark.parametrize("perturbation", ["dirichlet", "uniform"])
 @pytest.mark.parametrize("null", [False, True])
-@pytest.mark.parametrize("k", [3, 60])
+@pytest.mark.parametrize("k", [3, 20, 60])
 def test_s2_counts_path_agrees_with_the_response_path(dices, perturbation, null, k):
     """Same law, different random streams: every delta's mean agrees within 4.5 standard errors, and its spread
-    within 15 % (the sd of a ratio of two sds from 800 replicates is about 0.035)."""
+    within 15 % (the sd of a ratio of two sds from 800 replicates is about 0.035). K = 3 and 20 draw their
+    multinomials from alias tables, K = 60 as binomial chains."""
     n_samples = 800
+    assert Simulator(dices, "S2").tabled(k) == (k < 60)
     out = {}
     for method in ("counts", "responses"):
         sim = Simulator(dices, "S2", method=method)
