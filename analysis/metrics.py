@@ -216,6 +216,35 @@ def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
     sums[9] += weight * math.sqrt(max(jb / 2.0, 0.0))
 
 
+def label_terms(kl_table: np.ndarray, js_table: np.ndarray, n_labels: int) -> np.ndarray:
+    """An item's KL divergence and Jensen-Shannon distance at K = 1, when two labels agree and when they differ."""
+    same_kl = kl_table[1, 1] + (n_labels - 1) * kl_table[0, 0]
+    diff_kl = kl_table[1, 0] + kl_table[0, 1] + (n_labels - 2) * kl_table[0, 0]
+    same_js = js_table[1, 1] + (n_labels - 1) * js_table[0, 0]
+    diff_js = js_table[1, 0] + js_table[0, 1] + (n_labels - 2) * js_table[0, 0]
+    return np.array([same_kl, diff_kl, math.sqrt(max(same_js / 2, 0.0)), math.sqrt(max(diff_js / 2, 0.0))])
+
+
+@numba.njit(cache=True, inline="always")
+def add_labels(lg, la, lb, terms, conf_a, conf_b, sums, weight):
+    """:func:`add_item` for K = 1, where an item's counts are its one label: ``weight`` items with gold label
+    ``lg`` and model labels ``la``, ``lb``. ``terms`` comes from :func:`label_terms`."""
+    hit_a = la == lg
+    hit_b = lb == lg
+    conf_a[lg, la] += weight
+    conf_b[lg, lb] += weight
+    sums[0] += weight * hit_a
+    sums[1] += weight * hit_b
+    sums[2] += weight * 2 * (1 - hit_a)
+    sums[3] += weight * 2 * (1 - hit_b)
+    sums[4] += weight * (hit_a and not hit_b)
+    sums[5] += weight * (hit_b and not hit_a)
+    sums[6] += weight * terms[1 - hit_a]
+    sums[7] += weight * terms[1 - hit_b]
+    sums[8] += weight * terms[3 - hit_a]
+    sums[9] += weight * terms[3 - hit_b]
+
+
 @numba.njit(cache=True)
 def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out):
     """Write the eight deltas (METRICS order) of a replicate of ``n_items`` items from its sums into ``out``."""

@@ -33,7 +33,7 @@ from analysis.errors import ParameterError, TopologyError
 SAMPLERS = ("S1", "S2", "S3")
 MAX_PLAN_CELLS = 200_000_000
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
-MULTIPLICITY_CHAIN_FROM = 4  # slots per item from which item multiplicities are drawn as a chain of binomials
+MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 
 @dataclass(frozen=True)

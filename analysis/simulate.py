@@ -13,10 +13,11 @@ Under the null, the ``2K'`` rater columns of A and B are pooled per group (globa
 item for S2) and split uniformly at random, *without replacement*, into two halves of ``K'``: A* and B*. At
 ``epsilon = 0`` the split has exactly the law of (A, B), so the null is calibrated by construction.
 
-Three kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and
+Four kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and
 S3; :func:`_item_replicates` draws the same law per distinct item of a drawn group (for S1 and S3, whose slots of
 one item share their rater columns), so an item's labels are read once and slots that replace nothing are counted
-together; :func:`_count_replicates` is S2 on per-item counts (METHOD section 9): G and A are ``Multinomial(K', p_i)``;
+together; :func:`_label_replicates` is S2 at K = 1 on labels; :func:`_count_replicates` is S2 on per-item counts
+(METHOD section 9): G and A are ``Multinomial(K', p_i)``, drawn from alias tables or as binomial chains;
 B has ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
 ``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
 and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot. All count each slot's labels as
@@ -34,7 +35,7 @@ from scipy.stats import binom, hypergeom
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, SUMS, add_item, divergence_tables, finish_deltas
+from analysis.metrics import METRICS, SUMS, add_item, add_labels, divergence_tables, finish_deltas, label_terms
 from analysis.samplers import (
     BINOMIAL_FROM,
     CompositionTables,
@@ -57,6 +58,7 @@ DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
 BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
 ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots rarely share an item)
+AGGREGATE_FROM = 0.5  # slots per label triple from which S2 at K = 1 shares out an item's slots by a multinomial
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
@@ -190,7 +192,7 @@ def draw_from_cdf(rng, cdf):
 
 @numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, out):
+                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, terms, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -211,6 +213,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
+    one = np.zeros(3, dtype=np.int64)  # ... or, at K = 1, their labels
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -238,6 +241,16 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 if use_urn:
                     for c in range(n_labels):
                         urn[c] = 0
+                if k == 1:  # one label per side: the metrics take the labels themselves
+                    for side in range(3):
+                        label = matrix[row + columns[side, 0]]
+                        if label < 0:
+                            label = draw_label(rng, item_cum, item)
+                        if n_perturbed[side] > 0:
+                            label = perturbed(rng, label, epsilon, rule, urn)
+                        one[side] = label
+                    add_labels(one[0], one[1], one[2], terms, conf_a, conf_b, sums, 1)
+                    continue
                 for side in range(3):
                     for c in range(n_labels):
                         counts[side, 0, c] = 0
@@ -477,14 +490,76 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
         finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
 
+@numba.njit(cache=True)
+def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, terms, out):
+    """S2 at K = 1 on labels: each slot is one gold, one A and one B label, all drawn from the item's labels.
+
+    The kernel draws how many slots each item gets (:func:`draw_multiplicities`). An item with many slots
+    (``AGGREGATE_FROM`` per label triple) shares them out over the label triples ``(g, a, b)`` by one
+    multinomial: ``P(g, a, b) = p_g p_a q_b`` with B's law ``q`` (METHOD section 9), and under the null
+    ``p_g (p_a q_b + q_a p_b) / 2``, as B's one column lands in A* with probability 1/2. Other items draw
+    slot by slot.
+    """
+    n_items, n_labels = shares.shape
+    mult = np.zeros(n_items, dtype=np.int64)
+    law = np.zeros(n_labels, dtype=np.float64)  # B's law for one item
+    urn = np.zeros(n_labels, dtype=np.int64)
+    sums = np.zeros(SUMS)
+    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
+    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    many = AGGREGATE_FROM * n_labels ** 3
+    for r in range(out.shape[0]):
+        sums[:] = 0.0
+        conf_a[:] = 0
+        conf_b[:] = 0
+        draw_multiplicities(rng, n, n_items, mult)
+        for item in range(n_items):
+            m = mult[item]
+            if m == 0:
+                continue
+            if m < many:
+                for _ in range(m):
+                    g = draw_label(rng, cum, item)
+                    a = draw_label(rng, cum, item)
+                    b = draw_label(rng, cum, item)
+                    for c in range(n_labels):
+                        urn[c] = 0
+                    if null and rng.random() < 0.5:  # B's column went to A*
+                        a = perturbed(rng, a, epsilon, rule, urn)
+                    else:
+                        b = perturbed(rng, b, epsilon, rule, urn)
+                    add_labels(g, a, b, terms, conf_a, conf_b, sums, 1)
+                continue
+            for c in range(n_labels):
+                noise = 1.0 / n_labels if rule == DIRICHLET else noise_shares[item, c]
+                law[c] = (1.0 - epsilon) * shares[item, c] + epsilon * noise
+            mass = 1.0
+            for g in range(n_labels):
+                for a in range(n_labels):
+                    for b in range(n_labels):
+                        if null:
+                            p = shares[item, g] * (shares[item, a] * law[b] + law[a] * shares[item, b]) / 2.0
+                        else:
+                            p = shares[item, g] * shares[item, a] * law[b]
+                        if m == 0 or p <= 0.0:
+                            continue
+                        x = m if p >= mass else binomial(rng, m, p / mass)
+                        mass -= p
+                        m -= x
+                        if x > 0:
+                            add_labels(g, a, b, terms, conf_a, conf_b, sums, x)
+        finish_deltas(sums, conf_a, conf_b, n, 1, n_labels, out[r])
+
+
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
-    Three kernels draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
+    Three methods draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
     form, and the reference the others are tested against); ``"items"`` works per distinct item of a drawn group
-    (:func:`_item_replicates`); ``"counts"`` runs S2 on per-item counts. ``"auto"`` (the default) takes items for
-    S1 and S3, and for S2 counts from ``BINOMIAL_FROM`` responses per item on and responses below (measured
-    fastest there).
+    (:func:`_item_replicates`); ``"counts"`` runs S2 on per-item counts, from multinomial alias tables where they
+    fit (:func:`_count_replicates`), on labels at K = 1 (:func:`_label_replicates`). ``"auto"`` (the default)
+    takes the fastest measured for the sampler and cell: items for S1, and for S3 from ``ITEMS_FROM`` on; for
+    S2, counts wherever tables fit or K >= ``BINOMIAL_FROM``, and at K = 1 where items repeat enough.
     """
 
     def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
@@ -503,16 +578,19 @@ class Simulator:
             self._tables[k] = composition_tables(self.plan.item_share, k)
         return self._tables[k]
 
-    def kernel(self, k: int) -> str:
-        """The method that draws replicates of ``k`` responses per item: ``"items"``, ``"counts"`` or
-        ``"responses"``."""
+    def kernel(self, n: int, k: int) -> str:
+        """The method that draws replicates of ``n`` items with ``k`` responses each: ``"items"``, ``"counts"``
+        or ``"responses"``, the fastest measured where ``method="auto"``."""
         if self.method != "auto":
             return self.method
         if self.sampler == "S1":
             return "items"
         if self.sampler == "S3":
             return "items" if k >= ITEMS_FROM else "responses"
-        return "counts" if k >= BINOMIAL_FROM or (k >= 2 and self.tabled(k)) else "responses"
+        if k == 1:  # on labels, when items repeat enough for their slots to be shared out by a multinomial
+            n_items, n_labels = self.plan.item_share.shape
+            return "counts" if n >= AGGREGATE_FROM * n_labels**3 * n_items else "responses"
+        return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
 
     def tabled(self, k: int) -> bool:
         """Whether S2 on counts draws multinomials of ``k`` responses from alias tables (when they fit)."""
@@ -529,8 +607,11 @@ class Simulator:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         out = np.empty((n_samples, len(METRICS)))
         divergence = divergence_tables(k, self.plan.n_labels)
-        kernel = self.kernel(k)
-        if kernel == "counts":
+        kernel = self.kernel(n, k)
+        if kernel == "counts" and k == 1:
+            _label_replicates(rng, self.plan.item_share, self.plan.item_cum, self.noise[0], n, float(epsilon), rule,
+                              bool(null), label_terms(*divergence, self.plan.n_labels), out)
+        elif kernel == "counts":
             tabled = self.tabled(k)
             tables = self.composition_tables(k) if tabled else EMPTY_TABLES
             _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, tabled, *tables.kernel_args(),
@@ -541,5 +622,5 @@ class Simulator:
                              fire_law(k, epsilon), *divergence, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                                *divergence, out)
+                                *divergence, label_terms(*divergence, self.plan.n_labels), out)
         return out

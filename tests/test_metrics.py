@@ -1,5 +1,6 @@
 """Metrics against independent references: scikit-learn (votes) and scipy (divergences)."""
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +10,8 @@ from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, check_metrics, deltas, divergence_tables, fill_deltas, scores, votes
+from analysis.metrics import (METRICS, SUMS, add_item, add_labels, check_metrics, deltas, divergence_tables, fill_deltas,
+                              label_terms, scores, votes)
 
 
 @st.composite
@@ -70,6 +72,33 @@ def test_fused_kernel_equals_numpy_reference(sets):
         fill_deltas(gold[r], a[r], b[r], gold.shape[1], k, kl, js, conf, conf.copy(), out)
         for m, name in enumerate(METRICS):
             assert out[m] == pytest.approx(expected[name][r], rel=1e-9, abs=1e-9), name
+
+
+@numba.njit
+def _both_adds(n_labels, weight, kl, js, terms):
+    """The sums and confusion matrices of add_item and add_labels for every label triple, side by side."""
+    out = []
+    for lg in range(n_labels):
+        for la in range(n_labels):
+            for lb in range(n_labels):
+                g = np.zeros((1, n_labels), dtype=np.int64)
+                a = np.zeros((1, n_labels), dtype=np.int64)
+                b = np.zeros((1, n_labels), dtype=np.int64)
+                g[0, lg] = a[0, la] = b[0, lb] = 1
+                sums = np.zeros((2, SUMS))
+                conf = np.zeros((4, n_labels, n_labels), dtype=np.int64)
+                add_item(g, a, b, 0, kl, js, conf[0], conf[1], sums[0], weight)
+                add_labels(lg, la, lb, terms, conf[2], conf[3], sums[1], weight)
+                out.append((sums, conf))
+    return out
+
+
+@pytest.mark.parametrize("n_labels", [2, 3, 5])
+def test_the_k1_shortcut_adds_what_the_counts_add(n_labels):
+    kl, js = divergence_tables(1, n_labels)
+    for sums, conf in _both_adds(n_labels, 7, kl, js, label_terms(kl, js, n_labels)):
+        np.testing.assert_allclose(sums[1], sums[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(conf[2:], conf[:2])
 
 
 @settings(max_examples=50, deadline=None)

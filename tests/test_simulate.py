@@ -210,6 +210,25 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     assert np.all(np.abs(a.std(0)[varies] / b.std(0)[varies] - 1) < 0.15)
 
 
+@pytest.mark.parametrize("fixture, n", [("crossed", 30), ("crossed", 900), ("unanimous", 900)])
+@pytest.mark.parametrize("perturbation", ["dirichlet", "uniform"])
+@pytest.mark.parametrize("null", [False, True])
+def test_s2_on_labels_at_k1_agrees_with_the_response_path(request, fixture, n, perturbation, null):
+    """S2 at K = 1 on labels: slot by slot for items drawn a few times (n = 30 of 30 items), by a multinomial over
+    label triples for items drawn often (n = 900). Same tolerances as above, from 1500 replicates."""
+    n_samples = 1500
+    ds = request.getfixturevalue(fixture)
+    out = {}
+    for method in ("counts", "responses"):
+        out[method] = Simulator(ds, "S2", method=method).replicates(n, 1, 0.3, n_samples, np.random.default_rng(5),
+                                                                     null=null, perturbation=perturbation)
+    a, b = out["counts"], out["responses"]
+    se = np.sqrt(a.var(0, ddof=1) / n_samples + b.var(0, ddof=1) / n_samples)
+    assert np.all(np.abs(a.mean(0) - b.mean(0)) <= Z * se + 1e-12)
+    varies = b.std(0) > 0
+    assert np.all(np.abs(a.std(0)[varies] / b.std(0)[varies] - 1) < 0.15)
+
+
 @pytest.mark.parametrize("sampler, fixture", [("S1", "dices"), ("S2", "dices"), ("S3", "batched")])
 def test_a_big_effect_at_a_large_budget_is_significant(request, sampler, fixture):
     ds = request.getfixturevalue(fixture)
