@@ -216,33 +216,39 @@ def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
     sums[9] += weight * math.sqrt(max(jb / 2.0, 0.0))
 
 
-def label_terms(kl_table: np.ndarray, js_table: np.ndarray, n_labels: int) -> np.ndarray:
-    """An item's KL divergence and Jensen-Shannon distance at K = 1, when two labels agree and when they differ."""
-    same_kl = kl_table[1, 1] + (n_labels - 1) * kl_table[0, 0]
-    diff_kl = kl_table[1, 0] + kl_table[0, 1] + (n_labels - 2) * kl_table[0, 0]
-    same_js = js_table[1, 1] + (n_labels - 1) * js_table[0, 0]
-    diff_js = js_table[1, 0] + js_table[0, 1] + (n_labels - 2) * js_table[0, 0]
-    return np.array([same_kl, diff_kl, math.sqrt(max(same_js / 2, 0.0)), math.sqrt(max(diff_js / 2, 0.0))])
+def pair_tables(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-item metric terms for every (gold, model) pair of the count vectors ``comp`` of ``k`` responses each:
+    each vector's plurality vote (ties to the lowest label), and per pair the absolute error, the KL divergence
+    and the Jensen-Shannon distance, as :func:`add_item` computes them. Indexed by row of ``comp``."""
+    kl_table, js_table = divergence_tables(k, comp.shape[1])
+    gold, model = comp[:, None, :], comp[None, :, :]
+    err = np.abs(model - gold).sum(2)
+    kl = kl_table[gold, model].sum(2)
+    jsd = np.sqrt(np.maximum(js_table[gold, model].sum(2) / 2.0, 0.0))
+    return comp.argmax(1), err, kl, jsd
 
 
 @numba.njit(cache=True, inline="always")
-def add_labels(lg, la, lb, terms, conf_a, conf_b, sums, weight):
-    """:func:`add_item` for K = 1, where an item's counts are its one label: ``weight`` items with gold label
-    ``lg`` and model labels ``la``, ``lb``. ``terms`` comes from :func:`label_terms`."""
-    hit_a = la == lg
-    hit_b = lb == lg
-    conf_a[lg, la] += weight
-    conf_b[lg, lb] += weight
-    sums[0] += weight * hit_a
-    sums[1] += weight * hit_b
-    sums[2] += weight * 2 * (1 - hit_a)
-    sums[3] += weight * 2 * (1 - hit_b)
-    sums[4] += weight * (hit_a and not hit_b)
-    sums[5] += weight * (hit_b and not hit_a)
-    sums[6] += weight * terms[1 - hit_a]
-    sums[7] += weight * terms[1 - hit_b]
-    sums[8] += weight * terms[3 - hit_a]
-    sums[9] += weight * terms[3 - hit_b]
+def add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, weight):
+    """:func:`add_item` from :func:`pair_tables`: ``weight`` items whose count vectors are rows ``tg`` (gold),
+    ``ta`` and ``tb`` of the tables' ``comp``."""
+    vg = vote[tg]
+    va = vote[ta]
+    vb = vote[tb]
+    err_a = err[tg, ta]
+    err_b = err[tg, tb]
+    conf_a[vg, va] += weight
+    conf_b[vg, vb] += weight
+    sums[0] += weight * (va == vg)
+    sums[1] += weight * (vb == vg)
+    sums[2] += weight * err_a
+    sums[3] += weight * err_b
+    sums[4] += weight * (err_a < err_b)
+    sums[5] += weight * (err_b < err_a)
+    sums[6] += weight * kl[tg, ta]
+    sums[7] += weight * kl[tg, tb]
+    sums[8] += weight * jsd[tg, ta]
+    sums[9] += weight * jsd[tg, tb]
 
 
 @numba.njit(cache=True)

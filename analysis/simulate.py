@@ -28,6 +28,7 @@ and no per-item array is kept; each replicate ends as one row of eight deltas.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -35,7 +36,7 @@ from scipy.stats import binom, hypergeom
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, SUMS, add_item, add_labels, divergence_tables, finish_deltas, label_terms
+from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_tables, finish_deltas, pair_tables
 from analysis.samplers import (
     BINOMIAL_FROM,
     CompositionTables,
@@ -43,6 +44,7 @@ from analysis.samplers import (
     check_size,
     composition_entries,
     composition_entry,
+    composition_space,
     composition_tables,
     draw_label,
     draw_multiplicities,
@@ -60,12 +62,44 @@ BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its
 ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots rarely share an item)
 AGGREGATE_FROM = 0.5  # slots per label triple from which S2 at K = 1 shares out an item's slots by a multinomial
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
+TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
+PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
 
 EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
                                  alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
                                  start=np.zeros(2, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class PairTables:
+    """The metric terms of every (gold, model) pair of count vectors of ``k`` responses (:func:`pair_tables`), and
+    the steps that follow a slot's count vector response by response (:func:`composition_space`), so that a
+    kernel adds a slot to the sums with a few lookups instead of a pass over its counts. ``paired`` is false (and
+    the arrays placeholders) where the vectors are too many for the tables to stay in the processor's caches."""
+
+    paired: bool
+    step: np.ndarray
+    first: int  # the row of composition_space's first vector of k responses
+    vote: np.ndarray
+    err: np.ndarray
+    kl: np.ndarray
+    jsd: np.ndarray
+
+    @classmethod
+    def build(cls, k: int, n_labels: int) -> PairTables:
+        if math.comb(k + n_labels - 1, n_labels - 1) > PAIR_ROWS:
+            return cls(False, np.zeros((1, 1), dtype=np.int64), 0, np.zeros(1, dtype=np.int64),
+                       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)), np.zeros((1, 1)))
+        comp, start, step = composition_space(k, n_labels)
+        return cls(True, step, int(start[k]), *pair_tables(comp[start[k]:], k))
+
+    def metric_args(self) -> tuple:
+        return self.vote, self.err, self.kl, self.jsd
+
+    def kernel_args(self) -> tuple:
+        return self.paired, self.step, self.first, *self.metric_args()
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -192,7 +226,8 @@ def draw_from_cdf(rng, cdf):
 
 @numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, terms, out):
+                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, step, first, vote,
+                        err, kl, jsd, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -213,7 +248,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
-    one = np.zeros(3, dtype=np.int64)  # ... or, at K = 1, their labels
+    vector = np.zeros(3, dtype=np.int64)  # ... or their rows in the pair tables
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -241,15 +276,18 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 if use_urn:
                     for c in range(n_labels):
                         urn[c] = 0
-                if k == 1:  # one label per side: the metrics take the labels themselves
+                if paired:  # each side's count vector followed as one row of the pair tables
                     for side in range(3):
-                        label = matrix[row + columns[side, 0]]
-                        if label < 0:
-                            label = draw_label(rng, item_cum, item)
-                        if n_perturbed[side] > 0:
-                            label = perturbed(rng, label, epsilon, rule, urn)
-                        one[side] = label
-                    add_labels(one[0], one[1], one[2], terms, conf_a, conf_b, sums, 1)
+                        e = 0
+                        for c in range(k):
+                            label = matrix[row + columns[side, c]]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            if c < n_perturbed[side]:
+                                label = perturbed(rng, label, epsilon, rule, urn)
+                            e = step[e, label]
+                        vector[side] = e - first
+                    add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
                 for side in range(3):
                     for c in range(n_labels):
@@ -491,7 +529,7 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
 
 
 @numba.njit(cache=True)
-def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, terms, out):
+def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, vote, err, kl, jsd, out):
     """S2 at K = 1 on labels: each slot is one gold, one A and one B label, all drawn from the item's labels.
 
     The kernel draws how many slots each item gets (:func:`draw_multiplicities`). An item with many slots
@@ -528,7 +566,7 @@ def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, te
                         a = perturbed(rng, a, epsilon, rule, urn)
                     else:
                         b = perturbed(rng, b, epsilon, rule, urn)
-                    add_labels(g, a, b, terms, conf_a, conf_b, sums, 1)
+                    add_pair(g, a, b, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                 continue
             for c in range(n_labels):
                 noise = 1.0 / n_labels if rule == DIRICHLET else noise_shares[item, c]
@@ -547,7 +585,7 @@ def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, te
                         mass -= p
                         m -= x
                         if x > 0:
-                            add_labels(g, a, b, terms, conf_a, conf_b, sums, x)
+                            add_pair(g, a, b, vote, err, kl, jsd, conf_a, conf_b, sums, x)
         finish_deltas(sums, conf_a, conf_b, n, 1, n_labels, out[r])
 
 
@@ -571,6 +609,14 @@ class Simulator:
         self.noise = uniform_noise(self.plan.item_share)
         self.n_distributions = len(np.unique(self.plan.item_share, axis=0))
         self._tables: dict[int, CompositionTables] = {}
+        self._pairs: dict[int, PairTables] = {}
+
+    def pair_tables(self, k: int) -> PairTables:
+        """The per-pair metric terms of ``k`` responses (:class:`PairTables`), built once per ``k``; an unused
+        placeholder where there are more than ``PAIR_ROWS`` count vectors of ``k``."""
+        if k not in self._pairs:
+            self._pairs[k] = PairTables.build(k, self.plan.n_labels)
+        return self._pairs[k]
 
     def composition_tables(self, k: int) -> CompositionTables:
         """The alias tables of every item's multinomials up to ``k`` responses, built once per ``k``."""
@@ -593,8 +639,10 @@ class Simulator:
         return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
 
     def tabled(self, k: int) -> bool:
-        """Whether S2 on counts draws multinomials of ``k`` responses from alias tables (when they fit)."""
-        return composition_entries(k, self.plan.n_labels, self.n_distributions) <= TABLE_ENTRIES
+        """Whether S2 on counts draws multinomials of ``k`` responses from alias tables: when they fit in memory
+        and the items share few label distributions (else the draws miss the processor's caches; measured)."""
+        return (self.n_distributions <= TABLE_ROWS
+                and composition_entries(k, self.plan.n_labels, self.n_distributions) <= TABLE_ENTRIES)
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
                    null: bool, perturbation: str = "dirichlet") -> np.ndarray:
@@ -608,9 +656,10 @@ class Simulator:
         out = np.empty((n_samples, len(METRICS)))
         divergence = divergence_tables(k, self.plan.n_labels)
         kernel = self.kernel(n, k)
+        pairs = self.pair_tables(k)
         if kernel == "counts" and k == 1:
             _label_replicates(rng, self.plan.item_share, self.plan.item_cum, self.noise[0], n, float(epsilon), rule,
-                              bool(null), label_terms(*divergence, self.plan.n_labels), out)
+                              bool(null), *pairs.metric_args(), out)
         elif kernel == "counts":
             tabled = self.tabled(k)
             tables = self.composition_tables(k) if tabled else EMPTY_TABLES
@@ -622,5 +671,5 @@ class Simulator:
                              fire_law(k, epsilon), *divergence, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                                *divergence, label_terms(*divergence, self.plan.n_labels), out)
+                                *divergence, *pairs.kernel_args(), out)
         return out

@@ -10,8 +10,9 @@ from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
 from analysis.errors import ParameterError
-from analysis.metrics import (METRICS, SUMS, add_item, add_labels, check_metrics, deltas, divergence_tables, fill_deltas,
-                              label_terms, scores, votes)
+from analysis.metrics import (METRICS, SUMS, add_item, add_pair, check_metrics, deltas, divergence_tables, fill_deltas,
+                              pair_tables, scores, votes)
+from analysis.samplers import composition_space
 
 
 @st.composite
@@ -75,28 +76,28 @@ def test_fused_kernel_equals_numpy_reference(sets):
 
 
 @numba.njit
-def _both_adds(n_labels, weight, kl, js, terms):
-    """The sums and confusion matrices of add_item and add_labels for every label triple, side by side."""
+def _both_adds(comp, weight, kl_table, js_table, vote, err, kl, jsd):
+    """The sums and confusion matrices of add_item and add_pair for every triple of count vectors."""
+    n, n_labels = comp.shape
     out = []
-    for lg in range(n_labels):
-        for la in range(n_labels):
-            for lb in range(n_labels):
-                g = np.zeros((1, n_labels), dtype=np.int64)
-                a = np.zeros((1, n_labels), dtype=np.int64)
-                b = np.zeros((1, n_labels), dtype=np.int64)
-                g[0, lg] = a[0, la] = b[0, lb] = 1
+    for tg in range(n):
+        for ta in range(n):
+            for tb in range(n):
                 sums = np.zeros((2, SUMS))
                 conf = np.zeros((4, n_labels, n_labels), dtype=np.int64)
-                add_item(g, a, b, 0, kl, js, conf[0], conf[1], sums[0], weight)
-                add_labels(lg, la, lb, terms, conf[2], conf[3], sums[1], weight)
+                add_item(comp[tg:tg + 1], comp[ta:ta + 1], comp[tb:tb + 1], 0, kl_table, js_table, conf[0], conf[1],
+                         sums[0], weight)
+                add_pair(tg, ta, tb, vote, err, kl, jsd, conf[2], conf[3], sums[1], weight)
                 out.append((sums, conf))
     return out
 
 
-@pytest.mark.parametrize("n_labels", [2, 3, 5])
-def test_the_k1_shortcut_adds_what_the_counts_add(n_labels):
-    kl, js = divergence_tables(1, n_labels)
-    for sums, conf in _both_adds(n_labels, 7, kl, js, label_terms(kl, js, n_labels)):
+@pytest.mark.parametrize("k, n_labels", [(1, 2), (1, 5), (2, 3), (3, 3), (2, 5)])
+def test_pair_tables_add_what_the_counts_add(k, n_labels):
+    comp, start, step = composition_space(k, n_labels)
+    full = comp[start[k]:]
+    assert (comp[step[0, 1]] == np.eye(n_labels, dtype=int)[1]).all()  # one step from the empty vector
+    for sums, conf in _both_adds(full, 7, *divergence_tables(k, n_labels), *pair_tables(full, k)):
         np.testing.assert_allclose(sums[1], sums[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(conf[2:], conf[:2])
 

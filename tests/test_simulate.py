@@ -14,6 +14,7 @@ from analysis.errors import ParameterError
 from analysis.grid import run
 from analysis.metrics import METRICS
 from analysis.pvalues import p_values, replicate_p_values
+from analysis import simulate
 from analysis.simulate import DIRICHLET, UNIFORM, Simulator, perturb_labels, split_law
 from analysis.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
@@ -208,6 +209,22 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     if fixture.startswith("unanimous"):  # KL's spread there hangs on the few slots where B lost every gold label
         varies[METRICS.index("kl_div")] = False
     assert np.all(np.abs(a.std(0)[varies] / b.std(0)[varies] - 1) < 0.15)
+
+
+@pytest.mark.parametrize("sampler, fixture", [("S2", "crossed"), ("S3", "ragged")])
+@pytest.mark.parametrize("k", [1, 3])
+def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k):
+    """Adding a slot by its rows in the pair tables draws the same random numbers as counting its labels, so the
+    deltas agree to rounding."""
+    ds = request.getfixturevalue(fixture)
+    paired = Simulator(ds, sampler, method="responses")
+    assert paired.pair_tables(k).paired
+    monkeypatch.setattr(simulate, "PAIR_ROWS", 0)
+    counted = Simulator(ds, sampler, method="responses")
+    assert not counted.pair_tables(k).paired
+    for null in (False, True):
+        a, b = (sim.replicates(40, k, 0.3, 50, np.random.default_rng(8), null=null) for sim in (paired, counted))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("fixture, n", [("crossed", 30), ("crossed", 900), ("unanimous", 900)])
