@@ -321,8 +321,9 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
     responses are replaced (and, in ragged batches, in the labels drawn for missing responses). The kernel draws
     how many slots each item of the group gets (:func:`draw_multiplicities`), reads the item's labels once into
-    counts (never replaced; perturbable, per side) and then, per slot, replaces ``Binomial(n_c, epsilon)`` of the
-    ``n_c`` perturbable responses with label ``c`` (``fire_cdf``), for each side and label.
+    counts (never replaced; perturbable, per side) and then, per slot, replaces each perturbable response with
+    probability ``epsilon``; with ``BY_LABEL_FROM`` perturbable responses per label or more, it replaces
+    ``Binomial(n_c, epsilon)`` of the ``n_c`` with label ``c`` at once (``fire_cdf``), for each side and label.
 
     When many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
     item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
