@@ -81,3 +81,21 @@ def test_kernel_tcp_notice_is_filtered_and_other_messages_kept():
 
     assert not passes("Kernel is running over TCP without encryption. All communication ...")
     assert passes("Kernel died")
+
+
+def test_numba_caches_kernels_by_a_hash_of_every_kernel_source(tmp_path, monkeypatch):
+    """numba checks a cached kernel against its own file only; the cache folder is keyed by all kernel sources, so
+    an edit to a helper that another module's kernel inlines compiles afresh."""
+    import hashlib
+    import os
+
+    import numba
+
+    import analysis
+
+    digest = hashlib.sha256(b"".join((Path(analysis.__file__).parent / f"{m}.py").read_bytes()
+                                     for m in analysis.KERNEL_MODULES)).hexdigest()[:16]
+    if os.environ.get("NUMBA_CACHE_DIR") == analysis._kernel_cache_dir():
+        assert numba.config.CACHE_DIR.endswith(digest)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert analysis._kernel_cache_dir() == str(tmp_path / "annotator-bootstrap" / "numba" / digest)
