@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.calibration import Calibration, calibrate, combine, share_limits, summary, verdict
+from analysis.calibration import Calibration, calibrate, combine, log_ratio_se, share_limits, summary, verdict
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +37,16 @@ def test_share_limits_follow_both_samples():
     low, high = share_limits(1000, 1000)
     se = np.sqrt(0.05 * 0.95 * 2 / 1000)
     assert (low, high) == pytest.approx((0.05 - 4.5 * se, 0.05 + 4.5 * se))
+
+
+def test_heavy_tails_widen_the_spread_tolerance(calibrated):
+    """A spread ratio of 1.16 from 1000 + 1000 replicates is 4.7 standard errors out for normal deltas, but within
+    4.5 for deltas as heavy-tailed as S1's at K = 1 (kurtosis about 11): the tolerance follows the samples."""
+    rng = np.random.default_rng(3)
+    normal = rng.normal(size=(2, 1000))
+    heavy = rng.standard_t(4.5, size=(2, 1000))
+    assert log_ratio_se(*normal) == pytest.approx(np.sqrt(1 / 1000), rel=0.1)
+    assert log_ratio_se(*heavy) > 1.5 * np.sqrt(1 / 1000)
+    for samples, passes in ((normal, False), (heavy, True)):
+        cells = calibrated.cells.assign(sd_ratio=1.16, log_ratio_se=log_ratio_se(*samples))
+        assert verdict(Calibration(cells, calibrated.p_values))["calibrated"] == passes
