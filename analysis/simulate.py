@@ -657,10 +657,9 @@ class Simulator:
         out = np.empty((n_samples, len(METRICS)))
         divergence = divergence_tables(k, self.plan.n_labels)
         kernel = self.kernel(n, k)
-        pairs = self.pair_tables(k)
         if kernel == "counts" and k == 1:
             _label_replicates(rng, self.plan.item_share, self.plan.item_cum, self.noise[0], n, float(epsilon), rule,
-                              bool(null), *pairs.metric_args(), out)
+                              bool(null), *self.pair_tables(k).metric_args(), out)
         elif kernel == "counts":
             tabled = self.tabled(k)
             tables = self.composition_tables(k) if tabled else EMPTY_TABLES
@@ -672,5 +671,5 @@ class Simulator:
                              fire_law(k, epsilon), *divergence, out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                                *divergence, *pairs.kernel_args(), out)
+                                *divergence, *self.pair_tables(k).kernel_args(), out)
         return out
