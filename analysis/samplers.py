@@ -299,23 +299,28 @@ def composition_space(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray, np
     return comp, start, step
 
 
+def multinomial_pmf(shares: np.ndarray, comp: np.ndarray) -> np.ndarray:
+    """``pmf[i, e]``: the probability of count vector ``comp[e]`` under ``Multinomial(comp[e].sum(), shares[i])``."""
+    log_p = np.log(np.where(shares > 0, shares, 1.0))
+    log_coef = gammaln(comp.sum(1) + 1) - gammaln(comp + 1).sum(1)
+    pmf = np.exp(log_coef[None, :] + log_p @ comp.T)
+    pmf[((comp[None, :, :] > 0) & (shares[:, None, :] == 0)).any(2)] = 0.0  # a label the item never got
+    return pmf
+
+
 def composition_tables(shares: np.ndarray, k: int) -> CompositionTables:
     """The alias tables of every item's ``Multinomial(k', shares[item])`` for ``k' = 0..k``."""
     distinct, row = np.unique(shares, axis=0, return_inverse=True)
     comp, start, _ = composition_space(k, shares.shape[1])
-    totals = comp.sum(1)
-    log_p = np.log(np.where(distinct > 0, distinct, 1.0))
-    log_coef = gammaln(totals + 1) - gammaln(comp + 1).sum(1)
-    pmf = np.exp(log_coef[None, :] + log_p @ comp.T)
-    pmf[((comp[None, :, :] > 0) & (distinct[:, None, :] == 0)).any(2)] = 0.0  # a label the item never got
+    pmf = multinomial_pmf(distinct, comp)
     prob = np.empty_like(pmf)
     alias = np.empty(pmf.shape, dtype=np.int64)
-    _build_alias(pmf, start, prob, alias)
+    build_alias(pmf, start, prob, alias)
     return CompositionTables(row=row.astype(np.int64).ravel(), prob=prob, alias=alias, comp=comp, start=start)
 
 
 @numba.njit(cache=True)
-def _build_alias(pmf, start, prob, alias):
+def build_alias(pmf, start, prob, alias):
     """Vose's alias method, per row and per block ``start[j]:start[j + 1]`` of ``pmf``."""
     small = np.empty(pmf.shape[1], dtype=np.int64)
     large = np.empty(pmf.shape[1], dtype=np.int64)

@@ -16,7 +16,8 @@ item for S2) and split uniformly at random, *without replacement*, into two halv
 Four kernels: :func:`_grouped_replicates` draws responses per (item slot, rater column) and serves S1, S2 and
 S3; :func:`_item_replicates` draws the same law per distinct item of a drawn group (for S1 and S3, whose slots of
 one item share their rater columns), so an item's labels are read once and slots that replace nothing are counted
-together; :func:`_label_replicates` is S2 at K = 1 on labels; :func:`_count_replicates` is S2 on per-item counts
+together; :func:`_law_replicates` draws S2's slots from the exact law of one slot's (gold, A, B) count vectors
+(:mod:`analysis.slotlaw`), where that law is small; :func:`_count_replicates` is S2 on per-item counts
 (METHOD section 9): G and A are ``Multinomial(K', p_i)``, drawn from alias tables or as binomial chains;
 B has ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
 ``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
@@ -37,6 +38,7 @@ from scipy.stats import binom, hypergeom
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_tables, finish_deltas, pair_tables
+from analysis.slotlaw import LawTables, slot_law
 from analysis.samplers import (
     BINOMIAL_FROM,
     CompositionTables,
@@ -54,16 +56,19 @@ from analysis.samplers import (
     uniform_index,
 )
 
-METHODS = ("auto", "items", "counts", "responses")
+METHODS = ("auto", "items", "law", "counts", "responses")
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
 BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
 ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots rarely share an item)
-AGGREGATE_FROM = 0.5  # slots per label triple from which S2 at K = 1 shares out an item's slots by a multinomial
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
+LAW_ENTRIES = 100_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
+LAW_CACHE_ENTRIES = 2_000_000  # slot-law entries a simulator keeps between cells (64 bytes each)
+CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
+TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
 
@@ -530,75 +535,62 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
 
 
 @numba.njit(cache=True)
-def _label_replicates(rng, shares, cum, noise_shares, n, epsilon, rule, null, vote, err, kl, jsd, out):
-    """S2 at K = 1 on labels: each slot is one gold, one A and one B label, all drawn from the item's labels.
-
-    The kernel draws how many slots each item gets (:func:`draw_multiplicities`). An item with many slots
-    (``AGGREGATE_FROM`` per label triple) shares them out over the label triples ``(g, a, b)`` by one
-    multinomial: ``P(g, a, b) = p_g p_a q_b`` with B's law ``q`` (METHOD section 9), and under the null
-    ``p_g (p_a q_b + q_a p_b) / 2``, as B's one column lands in A* with probability 1/2. Other items draw
-    slot by slot.
-    """
-    n_items, n_labels = shares.shape
-    mult = np.zeros(n_items, dtype=np.int64)
-    law = np.zeros(n_labels, dtype=np.float64)  # B's law for one item
-    urn = np.zeros(n_labels, dtype=np.int64)
+def _law_replicates(rng, prob, alias, triple, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
+                    out):
+    """S2 from the exact law of one slot (:mod:`analysis.slotlaw`): a replicate is ``n`` independent draws of a
+    (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
+    a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
+    which are drawn by inversion of the remaining tail (binary search on its sums)."""
+    size = prob.shape[0]
+    positive = order.shape[0]
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
-    many = AGGREGATE_FROM * n_labels ** 3
     for r in range(out.shape[0]):
         sums[:] = 0.0
         conf_a[:] = 0
         conf_b[:] = 0
-        draw_multiplicities(rng, n, n_items, mult)
-        for item in range(n_items):
-            m = mult[item]
-            if m == 0:
-                continue
-            if m < many:
-                for _ in range(m):
-                    g = draw_label(rng, cum, item)
-                    a = draw_label(rng, cum, item)
-                    b = draw_label(rng, cum, item)
-                    for c in range(n_labels):
-                        urn[c] = 0
-                    if null and rng.random() < 0.5:  # B's column went to A*
-                        a = perturbed(rng, a, epsilon, rule, urn)
+        if chain:
+            left = n
+            j = 0
+            while left > TAIL_SLOTS:
+                x = binomial(rng, left, min(sorted_law[j] / tail[j], 1.0)) if j < positive - 1 else left
+                if x > 0:
+                    e = order[j]
+                    add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    left -= x
+                j += 1
+            for _ in range(left):
+                u = rng.random() * tail[j]
+                lo, hi = j, positive - 1  # the last entry whose tail sum exceeds u
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if tail[mid] > u:
+                        lo = mid
                     else:
-                        b = perturbed(rng, b, epsilon, rule, urn)
-                    add_pair(g, a, b, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
-                continue
-            for c in range(n_labels):
-                noise = 1.0 / n_labels if rule == DIRICHLET else noise_shares[item, c]
-                law[c] = (1.0 - epsilon) * shares[item, c] + epsilon * noise
-            mass = 1.0
-            for g in range(n_labels):
-                for a in range(n_labels):
-                    for b in range(n_labels):
-                        if null:
-                            p = shares[item, g] * (shares[item, a] * law[b] + law[a] * shares[item, b]) / 2.0
-                        else:
-                            p = shares[item, g] * shares[item, a] * law[b]
-                        if m == 0 or p <= 0.0:
-                            continue
-                        x = m if p >= mass else binomial(rng, m, p / mass)
-                        mass -= p
-                        m -= x
-                        if x > 0:
-                            add_pair(g, a, b, vote, err, kl, jsd, conf_a, conf_b, sums, x)
-        finish_deltas(sums, conf_a, conf_b, n, 1, n_labels, out[r])
+                        hi = mid - 1
+                e = order[lo]
+                add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+        else:
+            for _ in range(n):
+                u = rng.random() * size
+                e = min(int(u), size - 1)
+                if u - e >= prob[e]:
+                    e = alias[e]
+                add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
 
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
-    Three methods draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
+    Four methods draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
     form, and the reference the others are tested against); ``"items"`` works per distinct item of a drawn group
-    (:func:`_item_replicates`); ``"counts"`` runs S2 on per-item counts, from multinomial alias tables where they
-    fit (:func:`_count_replicates`), on labels at K = 1 (:func:`_label_replicates`). ``"auto"`` (the default)
-    takes the fastest measured for the sampler and cell: items for S1, and for S3 from ``ITEMS_FROM`` on; for
-    S2, counts wherever tables fit or K >= ``BINOMIAL_FROM``, and at K = 1 where items repeat enough.
+    (:func:`_item_replicates`); ``"law"`` draws S2's slots from the exact law of one slot (:func:`_law_replicates`)
+    where it has at most ``LAW_ENTRIES`` entries; ``"counts"`` runs S2 on per-item counts, from multinomial alias
+    tables where they fit (:func:`_count_replicates`). ``"auto"`` (the default) takes the fastest measured for
+    the sampler and cell: items for S1, and for S3 from ``ITEMS_FROM`` on; for S2, the slot law where it fits,
+    else counts wherever tables fit or K >= ``BINOMIAL_FROM``.
     """
 
     def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
@@ -611,6 +603,7 @@ class Simulator:
         self.n_distributions = len(np.unique(self.plan.item_share, axis=0))
         self._tables: dict[int, CompositionTables] = {}
         self._pairs: dict[int, PairTables] = {}
+        self._laws: dict[tuple, LawTables] = {}
 
     def pair_tables(self, k: int) -> PairTables:
         """The per-pair metric terms of ``k`` responses (:class:`PairTables`), built once per ``k``; an unused
@@ -625,6 +618,22 @@ class Simulator:
             self._tables[k] = composition_tables(self.plan.item_share, k)
         return self._tables[k]
 
+    def law_tables(self, k: int, epsilon: float, rule: str, null: bool) -> LawTables:
+        """The drawing tables of the S2 slot law (:func:`analysis.slotlaw.slot_law`), kept for later cells up to
+        ``LAW_CACHE_ENTRIES`` entries (the oldest go first)."""
+        key = (k, float(epsilon), rule, bool(null))
+        if key not in self._laws:
+            tables = LawTables.build(slot_law(self.plan.item_share, k, epsilon, rule, null))
+            while self._laws and sum(t.prob.size for t in self._laws.values()) + tables.prob.size > LAW_CACHE_ENTRIES:
+                del self._laws[next(iter(self._laws))]
+            self._laws[key] = tables
+        return self._laws[key]
+
+    def law_fits(self, k: int) -> bool:
+        """Whether S2 draws its slots from the exact slot law: when its ``V**3`` entries are few enough."""
+        n_vectors = math.comb(k + self.plan.n_labels - 1, self.plan.n_labels - 1)
+        return self.sampler == "S2" and n_vectors**3 <= LAW_ENTRIES and n_vectors <= PAIR_ROWS
+
     def kernel(self, n: int, k: int) -> str:
         """The method that draws replicates of ``n`` items with ``k`` responses each: ``"items"``, ``"counts"``
         or ``"responses"``, the fastest measured where ``method="auto"``."""
@@ -634,9 +643,8 @@ class Simulator:
             return "items"
         if self.sampler == "S3":
             return "items" if k >= ITEMS_FROM else "responses"
-        if k == 1:  # on labels, when items repeat enough for their slots to be shared out by a multinomial
-            n_items, n_labels = self.plan.item_share.shape
-            return "counts" if n >= AGGREGATE_FROM * n_labels**3 * n_items else "responses"
+        if self.law_fits(k):
+            return "law"
         return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
 
     def tabled(self, k: int) -> bool:
@@ -657,9 +665,12 @@ class Simulator:
         out = np.empty((n_samples, len(METRICS)))
         divergence = divergence_tables(k, self.plan.n_labels)
         kernel = self.kernel(n, k)
-        if kernel == "counts" and k == 1:
-            _label_replicates(rng, self.plan.item_share, self.plan.item_cum, self.noise[0], n, float(epsilon), rule,
-                              bool(null), *self.pair_tables(k).metric_args(), out)
+        if kernel == "law":
+            if not self.law_fits(k):
+                raise ParameterError(f"the S2 slot law of K = {k} has more than {LAW_ENTRIES} entries")
+            tables = self.law_tables(k, float(epsilon), perturbation, bool(null))
+            _law_replicates(rng, *tables.kernel_args(), n, k, self.plan.n_labels, n >= CHAIN_FROM * tables.order.size,
+                            *self.pair_tables(k).metric_args(), out)
         elif kernel == "counts":
             tabled = self.tabled(k)
             tables = self.composition_tables(k) if tabled else EMPTY_TABLES

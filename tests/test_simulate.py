@@ -92,7 +92,7 @@ def _calibration(sim, n, k, n_samples, seed):
 
 @pytest.mark.parametrize("sampler, method, fixture", [
     ("S1", "responses", "crossed"), ("S1", "items", "crossed"), ("S2", "responses", "crossed"),
-    ("S2", "counts", "crossed"), ("S2", "responses", "sparse"), ("S3", "responses", "batched"),
+    ("S2", "counts", "crossed"), ("S2", "law", "crossed"), ("S2", "responses", "sparse"), ("S3", "responses", "batched"),
     ("S3", "items", "batched"),
 ])
 @pytest.mark.parametrize("k", [1, 2, 5])
@@ -227,19 +227,24 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("fixture, n", [("crossed", 30), ("crossed", 900), ("unanimous", 900)])
+@pytest.mark.parametrize("fixture, n, k", [("crossed", 30, 1), ("crossed", 900, 1), ("unanimous", 900, 1),
+                                           ("crossed", 40, 3), ("crossed", 4000, 2), ("sparse", 300, 2)])
 @pytest.mark.parametrize("perturbation", ["dirichlet", "uniform"])
 @pytest.mark.parametrize("null", [False, True])
-def test_s2_on_labels_at_k1_agrees_with_the_response_path(request, fixture, n, perturbation, null):
-    """S2 at K = 1 on labels: slot by slot for items drawn a few times (n = 30 of 30 items), by a multinomial over
-    label triples for items drawn often (n = 900). Same tolerances as above, from 1500 replicates."""
+def test_s2_from_the_slot_law_agrees_with_the_response_path(request, fixture, n, k, perturbation, null):
+    """S2 from the exact law of one slot: slot by slot from its alias table where slots are few (n = 30, 40,
+    300), as a chain of binomials where they outnumber the law's entries (n = 900 at K = 1, 4000 at K = 2). Same
+    tolerances as above, from 1500 replicates."""
     n_samples = 1500
     ds = request.getfixturevalue(fixture)
+    sim = Simulator(ds, "S2", method="law")
+    chain = n >= simulate.CHAIN_FROM * sim.law_tables(k, 0.3, perturbation, null).order.size
+    assert chain == (n >= 900)
     out = {}
-    for method in ("counts", "responses"):
-        out[method] = Simulator(ds, "S2", method=method).replicates(n, 1, 0.3, n_samples, np.random.default_rng(5),
+    for method in ("law", "responses"):
+        out[method] = Simulator(ds, "S2", method=method).replicates(n, k, 0.3, n_samples, np.random.default_rng(5),
                                                                      null=null, perturbation=perturbation)
-    a, b = out["counts"], out["responses"]
+    a, b = out["law"], out["responses"]
     se = np.sqrt(a.var(0, ddof=1) / n_samples + b.var(0, ddof=1) / n_samples)
     assert np.all(np.abs(a.mean(0) - b.mean(0)) <= Z * se + 1e-12)
     varies = b.std(0) > 0

@@ -1,0 +1,131 @@
+"""The exact law of one S2 item slot: the joint law of its gold, A and B count vectors (METHOD sections 3, 4, 9).
+
+Under S2 the slots of a replicate are independent and alike: each draws a uniform item, then its own rater
+columns for G, A and B (and, under the null, its own split of A's and B's columns). A replicate of ``N'`` slots is
+therefore ``N'`` independent draws from one law over the triples (gold, A, B) of count vectors of ``K'``
+responses, and the eight metrics need nothing else. This module computes that law exactly, as a
+``V x V x V`` array over the ``V = C(K' + C - 1, C - 1)`` count vectors in the order of
+:func:`analysis.samplers.composition_space`.
+
+For one item with label shares ``p``: G is ``Multinomial(K', p)``. Each of A's and B's counts is the sum of a
+vector ``x`` of unreplaced responses, ``Multinomial(K' - m, p)``, and a vector ``n`` of ``m`` noise responses.
+Writing ``U[(m, n), v] = P(x = v - n)`` for every noise vector ``n`` of ``m <= K'`` responses, the joint law of
+(A, B) is ``U^T W U``, where ``W[(m_a, n_a), (m_b, n_b)]`` is the probability that A's noise is ``n_a`` and B's
+is ``n_b``:
+
+* the alternative: A has no noise; B replaces ``m_b ~ Binomial(K', epsilon)`` responses;
+* the null: ``H ~ Hypergeometric(2K'; K', K')`` of B's columns go to A*, so A* holds ``Binomial(H, epsilon)``
+  noise responses and B* ``Binomial(K' - H, epsilon)``;
+* ``"dirichlet"``: both noise vectors come from the slot's one ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint
+  Dirichlet-multinomial law; ``"uniform"``: each noise response is independently label ``c`` with probability
+  ``(1 - p_c) / (C - 1)`` (a uniform other label, averaged over the replaced label), an item-dependent factor
+  folded into ``U``.
+
+The law of a slot is the mean over items of ``P(G = g) (U^T W U)[a, b]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+from scipy.stats import binom, hypergeom
+
+from analysis.samplers import build_alias, composition_space, multinomial_pmf
+
+CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
+
+
+def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
+    """``w[m_a, m_b]``: the probability that A (or A*) holds ``m_a`` noise responses and B (or B*) ``m_b``."""
+    m = np.arange(k + 1)
+    fire = binom.pmf(m[None, :], m[:, None], epsilon)  # fire[n, m] = P(Binomial(n, epsilon) = m)
+    if not null:
+        w = np.zeros((k + 1, k + 1))
+        w[0] = fire[k]
+        return w
+    split = hypergeom(2 * k, k, k).pmf(m)  # B's columns in A*
+    return fire.T @ (split[:, None] * fire[::-1])
+
+
+def dirichlet_pairs(comp: np.ndarray) -> np.ndarray:
+    """``P(A's noise = comp[r_a], B's noise = comp[r_b])`` given their sizes, when both are drawn from one
+    ``eta ~ Dirichlet(1/C, ..., 1/C)``: the two multinomial coefficients times the Dirichlet moment of the sum."""
+    n_labels = comp.shape[1]
+    alpha = 1.0 / n_labels
+    size = comp.sum(1)
+    log_coef = gammaln(size + 1) - gammaln(comp + 1).sum(1)
+    both = comp[:, None, :] + comp[None, :, :]
+    log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(1 + size[:, None] + size[None, :])
+    return np.exp(log_coef[:, None] + log_coef[None, :] + log_moment)
+
+
+def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) -> np.ndarray:
+    """The law of one S2 slot's (gold, A, B) count vectors of ``k`` responses, shape ``(V, V, V)``.
+
+    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` is ``"dirichlet"`` or
+    ``"uniform"``; ``null`` selects the permutation null instead of the alternative."""
+    distinct, counts = np.unique(shares, axis=0, return_counts=True)
+    weight = counts / counts.sum()
+    n_labels = shares.shape[1]
+    comp, start, _ = composition_space(k, n_labels)
+    size = comp.sum(1)
+    n_vectors = int(start[k + 1] - start[k])
+    # v = x + n as a row of the vectors of k responses, by a mixed-radix code of the count vectors
+    radix = (k + 1) ** np.arange(n_labels)
+    code = comp @ radix
+    row_of = np.full((k + 1) ** n_labels, -1, dtype=np.int64)
+    row_of[code[start[k]:]] = np.arange(n_vectors)
+    w = noise_weights(k, epsilon, null)
+    coupling = w[size[:, None], size[None, :]]
+    if rule == "dirichlet":
+        coupling = coupling * dirichlet_pairs(comp)
+    law = np.zeros((n_vectors, n_vectors * n_vectors))
+    for lo in range(0, len(distinct), CHUNK_ITEMS):
+        p = distinct[lo:lo + CHUNK_ITEMS]
+        pmf = multinomial_pmf(p, comp)
+        u = np.zeros((len(p), len(comp), n_vectors))
+        for r in range(len(comp)):
+            rest = slice(start[k - size[r]], start[k - size[r] + 1])
+            u[:, r, row_of[code[rest] + code[r]]] = pmf[:, rest]
+        if rule == "uniform":
+            u *= multinomial_pmf((1.0 - p) / (n_labels - 1), comp)[:, :, None]
+        if null:
+            joint = np.matmul(u.transpose(0, 2, 1), np.matmul(coupling, u))
+        else:  # only the row of no noise for A
+            joint = u[:, 0, :, None] * np.einsum("r,irv->iv", coupling[0], u)[:, None, :]
+        gold = pmf[:, start[k]:] * weight[lo:lo + CHUNK_ITEMS, None]
+        law += gold.T @ joint.reshape(len(p), -1)
+    law = np.maximum(law, 0.0)
+    return (law / law.sum()).reshape(n_vectors, n_vectors, n_vectors)
+
+
+@dataclass(frozen=True)
+class LawTables:
+    """A slot law laid out for drawing: an alias table over its ``V**3`` entries (one uniform a slot), and the
+    entries of positive probability in decreasing order with their tail sums (for a chain of binomials).
+    ``triple[e]`` is entry ``e``'s (gold, A, B) rows in the pair tables of :class:`analysis.simulate.PairTables`."""
+
+    prob: np.ndarray
+    alias: np.ndarray
+    triple: np.ndarray
+    order: np.ndarray
+    sorted_law: np.ndarray
+    tail: np.ndarray
+
+    @classmethod
+    def build(cls, law: np.ndarray) -> LawTables:
+        flat = law.ravel()
+        prob = np.empty((1, flat.size))
+        alias = np.empty((1, flat.size), dtype=np.int64)
+        build_alias(flat[None, :], np.array([0, flat.size]), prob, alias)
+        triple = np.stack(np.unravel_index(np.arange(flat.size), law.shape), axis=1).astype(np.int64)
+        order = np.argsort(-flat, kind="stable")
+        order = order[flat[order] > 0]
+        sorted_law = flat[order]
+        tail = np.cumsum(sorted_law[::-1])[::-1].copy()  # summed from the smallest: exact where it is tiny
+        return cls(prob[0], alias[0], triple, order, sorted_law, tail)
+
+    def kernel_args(self) -> tuple:
+        return self.prob, self.alias, self.triple, self.order, self.sorted_law, self.tail
