@@ -308,6 +308,15 @@ def multinomial_pmf(shares: np.ndarray, comp: np.ndarray) -> np.ndarray:
     return pmf
 
 
+def composition_index(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(code, row_of)``: a count vector ``v`` of at most ``k`` responses is row ``row_of[v @ code]`` of ``comp``
+    (a mixed-radix code in base ``k + 1``)."""
+    code = (k + 1) ** np.arange(comp.shape[1])
+    row_of = np.full((k + 1) ** comp.shape[1], -1, dtype=np.int64)
+    row_of[comp @ code] = np.arange(len(comp))
+    return code, row_of
+
+
 def composition_tables(shares: np.ndarray, k: int) -> CompositionTables:
     """The alias tables of every item's ``Multinomial(k', shares[item])`` for ``k' = 0..k``."""
     distinct, row = np.unique(shares, axis=0, return_inverse=True)

@@ -38,6 +38,7 @@ from scipy.stats import binom, hypergeom
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_tables, finish_deltas, pair_tables
+from analysis.perturbation import PerturbationTables, table_sizes
 from analysis.slotlaw import LawTables, slot_law
 from analysis.samplers import (
     BINOMIAL_FROM,
@@ -66,8 +67,11 @@ TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts b
 TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
 LAW_ENTRIES = 100_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
-LAW_CACHE_ENTRIES = 2_000_000  # slot-law entries a simulator keeps between cells (64 bytes each)
+PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables (analysis.perturbation) the by-item kernel draws from
+PERTURB_WORK = 5_000_000  # ... and the largest arrays that build them (8 bytes a number)
+TABLE_CACHE_ENTRIES = 2_000_000  # slot-law or perturbation-table entries a simulator keeps between cells
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
+GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
@@ -75,6 +79,10 @@ SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms 
 EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
                                  alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
                                  start=np.zeros(2, dtype=np.int64))
+
+
+NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1), np.zeros(1, dtype=np.int64),
+                                *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 3)
 
 
 @dataclass(frozen=True)
@@ -320,7 +328,8 @@ def draw_from_row(rng, cdf, row):
 
 @numba.njit(cache=True)
 def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
-                     n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out):
+                     n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
+                     t_alias, out_a, out_b, comp, start, code, row_of, out):
     """Replicates by distinct item: the law of :func:`_grouped_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -348,6 +357,12 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
     missing = np.zeros((2, 3), dtype=np.int64)  # how many of those columns have no label (fixed, perturbable)
     pert_label = np.empty(2 * k, dtype=np.int64)  # the perturbable responses listed, A* first
     pert_side = np.empty(2 * k, dtype=np.int64)
+    # a group's columns by part (G; A fixed, A perturbable; B fixed, B perturbable) as distinct raters and weights
+    part_rater = np.empty((5, k), dtype=np.int64)
+    part_weight = np.empty((5, k), dtype=np.int64)
+    part_len = np.zeros(5, dtype=np.int64)
+    seen = np.full((5, np.max(rater_start[1:] - rater_start[:-1])), -1, dtype=np.int64)
+    outcomes = np.zeros(np.max(n_out), dtype=np.int64)  # slots per perturbation outcome of one item
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     slot_pert = np.zeros((3, n_labels), dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
@@ -373,6 +388,24 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
             n_pert = n_perturbed[1] + n_perturbed[2]
             keep_all = (1.0 - epsilon) ** n_pert
             split = keep_all >= SKIP_FROM
+            by_label = n_pert >= BY_LABEL_FROM * n_labels
+            listed = split or not by_label  # whether the slots need the perturbable responses one by one
+            part_len[:] = 0
+            for side in range(3):
+                for c in range(k):
+                    part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
+                    rater = columns[side, c]
+                    j = seen[part, rater]
+                    if j < 0:
+                        j = part_len[part]
+                        seen[part, rater] = j
+                        part_rater[part, j] = rater
+                        part_weight[part, j] = 0
+                        part_len[part] += 1
+                    part_weight[part, j] += 1
+            for part in range(5):
+                for j in range(part_len[part]):
+                    seen[part, part_rater[part, j]] = -1
             draw_multiplicities(rng, per_group, n_items, mult)
             for local in range(n_items):
                 m = mult[local]
@@ -384,21 +417,67 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                 pert[:] = 0
                 missing[:] = 0
                 p = 0
-                for side in range(3):
-                    for c in range(k):
-                        label = matrix[row + columns[side, c]]
-                        if c < n_perturbed[side]:
-                            pert_label[p] = label
-                            pert_side[p] = side
-                            p += 1
+                for part in range(5):  # each distinct rater's label read once, counted with its weight
+                    side = (part + 1) // 2
+                    for j in range(part_len[part]):
+                        label = matrix[row + part_rater[part, j]]
+                        w = part_weight[part, j]
+                        if part == 2 or part == 4:
+                            if listed:
+                                for _ in range(w):
+                                    pert_label[p] = label
+                                    pert_side[p] = side
+                                    p += 1
                             if label < 0:
-                                missing[1, side] += 1
+                                missing[1, side] += w
                             else:
-                                pert[side, label] += 1
+                                pert[side, label] += w
                         elif label < 0:
-                            missing[0, side] += 1
+                            missing[0, side] += w
                         else:
-                            fixed[side, label] += 1
+                            fixed[side, label] += w
+                if tabled and missing.sum() == 0:  # each slot's replaced vectors in one draw (analysis.perturbation)
+                    xa = 0
+                    xb = 0
+                    for c in range(n_labels):
+                        xa += pert[1, c] * code[c]
+                        xb += pert[2, c] * code[c]
+                    h_b = k - n_perturbed[1]
+                    offset = base[n_perturbed[1]] + ((row_of[xa] - start[n_perturbed[1]]) * (start[h_b + 1] - start[h_b])
+                                                     + row_of[xb] - start[h_b]) * n_out[n_perturbed[1]]
+                    width = n_out[n_perturbed[1]]
+                    for c in range(n_labels):
+                        counts[0, 0, c] = fixed[0, c]
+                    gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
+                    if gather:
+                        for o in range(width):
+                            outcomes[o] = 0
+                    for _ in range(m):
+                        u = rng.random() * width
+                        o = min(int(u), width - 1)
+                        if u - o >= t_prob[offset + o]:
+                            o = t_alias[offset + o]
+                        if gather:
+                            outcomes[o] += 1
+                            continue
+                        ea = out_a[n_perturbed[1], o]
+                        eb = out_b[n_perturbed[1], o]
+                        for c in range(n_labels):
+                            counts[1, 0, c] = fixed[1, c] + comp[ea, c]
+                            counts[2, 0, c] = fixed[2, c] + comp[eb, c]
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    if gather:
+                        for o in range(width):
+                            if outcomes[o] == 0:
+                                continue
+                            ea = out_a[n_perturbed[1], o]
+                            eb = out_b[n_perturbed[1], o]
+                            for c in range(n_labels):
+                                counts[1, 0, c] = fixed[1, c] + comp[ea, c]
+                                counts[2, 0, c] = fixed[2, c] + comp[eb, c]
+                            add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums,
+                                     outcomes[o])
+                    continue
                 if split and m > 1 and missing.sum() == 0:
                     kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
                     for side in range(3):
@@ -440,7 +519,6 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                             counts[pert_side[q], 0, label] += 1
                         add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
                     continue
-                by_label = n_pert >= BY_LABEL_FROM * n_labels
                 for _ in range(m):  # one slot at a time
                     for side in range(3):
                         for c in range(n_labels):
@@ -460,10 +538,8 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                     for side in range(1, 3):
                         for c in range(n_labels):
                             slot_pert[side, c] = pert[side, c]
-                        if missing[1, side] > 0:
-                            for q in range(n_pert):
-                                if pert_side[q] == side and pert_label[q] < 0:
-                                    slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                        for _ in range(missing[1, side]):
+                            slot_pert[side, draw_label(rng, item_cum, item)] += 1
                         for c in range(n_labels):
                             n_c = slot_pert[side, c]
                             if n_c == 0:
@@ -604,6 +680,7 @@ class Simulator:
         self._tables: dict[int, CompositionTables] = {}
         self._pairs: dict[int, PairTables] = {}
         self._laws: dict[tuple, LawTables] = {}
+        self._perturbations: dict[tuple, PerturbationTables] = {}
 
     def pair_tables(self, k: int) -> PairTables:
         """The per-pair metric terms of ``k`` responses (:class:`PairTables`), built once per ``k``; an unused
@@ -620,14 +697,32 @@ class Simulator:
 
     def law_tables(self, k: int, epsilon: float, rule: str, null: bool) -> LawTables:
         """The drawing tables of the S2 slot law (:func:`analysis.slotlaw.slot_law`), kept for later cells up to
-        ``LAW_CACHE_ENTRIES`` entries (the oldest go first)."""
-        key = (k, float(epsilon), rule, bool(null))
-        if key not in self._laws:
-            tables = LawTables.build(slot_law(self.plan.item_share, k, epsilon, rule, null))
-            while self._laws and sum(t.prob.size for t in self._laws.values()) + tables.prob.size > LAW_CACHE_ENTRIES:
-                del self._laws[next(iter(self._laws))]
-            self._laws[key] = tables
-        return self._laws[key]
+        ``TABLE_CACHE_ENTRIES`` entries (the oldest go first)."""
+        return self._kept(self._laws, (k, float(epsilon), rule, bool(null)),
+                          lambda: LawTables.build(slot_law(self.plan.item_share, k, epsilon, rule, null)))
+
+    @staticmethod
+    def _kept(store: dict, key: tuple, build):
+        """``store[key]``, built on first use; the oldest entries go once the store holds more than
+        ``TABLE_CACHE_ENTRIES`` table entries."""
+        if key not in store:
+            tables = build()
+            while store and sum(t.prob.size for t in store.values()) + tables.prob.size > TABLE_CACHE_ENTRIES:
+                del store[next(iter(store))]
+            store[key] = tables
+        return store[key]
+
+    def perturbation_tables(self, k: int, epsilon: float, rule: str, null: bool) -> PerturbationTables:
+        """The alias tables of B's perturbation on count vectors (:mod:`analysis.perturbation`), kept for later
+        cells like the slot laws."""
+        return self._kept(self._perturbations, (k, epsilon, rule, null),
+                          lambda: PerturbationTables.build(k, epsilon, rule, self.plan.n_labels, null))
+
+    def perturbation_fits(self, k: int, null: bool) -> bool:
+        """Whether the by-item kernel draws B's perturbation from tables: when they and the arrays that build
+        them are small enough."""
+        entries, work = table_sizes(k, self.plan.n_labels, null)
+        return entries <= PERTURB_ENTRIES and work <= PERTURB_WORK
 
     def law_fits(self, k: int) -> bool:
         """Whether S2 draws its slots from the exact slot law: when its ``V**3`` entries are few enough."""
@@ -678,8 +773,10 @@ class Simulator:
                               n, k, float(epsilon), rule, bool(null), split_law(k), fire_law(k, epsilon),
                               *divergence, out)
         elif kernel == "items":
+            tabled = epsilon > 0.0 and self.perturbation_fits(k, bool(null))
+            tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                             fire_law(k, epsilon), *divergence, out)
+                             fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), out)
         else:
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *divergence, *self.pair_tables(k).kernel_args(), out)

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom, hypergeom
 
-from analysis.samplers import build_alias, composition_space, multinomial_pmf
+from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
 
@@ -72,11 +72,8 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
     comp, start, _ = composition_space(k, n_labels)
     size = comp.sum(1)
     n_vectors = int(start[k + 1] - start[k])
-    # v = x + n as a row of the vectors of k responses, by a mixed-radix code of the count vectors
-    radix = (k + 1) ** np.arange(n_labels)
-    code = comp @ radix
-    row_of = np.full((k + 1) ** n_labels, -1, dtype=np.int64)
-    row_of[code[start[k]:]] = np.arange(n_vectors)
+    code, row_of = composition_index(comp, k)
+    code = comp @ code  # v = x + n is row row_of[code[x] + code[n]] - start[k] among the vectors of k responses
     w = noise_weights(k, epsilon, null)
     coupling = w[size[:, None], size[None, :]]
     if rule == "dirichlet":
@@ -88,7 +85,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
         u = np.zeros((len(p), len(comp), n_vectors))
         for r in range(len(comp)):
             rest = slice(start[k - size[r]], start[k - size[r] + 1])
-            u[:, r, row_of[code[rest] + code[r]]] = pmf[:, rest]
+            u[:, r, row_of[code[rest] + code[r]] - start[k]] = pmf[:, rest]
         if rule == "uniform":
             u *= multinomial_pmf((1.0 - p) / (n_labels - 1), comp)[:, :, None]
         if null:

@@ -1,0 +1,161 @@
+"""The exact law of B's perturbation on count vectors, for the kernels that keep an item's rater columns.
+
+Under S1 and S3 the slots of one item in a drawn group share their rater columns, so they share the labels of
+A's and B's perturbable responses: ``x_a``, the count vector of the ``h`` B-columns that the null split puts in A*
+(``h = 0`` under the alternative), and ``x_b``, that of the ``K' - h`` B-columns in B*. A slot differs from the
+next only in which responses are replaced and by what (METHOD section 3). This module tabulates, for each ``h``,
+the law of the replaced vectors ``(x_a', x_b')`` given ``(x_a, x_b)``, so that a slot's perturbation is one draw
+from an alias table instead of one draw per response:
+
+* each response of label ``c`` is kept with probability ``1 - epsilon``: the kept vector ``k <= x`` has law
+  ``prod_c Binomial(k_c; x_c, 1 - epsilon)``;
+* ``"dirichlet"``: the replaced responses of A* and B* draw their labels from the slot's one
+  ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint Dirichlet-multinomial (:func:`analysis.slotlaw.dirichlet_pairs`), so
+  ``P(x_a', x_b') = sum over noise vectors n_a, n_b of P(n_a, n_b) P(k_a = x_a' - n_a) P(k_b = x_b' - n_b)``;
+* ``"uniform"``: each replaced response of label ``c`` takes one of the other labels uniformly, independently, so
+  each side's vector moves by its own product of multinomials.
+
+Vectors are numbered as in :func:`analysis.samplers.composition_space`: ``x`` of ``t`` responses is row
+``start[t] + index``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
+from analysis.slotlaw import dirichlet_pairs
+
+
+def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
+    """``(entries, work)`` of the perturbation tables of ``k`` responses: the tables hold
+    ``sum_h (V(h) V(k - h))**2`` entries under the null (``h = 0`` alone under the alternative), with ``V(t)``
+    count vectors of ``t`` responses; building them takes arrays of ``V(t)**2 R(t)`` numbers, ``R(t)`` the
+    vectors of at most ``t`` responses."""
+    size = [math.comb(t + n_labels - 1, n_labels - 1) for t in range(k + 1)]
+    hs = range(k + 1) if null else [0]
+    entries = sum((size[h] * size[k - h]) ** 2 for h in hs)
+    work = sum(size[t] ** 2 * sum(size[:t + 1]) for t in ({*hs} | {k - h for h in hs}))
+    return entries, work
+
+
+def replaced_by_noise(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
+    """``A[x, n, x'] = P(kept = x' - n | x)`` for ``x, x'`` of ``t`` responses and noise vectors ``n`` of at most
+    ``t``: the chance that ``x`` becomes ``x'`` when its replaced responses take the labels ``n``. Each response
+    is kept with probability ``1 - epsilon``, so the kept vector ``y <= x`` has law
+    ``prod_c Binomial(y_c; x_c, 1 - epsilon)``."""
+    block = comp[start[t]:start[t + 1]]
+    noise = comp[:start[t + 1]]
+    keep = binom.pmf(noise[None, :, :], block[:, None, :], 1.0 - epsilon).prod(2)  # (x, y), y of at most t
+    rest = block[:, None, :] - noise[None, :, :]  # (x', n, C)
+    valid = (rest >= 0).all(2)
+    rest_row = np.where(valid, row_of(np.maximum(rest, 0)), 0)
+    law = keep[:, rest_row]  # (x, x', n)
+    return np.where(valid[None], law, 0.0).transpose(0, 2, 1)
+
+
+def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
+    """``T[x, x']`` for vectors of ``t`` responses when each response of label ``c`` stays with probability
+    ``1 - epsilon`` and otherwise takes one of the other ``C - 1`` labels uniformly."""
+    n_labels = comp.shape[1]
+    block = comp[start[t]:start[t + 1]]
+    moves = np.zeros((len(block), len(block)))
+    for i, x in enumerate(block):
+        law = np.ones(1)
+        total = 0
+        for c in range(n_labels):
+            stay = np.full(n_labels, epsilon / (n_labels - 1))
+            stay[c] = 1.0 - epsilon
+            part = multinomial_pmf(stay[None, :], comp[start[x[c]]:start[x[c] + 1]])[0]
+            left, right = comp[start[total]:start[total + 1]], comp[start[x[c]]:start[x[c] + 1]]
+            rows = row_of(left[:, None, :] + right[None, :, :]) - start[total + x[c]]
+            law = np.bincount(rows.ravel(), (law[:, None] * part[None, :]).ravel(),
+                              minlength=int(start[total + x[c] + 1] - start[total + x[c]]))
+            total += x[c]
+        moves[i] = law
+    return moves
+
+
+def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> list[np.ndarray]:
+    """Per ``h`` (``0..k`` under the null, ``0`` alone under the alternative), the matrix of
+    ``P((x_a', x_b') | (x_a, x_b))`` with rows and columns numbered ``index(x_a) * V(k - h) + index(x_b)``."""
+    comp, start, _ = composition_space(k, n_labels)
+    code, rows = composition_index(comp, k)
+
+    def row_of(vectors):
+        return rows[vectors @ code]
+
+    laws = []
+    hs = range(k + 1) if null else [0]
+    needed = {*hs} | {k - h for h in hs}
+    if rule == "dirichlet":
+        pairs = dirichlet_pairs(comp)
+        replaced = {t: replaced_by_noise(comp, start, row_of, epsilon, t) for t in needed}
+    else:
+        moves = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in needed}
+    for h in hs:
+        if rule == "dirichlet":
+            a, b = replaced[h], replaced[k - h]
+            coupled = np.einsum("nm,bmq->nbq", pairs[:a.shape[1], :b.shape[1]], b)
+            law = np.einsum("anp,nbq->abpq", a, coupled)
+        else:
+            law = np.einsum("ap,bq->abpq", moves[h], moves[k - h])
+        size = law.shape[0] * law.shape[1]
+        laws.append(law.reshape(size, size))
+    return laws
+
+
+@dataclass(frozen=True)
+class PerturbationTables:
+    """The perturbation laws of :func:`perturbation_laws` as alias tables, flat, for a kernel.
+
+    For ``h``: ``n_out[h] = V(h) V(k - h)`` outcomes per row, and row ``r`` of ``h`` at ``base[h] + r * n_out[h]``
+    in ``prob`` and ``alias``; outcome ``o`` is the vectors ``out_a[h, o]`` (row of ``comp``) for A* and
+    ``out_b[h, o]`` for B*. ``code`` and ``row_of`` number a count vector: its row is
+    ``row_of[sum_c counts[c] * code[c]]``."""
+
+    n_out: np.ndarray
+    base: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    out_a: np.ndarray
+    out_b: np.ndarray
+    comp: np.ndarray
+    start: np.ndarray
+    code: np.ndarray
+    row_of: np.ndarray
+
+    @classmethod
+    def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> PerturbationTables:
+        comp, start, _ = composition_space(k, n_labels)
+        laws = perturbation_laws(k, epsilon, rule, n_labels, null)
+        hs = range(k + 1) if null else [0]
+        width = max(law.shape[1] for law in laws)
+        n_out = np.zeros(k + 1, dtype=np.int64)
+        base = np.zeros(k + 1, dtype=np.int64)
+        out_a = np.zeros((k + 1, width), dtype=np.int64)
+        out_b = np.zeros((k + 1, width), dtype=np.int64)
+        probs, aliases, offset = [], [], 0
+        for h, law in zip(hs, laws):
+            n_out[h], base[h] = law.shape[1], offset
+            prob = np.empty_like(law)
+            alias = np.empty(law.shape, dtype=np.int64)
+            build_alias(law, np.array([0, law.shape[1]]), prob, alias)
+            probs.append(prob.ravel())
+            aliases.append(alias.ravel())
+            offset += law.size
+            size_b = int(start[k - h + 1] - start[k - h])
+            o = np.arange(law.shape[1])
+            out_a[h, :len(o)] = start[h] + o // size_b
+            out_b[h, :len(o)] = start[k - h] + o % size_b
+        code, row_of = composition_index(comp, k)
+        return cls(n_out, base, np.concatenate(probs), np.concatenate(aliases), out_a, out_b, comp, start, code,
+                   row_of)
+
+    def kernel_args(self) -> tuple:
+        return (self.n_out, self.base, self.prob, self.alias, self.out_a, self.out_b, self.comp, self.start,
+                self.code, self.row_of)

@@ -1,0 +1,105 @@
+"""The exact law of B's perturbation on count vectors (METHOD section 3), checked against a direct simulation.
+
+The direct simulation lists the perturbable responses of A* and B* and replaces each with probability epsilon, as
+METHOD says, with numpy alone: by a label from the slot's ``eta ~ Dirichlet(1/C, ..., 1/C)`` (shared by A* and
+B*) or by a uniform other label. The replaced vectors' frequencies are compared with the table's row by a
+chi-square test (cells expected below 5 left out); it fails for a correct law with probability 1e-4.
+"""
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from analysis.perturbation import PerturbationTables, perturbation_laws, table_sizes
+from analysis.samplers import compositions
+
+C = 3
+DRAWS = 100_000
+
+
+def index(vector, total):
+    """The row of a count vector among compositions(total, C)."""
+    return ROWS[total][tuple(vector)]
+
+
+ROWS = {t: {tuple(v): i for i, v in enumerate(compositions(t, C).tolist())} for t in range(5)}
+
+
+def simulated(x_a, x_b, epsilon, rule, rng):
+    """Replaced count vectors of A*'s and B*'s perturbable responses, DRAWS times."""
+    labels = np.concatenate([np.repeat(np.arange(C), x_a), np.repeat(np.arange(C), x_b)])
+    h = sum(x_a)
+    responses = np.tile(labels, (DRAWS, 1))
+    replaced = rng.random(responses.shape) < epsilon
+    if rule == "dirichlet":
+        eta = rng.dirichlet(np.full(C, 1.0 / C), size=DRAWS)  # one per slot, for A* and B* alike
+        noise = (rng.random(responses.shape + (1,)) > np.cumsum(eta, 1)[:, None, :]).sum(2).clip(max=C - 1)
+    else:
+        other = (rng.random(responses.shape) * (C - 1)).astype(int)
+        noise = other + (other >= responses)
+    responses = np.where(replaced, noise, responses)
+    counts = [np.stack([(part == c).sum(1) for c in range(C)], 1) for part in (responses[:, :h], responses[:, h:])]
+    return counts
+
+
+@pytest.mark.parametrize("x_a, x_b, epsilon, rule", [
+    ([0, 0, 0], [1, 1, 1], 0.3, "dirichlet"),  # the alternative: h = 0
+    ([0, 1, 0], [2, 0, 0], 0.4, "dirichlet"),
+    ([1, 1, 0], [0, 1, 1], 0.5, "dirichlet"),
+    ([2, 0, 0], [0, 1, 1], 0.5, "uniform"),
+])
+def test_perturbation_law_matches_a_direct_simulation(x_a, x_b, epsilon, rule):
+    h, k = sum(x_a), sum(x_a) + sum(x_b)
+    law = perturbation_laws(k, epsilon, rule, C, null=True)[h]
+    size_b = len(compositions(k - h, C))
+    row = law[index(x_a, h) * size_b + index(x_b, k - h)]
+    assert row.sum() == pytest.approx(1.0, abs=1e-12)
+    a, b = simulated(x_a, x_b, epsilon, rule, np.random.default_rng(k + h))
+    outcome = np.array([index(u, h) * size_b + index(v, k - h) for u, v in zip(a.tolist(), b.tolist())])
+    observed = np.bincount(outcome, minlength=len(row))
+    assert observed[row == 0].sum() == 0
+    keep = row * DRAWS >= 5
+    assert chisquare(observed[keep], row[keep] * observed[keep].sum() / row[keep].sum()).pvalue > 1e-4
+
+
+def test_the_test_sees_noise_that_is_not_shared():
+    """Power: with A*'s and B*'s noise from independent Dirichlet draws, the frequencies fail the test."""
+    x_a, x_b = [1, 1, 0], [0, 1, 1]
+    law = perturbation_laws(4, 0.5, "dirichlet", C, null=True)[2]
+    row = law[index(x_a, 2) * 6 + index(x_b, 2)]
+    rng = np.random.default_rng(3)
+    a, _ = simulated(x_a, [0, 0, 0], 0.5, "dirichlet", rng)  # A*'s responses with a Dirichlet of their own
+    _, b = simulated([0, 0, 0], x_b, 0.5, "dirichlet", rng)
+    outcome = np.array([index(u, 2) * 6 + index(v, 2) for u, v in zip(a.tolist(), b.tolist())])
+    observed = np.bincount(outcome, minlength=len(row))
+    keep = row * DRAWS >= 5
+    assert chisquare(observed[keep], row[keep] * observed[keep].sum() / row[keep].sum()).pvalue < 1e-4
+
+
+def test_alternative_tables_are_the_null_tables_at_h0_and_every_row_is_a_law():
+    alt = perturbation_laws(3, 0.3, "dirichlet", C, null=False)
+    null = perturbation_laws(3, 0.3, "dirichlet", C, null=True)
+    assert len(alt) == 1 and len(null) == 4
+    np.testing.assert_allclose(alt[0], null[0], atol=1e-15)
+    for law in null:
+        np.testing.assert_allclose(law.sum(1), 1.0, atol=1e-12)
+    assert table_sizes(3, C, True)[0] == sum(law.size for law in null)
+
+
+def test_tables_hold_the_laws_as_alias_tables():
+    """Each row's alias table implies its law, and outcome o of h is the vectors out_a[h, o], out_b[h, o]."""
+    k = 3
+    tables = PerturbationTables.build(k, 0.3, "uniform", C, null=True)
+    laws = perturbation_laws(k, 0.3, "uniform", C, null=True)
+    for h, law in enumerate(laws):
+        width = tables.n_out[h]
+        assert width == law.shape[1]
+        prob = tables.prob[tables.base[h]:tables.base[h] + law.size].reshape(law.shape)
+        alias = tables.alias[tables.base[h]:tables.base[h] + law.size].reshape(law.shape)
+        implied = prob / width
+        for r in range(law.shape[0]):
+            np.add.at(implied[r], alias[r], (1.0 - prob[r]) / width)
+        np.testing.assert_allclose(implied, law, atol=1e-12)
+        o = np.arange(width)
+        np.testing.assert_array_equal(tables.comp[tables.out_a[h, o]].sum(1), h)
+        np.testing.assert_array_equal(tables.comp[tables.out_b[h, o]].sum(1), k - h)
