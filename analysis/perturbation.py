@@ -34,28 +34,46 @@ from analysis.slotlaw import dirichlet_pairs
 def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
     """``(entries, work)`` of the perturbation tables of ``k`` responses: the tables hold
     ``sum_h (V(h) V(k - h))**2`` entries under the null (``h = 0`` alone under the alternative), with ``V(t)``
-    count vectors of ``t`` responses; building them takes arrays of ``V(t)**2 R(t)`` numbers, ``R(t)`` the
-    vectors of at most ``t`` responses."""
+    count vectors of ``t`` responses; building them takes about ``sum_h R(h) (R(k - h) V(k - h)**2 + entries_h)``
+    operations, ``R(t)`` being the vectors of at most ``t`` responses."""
     size = [math.comb(t + n_labels - 1, n_labels - 1) for t in range(k + 1)]
+    upto = np.cumsum(size)
     hs = range(k + 1) if null else [0]
-    entries = sum((size[h] * size[k - h]) ** 2 for h in hs)
-    work = sum(size[t] ** 2 * sum(size[:t + 1]) for t in ({*hs} | {k - h for h in hs}))
-    return entries, work
+    entries = [(size[h] * size[k - h]) ** 2 for h in hs]
+    work = sum(int(upto[h]) * (int(upto[k - h]) * size[k - h] ** 2 + e) for h, e in zip(hs, entries))
+    return sum(entries), work
 
 
-def replaced_by_noise(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
-    """``A[x, n, x'] = P(kept = x' - n | x)`` for ``x, x'`` of ``t`` responses and noise vectors ``n`` of at most
-    ``t``: the chance that ``x`` becomes ``x'`` when its replaced responses take the labels ``n``. Each response
-    is kept with probability ``1 - epsilon``, so the kept vector ``y <= x`` has law
-    ``prod_c Binomial(y_c; x_c, 1 - epsilon)``."""
-    block = comp[start[t]:start[t + 1]]
-    noise = comp[:start[t + 1]]
-    keep = binom.pmf(noise[None, :, :], block[:, None, :], 1.0 - epsilon).prod(2)  # (x, y), y of at most t
-    rest = block[:, None, :] - noise[None, :, :]  # (x', n, C)
-    valid = (rest >= 0).all(2)
-    rest_row = np.where(valid, row_of(np.maximum(rest, 0)), 0)
-    law = keep[:, rest_row]  # (x, x', n)
-    return np.where(valid[None], law, 0.0).transpose(0, 2, 1)
+class NoiseMoves:
+    """How count vectors of ``t`` responses move when some responses are replaced by given noise labels.
+
+    Each response is kept with probability ``1 - epsilon``, so the kept vector ``y <= x`` has law
+    ``prod_c Binomial(y_c; x_c, 1 - epsilon)``; :meth:`given` is ``M[x, x'] = P(kept = x' - n | x)`` for one noise
+    vector ``n`` (row ``n`` of ``comp``, at most ``t`` responses), :meth:`mixed` a weighted sum of them."""
+
+    CHUNK = 2_000_000  # numbers gathered at a time
+
+    def __init__(self, comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int):
+        block = comp[start[t]:start[t + 1]]
+        noise = comp[:start[t + 1]]
+        self.keep = binom.pmf(noise[None, :, :], block[:, None, :], 1.0 - epsilon).prod(2)  # (x, y)
+        rest = block[:, None, :] - noise[None, :, :]  # (x', n, C): the kept vector that noise n completes to x'
+        self.valid = (rest >= 0).all(2)
+        self.rest_row = np.where(self.valid, row_of(np.maximum(rest, 0)), 0)
+
+    def given(self, n: int) -> np.ndarray:
+        return np.where(self.valid[None, :, n], self.keep[:, self.rest_row[:, n]], 0.0)
+
+    def mixed(self, weights: np.ndarray) -> np.ndarray:
+        size = self.keep.shape[0]
+        step = max(1, self.CHUNK // (size * size))
+        total = np.zeros((size, size))
+        for lo in range(0, len(weights), step):
+            w = weights[lo:lo + step]
+            rows = self.rest_row[:, lo:lo + step]
+            gathered = np.where(self.valid[None, :, lo:lo + step], self.keep[:, rows], 0.0)  # (x, x', n)
+            total += gathered @ w
+        return total
 
 
 def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
@@ -91,19 +109,17 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
 
     laws = []
     hs = range(k + 1) if null else [0]
-    needed = {*hs} | {k - h for h in hs}
     if rule == "dirichlet":
         pairs = dirichlet_pairs(comp)
-        replaced = {t: replaced_by_noise(comp, start, row_of, epsilon, t) for t in needed}
+        moves = {t: NoiseMoves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     else:
-        moves = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in needed}
+        uniform = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     for h in hs:
-        if rule == "dirichlet":
-            a, b = replaced[h], replaced[k - h]
-            coupled = np.einsum("nm,bmq->nbq", pairs[:a.shape[1], :b.shape[1]], b)
-            law = np.einsum("anp,nbq->abpq", a, coupled)
+        if rule == "dirichlet":  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
+            law = sum(np.einsum("ap,bq->abpq", moves[h].given(n), moves[k - h].mixed(pairs[n, :start[k - h + 1]]))
+                      for n in range(start[h + 1]))
         else:
-            law = np.einsum("ap,bq->abpq", moves[h], moves[k - h])
+            law = np.einsum("ap,bq->abpq", uniform[h], uniform[k - h])
         size = law.shape[0] * law.shape[1]
         laws.append(law.reshape(size, size))
     return laws
@@ -116,7 +132,7 @@ class PerturbationTables:
     For ``h``: ``n_out[h] = V(h) V(k - h)`` outcomes per row, and row ``r`` of ``h`` at ``base[h] + r * n_out[h]``
     in ``prob`` and ``alias``; outcome ``o`` is the vectors ``out_a[h, o]`` (row of ``comp``) for A* and
     ``out_b[h, o]`` for B*. ``code`` and ``row_of`` number a count vector: its row is
-    ``row_of[sum_c counts[c] * code[c]]``."""
+    ``row_of[sum_c counts[c] * code[c]]``; ``comp_code[e]`` is the code of ``comp[e]``."""
 
     n_out: np.ndarray
     base: np.ndarray
@@ -128,6 +144,7 @@ class PerturbationTables:
     start: np.ndarray
     code: np.ndarray
     row_of: np.ndarray
+    comp_code: np.ndarray
 
     @classmethod
     def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> PerturbationTables:
@@ -154,8 +171,13 @@ class PerturbationTables:
             out_b[h, :len(o)] = start[k - h] + o % size_b
         code, row_of = composition_index(comp, k)
         return cls(n_out, base, np.concatenate(probs), np.concatenate(aliases), out_a, out_b, comp, start, code,
-                   row_of)
+                   row_of, comp @ code)
 
     def kernel_args(self) -> tuple:
+        """For the by-item kernel, which works on count vectors."""
         return (self.n_out, self.base, self.prob, self.alias, self.out_a, self.out_b, self.comp, self.start,
                 self.code, self.row_of)
+
+    def row_args(self) -> tuple:
+        """For the direct kernel, which works on the codes of count vectors (rows of the pair tables)."""
+        return self.n_out, self.base, self.prob, self.alias, self.out_a, self.out_b, self.comp_code, self.start

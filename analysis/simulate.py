@@ -47,6 +47,7 @@ from analysis.samplers import (
     check_size,
     composition_entries,
     composition_entry,
+    composition_index,
     composition_space,
     composition_tables,
     draw_label,
@@ -57,7 +58,7 @@ from analysis.samplers import (
     uniform_index,
 )
 
-METHODS = ("auto", "items", "law", "counts", "responses")
+METHODS = ("auto", "items", "tables", "law", "counts", "responses")
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
@@ -68,9 +69,12 @@ TABLE_ROWS = 1000  # ... and the most distinct item label distributions they ser
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
 LAW_ENTRIES = 100_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
 PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables (analysis.perturbation) the by-item kernel draws from
-PERTURB_WORK = 5_000_000  # ... and the largest arrays that build them (8 bytes a number)
-TABLE_CACHE_ENTRIES = 2_000_000  # slot-law or perturbation-table entries a simulator keeps between cells
+PERTURB_WORK = 100_000_000  # ... and the most operations that build them
+ROW_TABLE_ENTRIES = 200_000  # the largest the direct kernel draws from (its slots rarely reuse a row)
+LAW_CACHE_ENTRIES = 2_000_000  # slot-law entries a simulator keeps between cells (64 bytes each)
+PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
+GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
@@ -82,18 +86,20 @@ EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros(
 
 
 NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1), np.zeros(1, dtype=np.int64),
-                                *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 3)
+                                *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 4)
 
 
 @dataclass(frozen=True)
 class PairTables:
     """The metric terms of every (gold, model) pair of count vectors of ``k`` responses (:func:`pair_tables`), and
-    the steps that follow a slot's count vector response by response (:func:`composition_space`), so that a
-    kernel adds a slot to the sums with a few lookups instead of a pass over its counts. ``paired`` is false (and
-    the arrays placeholders) where the vectors are too many for the tables to stay in the processor's caches."""
+    the numbering of count vectors (:func:`composition_index`): a kernel sums ``code[label]`` over a slot's
+    responses and finds the vector's row as ``row_of[sum] - first``, then adds the slot to the sums with a few
+    lookups instead of a pass over its counts. ``paired`` is false (and the arrays placeholders) where the
+    vectors are too many for the tables to stay in the processor's caches."""
 
     paired: bool
-    step: np.ndarray
+    code: np.ndarray
+    row_of: np.ndarray
     first: int  # the row of composition_space's first vector of k responses
     vote: np.ndarray
     err: np.ndarray
@@ -103,16 +109,17 @@ class PairTables:
     @classmethod
     def build(cls, k: int, n_labels: int) -> PairTables:
         if math.comb(k + n_labels - 1, n_labels - 1) > PAIR_ROWS:
-            return cls(False, np.zeros((1, 1), dtype=np.int64), 0, np.zeros(1, dtype=np.int64),
-                       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)), np.zeros((1, 1)))
-        comp, start, step = composition_space(k, n_labels)
-        return cls(True, step, int(start[k]), *pair_tables(comp[start[k]:], k))
+            return cls(False, np.zeros(n_labels, dtype=np.int64), np.zeros(1, dtype=np.int64), 0,
+                       np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)),
+                       np.zeros((1, 1)))
+        comp, start, _ = composition_space(k, n_labels)
+        return cls(True, *composition_index(comp, k), int(start[k]), *pair_tables(comp[start[k]:], k))
 
     def metric_args(self) -> tuple:
         return self.vote, self.err, self.kl, self.jsd
 
     def kernel_args(self) -> tuple:
-        return self.paired, self.step, self.first, *self.metric_args()
+        return self.paired, self.code, self.row_of, self.first, *self.metric_args()
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -238,9 +245,34 @@ def draw_from_cdf(rng, cdf):
 
 
 @numba.njit(cache=True)
+def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len):
+    """A group's rater columns by part (0: G; 1, 2: A's fixed and perturbable; 3, 4: B's) as distinct raters
+    ``part_rater[part, :part_len[part]]`` with their numbers of columns ``part_weight``, so that a kernel reads
+    each distinct rater's label once. ``seen`` (parts x raters, all -1) is scratch and is left as it was found."""
+    k = columns.shape[1]
+    part_len[:] = 0
+    for side in range(3):
+        for c in range(k):
+            part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
+            rater = columns[side, c]
+            j = seen[part, rater]
+            if j < 0:
+                j = part_len[part]
+                seen[part, rater] = j
+                part_rater[part, j] = rater
+                part_weight[part, j] = 0
+                part_len[part] += 1
+            part_weight[part, j] += 1
+    for part in range(5):
+        for j in range(part_len[part]):
+            seen[part, part_rater[part, j]] = -1
+
+
+@numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, step, first, vote,
-                        err, kl, jsd, out):
+                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
+                        vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, out_a, out_b, comp_code, start,
+                        gather, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -251,6 +283,11 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     from the item's own labels (the ragged-batch rule). Each slot's counts go straight into the replicate's metric
     sums, so no per-item array is kept. The innermost loops call only inlined helpers: a call that takes the
     generator costs more than a response.
+
+    With ``tabled`` (and the pair tables), B's perturbation of a slot is one draw from the tables of
+    :mod:`analysis.perturbation`, given the unperturbed count vectors of A*'s and B*'s perturbable responses.
+    With ``gather`` (and the pair tables), slots are counted per (gold, A, B) triple of rows and each triple is
+    added to the sums once, at the end of the replicate.
     """
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
@@ -262,6 +299,9 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     urn = np.zeros(n_labels, dtype=np.int64)
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     vector = np.zeros(3, dtype=np.int64)  # ... or their rows in the pair tables
+    part_code = np.zeros(5, dtype=np.int64)  # codes of G; A fixed, A perturbable; B fixed, B perturbable
+    n_vectors = vote.shape[0]
+    triples = np.zeros(n_vectors**3 if gather else 1, dtype=np.int64)  # slots per (gold, A, B) triple of rows
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -281,15 +321,40 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
             if epsilon > 0.0:
                 n_perturbed[1] = h
                 n_perturbed[2] = k - h
+            width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
             for s in range(per_group):
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                if use_urn:
+                if use_urn and not tabled:
                     for c in range(n_labels):
                         urn[c] = 0
-                if paired:  # each side's count vector followed as one row of the pair tables
+                if tabled:  # each part's count vector by its code, then B's perturbation in one draw
+                    for part in range(5):
+                        part_code[part] = 0
+                    for side in range(3):
+                        for c in range(k):
+                            label = matrix[row + columns[side, c]]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
+                            part_code[part] += code[label]
+                    offset = t_base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]]
+                                          - start[k - h]) * n_out[h]
+                    u = rng.random() * n_out[h]
+                    o = min(int(u), n_out[h] - 1)
+                    if u - o >= t_prob[offset + o]:
+                        o = t_alias[offset + o]
+                    vector[0] = row_of[part_code[0]] - first
+                    vector[1] = row_of[part_code[1] + comp_code[out_a[h, o]]] - first
+                    vector[2] = row_of[part_code[3] + comp_code[out_b[h, o]]] - first
+                    if gather:
+                        triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+                    else:
+                        add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                    continue
+                if paired:  # each side's count vector by its code, as one row of the pair tables
                     for side in range(3):
                         e = 0
                         for c in range(k):
@@ -298,9 +363,12 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                                 label = draw_label(rng, item_cum, item)
                             if c < n_perturbed[side]:
                                 label = perturbed(rng, label, epsilon, rule, urn)
-                            e = step[e, label]
-                        vector[side] = e - first
-                    add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                            e += code[label]
+                        vector[side] = row_of[e] - first
+                    if gather:
+                        triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+                    else:
+                        add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
                 for side in range(3):
                     for c in range(n_labels):
@@ -313,6 +381,12 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                             label = perturbed(rng, label, epsilon, rule, urn)
                         counts[side, 0, label] += 1
                 add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+        if gather:
+            for e in range(triples.shape[0]):
+                if triples[e] > 0:
+                    add_pair(e // (n_vectors * n_vectors), (e // n_vectors) % n_vectors, e % n_vectors, vote, err, kl,
+                             jsd, conf_a, conf_b, sums, triples[e])
+                    triples[e] = 0
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 
 
@@ -390,22 +464,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
             split = keep_all >= SKIP_FROM
             by_label = n_pert >= BY_LABEL_FROM * n_labels
             listed = split or not by_label  # whether the slots need the perturbable responses one by one
-            part_len[:] = 0
-            for side in range(3):
-                for c in range(k):
-                    part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
-                    rater = columns[side, c]
-                    j = seen[part, rater]
-                    if j < 0:
-                        j = part_len[part]
-                        seen[part, rater] = j
-                        part_rater[part, j] = rater
-                        part_weight[part, j] = 0
-                        part_len[part] += 1
-                    part_weight[part, j] += 1
-            for part in range(5):
-                for j in range(part_len[part]):
-                    seen[part, part_rater[part, j]] = -1
+            weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
             draw_multiplicities(rng, per_group, n_items, mult)
             for local in range(n_items):
                 m = mult[local]
@@ -696,33 +755,33 @@ class Simulator:
         return self._tables[k]
 
     def law_tables(self, k: int, epsilon: float, rule: str, null: bool) -> LawTables:
-        """The drawing tables of the S2 slot law (:func:`analysis.slotlaw.slot_law`), kept for later cells up to
-        ``TABLE_CACHE_ENTRIES`` entries (the oldest go first)."""
-        return self._kept(self._laws, (k, float(epsilon), rule, bool(null)),
+        """The drawing tables of the S2 slot law (:func:`analysis.slotlaw.slot_law`), kept for later cells (up to
+        ``LAW_CACHE_ENTRIES`` entries)."""
+        return self._kept(self._laws, (k, float(epsilon), rule, bool(null)), LAW_CACHE_ENTRIES,
                           lambda: LawTables.build(slot_law(self.plan.item_share, k, epsilon, rule, null)))
 
     @staticmethod
-    def _kept(store: dict, key: tuple, build):
-        """``store[key]``, built on first use; the oldest entries go once the store holds more than
-        ``TABLE_CACHE_ENTRIES`` table entries."""
+    def _kept(store: dict, key: tuple, limit: int, build):
+        """``store[key]``, built on first use; the oldest tables go once the store would hold more than ``limit``
+        entries."""
         if key not in store:
             tables = build()
-            while store and sum(t.prob.size for t in store.values()) + tables.prob.size > TABLE_CACHE_ENTRIES:
+            while store and sum(t.prob.size for t in store.values()) + tables.prob.size > limit:
                 del store[next(iter(store))]
             store[key] = tables
         return store[key]
 
     def perturbation_tables(self, k: int, epsilon: float, rule: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.perturbation`), kept for later
-        cells like the slot laws."""
-        return self._kept(self._perturbations, (k, epsilon, rule, null),
+        cells (up to ``PERTURB_CACHE_ENTRIES`` entries)."""
+        return self._kept(self._perturbations, (k, epsilon, rule, null), PERTURB_CACHE_ENTRIES,
                           lambda: PerturbationTables.build(k, epsilon, rule, self.plan.n_labels, null))
 
-    def perturbation_fits(self, k: int, null: bool) -> bool:
-        """Whether the by-item kernel draws B's perturbation from tables: when they and the arrays that build
-        them are small enough."""
+    def perturbation_fits(self, k: int, null: bool, largest: int = PERTURB_ENTRIES) -> bool:
+        """Whether a kernel draws B's perturbation from tables: when they have at most ``largest`` entries and
+        take at most ``PERTURB_WORK`` operations to build."""
         entries, work = table_sizes(k, self.plan.n_labels, null)
-        return entries <= PERTURB_ENTRIES and work <= PERTURB_WORK
+        return entries <= largest and work <= PERTURB_WORK
 
     def law_fits(self, k: int) -> bool:
         """Whether S2 draws its slots from the exact slot law: when its ``V**3`` entries are few enough."""
@@ -730,14 +789,14 @@ class Simulator:
         return self.sampler == "S2" and n_vectors**3 <= LAW_ENTRIES and n_vectors <= PAIR_ROWS
 
     def kernel(self, n: int, k: int) -> str:
-        """The method that draws replicates of ``n`` items with ``k`` responses each: ``"items"``, ``"counts"``
-        or ``"responses"``, the fastest measured where ``method="auto"``."""
+        """The method that draws replicates of ``n`` items with ``k`` responses each (one of ``METHODS``), the
+        fastest measured where ``method="auto"``."""
         if self.method != "auto":
             return self.method
         if self.sampler == "S1":
             return "items"
         if self.sampler == "S3":
-            return "items" if k >= ITEMS_FROM else "responses"
+            return "items" if k >= ITEMS_FROM else "tables" if self.pair_tables(k).paired else "responses"
         if self.law_fits(k):
             return "law"
         return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
@@ -773,11 +832,16 @@ class Simulator:
                               n, k, float(epsilon), rule, bool(null), split_law(k), fire_law(k, epsilon),
                               *divergence, out)
         elif kernel == "items":
-            tabled = epsilon > 0.0 and self.perturbation_fits(k, bool(null))
+            tabled = epsilon > 0.0 and k > 1 and self.perturbation_fits(k, bool(null))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                              fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), out)
         else:
+            pairs = self.pair_tables(k)
+            tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired
+                      and self.perturbation_fits(k, bool(null), ROW_TABLE_ENTRIES))
+            tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                                *divergence, *self.pair_tables(k).kernel_args(), out)
+                                *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
+                                kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3, out)
         return out
