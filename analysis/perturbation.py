@@ -125,6 +125,27 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
     return laws
 
 
+MASK_BITS = 10  # responses whose replacement one draw from the mask table decides
+
+
+def mask_tables(epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which of ``MASK_BITS`` responses are replaced, each independently with probability ``epsilon``, in one
+    draw: the alias table (``prob``, ``alias``) over the ``2**MASK_BITS`` bit masks, each mask's number of set
+    bits and their positions in increasing order."""
+    masks = np.arange(2**MASK_BITS)
+    bits = (masks[:, None] >> np.arange(MASK_BITS)) & 1
+    replaced = bits.sum(1)
+    law = epsilon**replaced * (1.0 - epsilon) ** (MASK_BITS - replaced)
+    prob = np.empty((1, len(masks)))
+    alias = np.empty((1, len(masks)), dtype=np.int64)
+    build_alias(law[None, :], np.array([0, len(masks)]), prob, alias)
+    positions = np.zeros((len(masks), MASK_BITS), dtype=np.int64)
+    for mask in masks:
+        where = np.flatnonzero(bits[mask])
+        positions[mask, :len(where)] = where
+    return prob[0], alias[0], replaced.astype(np.int64), positions
+
+
 @dataclass(frozen=True)
 class PerturbationTables:
     """The perturbation laws of :func:`perturbation_laws` as alias tables, flat, for a kernel.

@@ -38,7 +38,7 @@ from scipy.stats import binom, hypergeom
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_tables, finish_deltas, pair_tables
-from analysis.perturbation import PerturbationTables, table_sizes
+from analysis.perturbation import MASK_BITS, PerturbationTables, mask_tables, table_sizes
 from analysis.slotlaw import LawTables, slot_law
 from analysis.samplers import (
     BINOMIAL_FROM,
@@ -272,7 +272,7 @@ def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
                         vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, out_a, out_b, comp_code, start,
-                        gather, out):
+                        gather, masked, m_prob, m_alias, m_count, m_pos, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -287,7 +287,9 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     With ``tabled`` (and the pair tables), B's perturbation of a slot is one draw from the tables of
     :mod:`analysis.perturbation`, given the unperturbed count vectors of A*'s and B*'s perturbable responses.
     With ``gather`` (and the pair tables), slots are counted per (gold, A, B) triple of rows and each triple is
-    added to the sums once, at the end of the replicate.
+    added to the sums once, at the end of the replicate. With ``masked`` (and no pair tables), one draw from the
+    mask tables (:func:`analysis.perturbation.mask_tables`) says which of ``MASK_BITS`` perturbable responses are
+    replaced, instead of one draw per response.
     """
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
@@ -301,6 +303,8 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     vector = np.zeros(3, dtype=np.int64)  # ... or their rows in the pair tables
     part_code = np.zeros(5, dtype=np.int64)  # codes of G; A fixed, A perturbable; B fixed, B perturbable
     n_vectors = vote.shape[0]
+    n_masks = m_prob.shape[0]
+    pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
     triples = np.zeros(n_vectors**3 if gather else 1, dtype=np.int64)  # slots per (gold, A, B) triple of rows
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -369,6 +373,33 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                    continue
+                if masked:  # count the labels as read, then replace the responses the masks pick
+                    p = 0
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = 0
+                        for c in range(k):
+                            label = matrix[row + columns[side, c]]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            if c < n_perturbed[side]:
+                                pert_old[p] = label
+                                p += 1
+                            counts[side, 0, label] += 1
+                    for chunk in range(0, p, MASK_BITS):
+                        u = rng.random() * n_masks
+                        mask = min(int(u), n_masks - 1)
+                        if u - mask >= m_prob[mask]:
+                            mask = m_alias[mask]
+                        for j in range(m_count[mask]):
+                            q = chunk + m_pos[mask, j]
+                            if q >= p:
+                                break
+                            side = 1 if q < n_perturbed[1] else 2
+                            counts[side, 0, pert_old[q]] -= 1
+                            counts[side, 0, replacement(rng.random(), pert_old[q], rule, urn)] += 1
+                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
                     continue
                 for side in range(3):
                     for c in range(n_labels):
@@ -796,7 +827,7 @@ class Simulator:
         if self.sampler == "S1":
             return "items"
         if self.sampler == "S3":
-            return "items" if k >= ITEMS_FROM else "tables" if self.pair_tables(k).paired else "responses"
+            return "items" if k >= ITEMS_FROM else "tables"
         if self.law_fits(k):
             return "law"
         return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
@@ -843,5 +874,6 @@ class Simulator:
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
-                                kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3, out)
+                                kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3,
+                                kernel == "tables" and epsilon > 0.0, *mask_tables(epsilon), out)
         return out

@@ -211,20 +211,27 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     assert np.all(np.abs(a.std(0)[varies] / b.std(0)[varies] - 1) < 0.15)
 
 
-@pytest.mark.parametrize("fixture, n, k, perturbation", [
-    ("batched", 60, 1, "dirichlet"),  # slots counted per (gold, A, B) triple (n >= 27 triples)
-    ("batched", 300, 2, "dirichlet"),  # perturbation tables, slots counted per triple
-    ("ragged", 60, 2, "uniform"),  # ... with missing labels drawn per slot, added slot by slot
-    ("ragged", 1200, 3, "dirichlet"),
-    ("unanimous_ragged", 60, 4, "dirichlet"),
-    ("batched", 60, 6, "uniform"),
+@pytest.mark.parametrize("fixture, n, k, perturbation, paired", [
+    ("batched", 60, 1, "dirichlet", True),  # slots counted per (gold, A, B) triple (n >= 27 triples)
+    ("batched", 300, 2, "dirichlet", True),  # perturbation tables, slots counted per triple
+    ("ragged", 60, 2, "uniform", True),  # ... with missing labels drawn per slot, added slot by slot
+    ("ragged", 1200, 3, "dirichlet", True),
+    ("unanimous_ragged", 60, 4, "dirichlet", True),
+    ("batched", 60, 6, "uniform", True),
+    ("ragged", 60, 6, "dirichlet", False),  # without pair tables: replaced responses picked by masks
+    ("unanimous_ragged", 60, 12, "uniform", False),  # ... two masks a slot
+    ("batched", 40, 14, "dirichlet", False),
 ])
 @pytest.mark.parametrize("null", [False, True])
-def test_direct_kernel_tables_agree_with_the_response_kernel(request, fixture, n, k, perturbation, null):
+def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatch, fixture, n, k, perturbation,
+                                                             paired, null):
     """S3's direct kernel with B's perturbation drawn from tables (analysis.perturbation) and slots counted per
-    triple of count vectors is an exact rearrangement of the response-by-response kernel: same tolerances as the
-    by-item test, from 1500 replicates."""
+    triple of count vectors, or without pair tables with the replaced responses picked by masks, is an exact
+    rearrangement of the response-by-response kernel: same tolerances as the by-item test, from 1500
+    replicates."""
     n_samples = 1500
+    if not paired:
+        monkeypatch.setattr(simulate, "PAIR_ROWS", 0)
     ds = request.getfixturevalue(fixture)
     assert Simulator(ds, "S3").kernel(n, k) == "tables"
     out = {}
