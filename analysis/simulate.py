@@ -74,6 +74,7 @@ ROW_TABLE_ENTRIES = 200_000  # the largest the direct kernel draws from (its slo
 LAW_CACHE_ENTRIES = 2_000_000  # slot-law entries a simulator keeps between cells (64 bytes each)
 PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
+DEFER_SLOTS = 8  # slots per row triple from which the direct kernel at K = 1 replaces responses per triple
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
@@ -287,7 +288,8 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     With ``tabled`` (and the pair tables), B's perturbation of a slot is one draw from the tables of
     :mod:`analysis.perturbation`, given the unperturbed count vectors of A*'s and B*'s perturbable responses.
     With ``gather`` (and the pair tables), slots are counted per (gold, A, B) triple of rows and each triple is
-    added to the sums once, at the end of the replicate. With ``masked`` (and no pair tables), one draw from the
+    added to the sums once, at the end of the replicate; at K = 1 the replacements are then drawn per triple, by
+    binomials. With ``masked`` (and no pair tables), one draw from the
     mask tables (:func:`analysis.perturbation.mask_tables`) says which of ``MASK_BITS`` perturbable responses are
     replaced, instead of one draw per response.
     """
@@ -305,7 +307,9 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_vectors = vote.shape[0]
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
-    triples = np.zeros(n_vectors**3 if gather else 1, dtype=np.int64)  # slots per (gold, A, B) triple of rows
+    cube = n_vectors**3
+    defer = gather and k == 1 and epsilon > 0.0 and n_slots >= DEFER_SLOTS * cube  # perturb gathered slots at the end
+    triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -331,7 +335,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                if use_urn and not tabled:
+                if use_urn and not tabled and not defer:
                     for c in range(n_labels):
                         urn[c] = 0
                 if tabled:  # each part's count vector by its code, then B's perturbation in one draw
@@ -365,12 +369,13 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                             label = matrix[row + columns[side, c]]
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
-                            if c < n_perturbed[side]:
+                            if c < n_perturbed[side] and not defer:
                                 label = perturbed(rng, label, epsilon, rule, urn)
                             e += code[label]
                         vector[side] = row_of[e] - first
                     if gather:
-                        triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+                        cell = (vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]
+                        triples[cell + cube if defer and n_perturbed[1] > 0 else cell] += 1
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
@@ -414,10 +419,34 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         if gather:
             for e in range(triples.shape[0]):
-                if triples[e] > 0:
-                    add_pair(e // (n_vectors * n_vectors), (e // n_vectors) % n_vectors, e % n_vectors, vote, err, kl,
-                             jsd, conf_a, conf_b, sums, triples[e])
-                    triples[e] = 0
+                x = triples[e]
+                if x == 0:
+                    continue
+                triples[e] = 0
+                cell = e % cube
+                tg, ta, tb = cell // (n_vectors * n_vectors), (cell // n_vectors) % n_vectors, cell % n_vectors
+                if not defer:
+                    add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    continue
+                # K = 1: Binomial(x, epsilon) of the cell's slots replace their one perturbable response (A*'s
+                # where e >= cube, else B*'s); a response's row is its label, and the replacements go out over
+                # the labels by a multinomial (uniform: over the C - 1 others)
+                on_a = e >= cube
+                old = ta if on_a else tb
+                fired = binomial(rng, x, epsilon)
+                if x > fired:
+                    add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x - fired)
+                choices = n_labels if rule == DIRICHLET else n_labels - 1
+                for c in range(n_labels):
+                    if fired == 0:
+                        break
+                    if rule == UNIFORM and c == old:
+                        continue
+                    y = fired if choices == 1 else binomial(rng, fired, 1.0 / choices)
+                    choices -= 1
+                    fired -= y
+                    if y > 0:
+                        add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums, y)
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 
 
@@ -869,7 +898,7 @@ class Simulator:
                              fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), out)
         else:
             pairs = self.pair_tables(k)
-            tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired
+            tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired and k > 1
                       and self.perturbation_fits(k, bool(null), ROW_TABLE_ENTRIES))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),

@@ -213,6 +213,8 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
 
 @pytest.mark.parametrize("fixture, n, k, perturbation, paired", [
     ("batched", 60, 1, "dirichlet", True),  # slots counted per (gold, A, B) triple (n >= 27 triples)
+    ("ragged", 600, 1, "dirichlet", True),  # ... and replaced per triple by binomials (n >= 8 * 27)
+    ("unanimous_ragged", 600, 1, "uniform", True),
     ("batched", 300, 2, "dirichlet", True),  # perturbation tables, slots counted per triple
     ("ragged", 60, 2, "uniform", True),  # ... with missing labels drawn per slot, added slot by slot
     ("ragged", 1200, 3, "dirichlet", True),
