@@ -67,16 +67,17 @@ ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots r
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
-LAW_ENTRIES = 100_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
+LAW_ENTRIES = 350_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
 PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables (analysis.perturbation) the by-item kernel draws from
 PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 ROW_TABLE_ENTRIES = 200_000  # the largest the direct kernel draws from (its slots rarely reuse a row)
-LAW_CACHE_ENTRIES = 2_000_000  # slot-law entries a simulator keeps between cells (64 bytes each)
+LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
 PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
 DEFER_SLOTS = 8  # slots per row triple from which the direct kernel at K = 1 replaces responses per triple
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
+MASK20 = (1 << 20) - 1  # a slot law's packed triple holds three 20-bit rows (analysis.slotlaw.LawTables)
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
@@ -730,7 +731,7 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
 
 
 @numba.njit(cache=True)
-def _law_replicates(rng, prob, alias, triple, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
+def _law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
                     out):
     """S2 from the exact law of one slot (:mod:`analysis.slotlaw`): a replicate is ``n`` independent draws of a
     (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
@@ -752,7 +753,8 @@ def _law_replicates(rng, prob, alias, triple, order, sorted_law, tail, n, k, n_l
                 x = binomial(rng, left, min(sorted_law[j] / tail[j], 1.0)) if j < positive - 1 else left
                 if x > 0:
                     e = order[j]
-                    add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    t = packed[e]
+                    add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, x)
                     left -= x
                 j += 1
             for _ in range(left):
@@ -765,14 +767,16 @@ def _law_replicates(rng, prob, alias, triple, order, sorted_law, tail, n, k, n_l
                     else:
                         hi = mid - 1
                 e = order[lo]
-                add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                t = packed[e]
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         else:
             for _ in range(n):
                 u = rng.random() * size
                 e = min(int(u), size - 1)
                 if u - e >= prob[e]:
                     e = alias[e]
-                add_pair(triple[e, 0], triple[e, 1], triple[e, 2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                t = packed[e]
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 
 

@@ -102,11 +102,12 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
 class LawTables:
     """A slot law laid out for drawing: an alias table over its ``V**3`` entries (one uniform a slot), and the
     entries of positive probability in decreasing order with their tail sums (for a chain of binomials).
-    ``triple[e]`` is entry ``e``'s (gold, A, B) rows in the pair tables of :class:`analysis.simulate.PairTables`."""
+    ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.simulate.PairTables`
+    as ``g + (a << 20) + (b << 40)``."""
 
     prob: np.ndarray
     alias: np.ndarray
-    triple: np.ndarray
+    packed: np.ndarray
     order: np.ndarray
     sorted_law: np.ndarray
     tail: np.ndarray
@@ -117,12 +118,13 @@ class LawTables:
         prob = np.empty((1, flat.size))
         alias = np.empty((1, flat.size), dtype=np.int64)
         build_alias(flat[None, :], np.array([0, flat.size]), prob, alias)
-        triple = np.stack(np.unravel_index(np.arange(flat.size), law.shape), axis=1).astype(np.int64)
+        g, a, b = np.unravel_index(np.arange(flat.size, dtype=np.int64), law.shape)
+        packed = g + (a << 20) + (b << 40)
         order = np.argsort(-flat, kind="stable")
         order = order[flat[order] > 0]
         sorted_law = flat[order]
         tail = np.cumsum(sorted_law[::-1])[::-1].copy()  # summed from the smallest: exact where it is tiny
-        return cls(prob[0], alias[0], triple, order, sorted_law, tail)
+        return cls(prob[0], alias[0], packed, order, sorted_law, tail)
 
     def kernel_args(self) -> tuple:
-        return self.prob, self.alias, self.triple, self.order, self.sorted_law, self.tail
+        return self.prob, self.alias, self.packed, self.order, self.sorted_law, self.tail

@@ -118,4 +118,5 @@ def test_law_tables_keep_every_positive_entry_in_decreasing_order():
     implied = tables.prob / size
     np.add.at(implied, tables.alias, (1.0 - tables.prob) / size)
     np.testing.assert_allclose(implied, flat, atol=1e-12)
-    np.testing.assert_array_equal(tables.triple, np.stack(np.unravel_index(np.arange(size), law.shape), axis=1))
+    rows = np.stack([tables.packed & (2**20 - 1), (tables.packed >> 20) & (2**20 - 1), tables.packed >> 40], axis=1)
+    np.testing.assert_array_equal(rows, np.stack(np.unravel_index(np.arange(size), law.shape), axis=1))
