@@ -71,6 +71,7 @@ LAW_ENTRIES = 350_000  # the largest S2 slot law (V**3 count-vector triples) rep
 PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables (analysis.perturbation) the by-item kernel draws from
 PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 ROW_TABLE_ENTRIES = 200_000  # the largest the direct kernel draws from (its slots rarely reuse a row)
+LAW_WORK = 20_000_000_000  # ... and the most multiply-adds that build it (D3code at K = 4: 7e9, 0.4 s)
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
 PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
@@ -848,9 +849,13 @@ class Simulator:
         return entries <= largest and work <= PERTURB_WORK
 
     def law_fits(self, k: int) -> bool:
-        """Whether S2 draws its slots from the exact slot law: when its ``V**3`` entries are few enough."""
+        """Whether S2 draws its slots from the exact slot law: when its ``V**3`` entries are few enough, and so is
+        the work of building it (two matrix products per distinct item distribution, :mod:`analysis.slotlaw`)."""
         n_vectors = math.comb(k + self.plan.n_labels - 1, self.plan.n_labels - 1)
-        return self.sampler == "S2" and n_vectors**3 <= LAW_ENTRIES and n_vectors <= PAIR_ROWS
+        noise = math.comb(k + self.plan.n_labels, self.plan.n_labels)  # noise vectors of at most k responses
+        work = self.n_distributions * (noise**2 * n_vectors + noise * n_vectors**2)
+        return (self.sampler == "S2" and n_vectors**3 <= LAW_ENTRIES and n_vectors <= PAIR_ROWS
+                and work <= LAW_WORK)
 
     def kernel(self, n: int, k: int) -> str:
         """The method that draws replicates of ``n`` items with ``k`` responses each (one of ``METHODS``), the

@@ -266,12 +266,13 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
 
 
 @pytest.mark.parametrize("fixture, n, k", [("crossed", 30, 1), ("crossed", 900, 1), ("unanimous", 900, 1),
-                                           ("crossed", 40, 3), ("crossed", 4000, 2), ("sparse", 300, 2)])
+                                           ("crossed", 40, 3), ("crossed", 4000, 2), ("sparse", 300, 2),
+                                           ("crossed", 200, 8)])
 @pytest.mark.parametrize("perturbation", ["dirichlet", "uniform"])
 @pytest.mark.parametrize("null", [False, True])
 def test_s2_from_the_slot_law_agrees_with_the_response_path(request, fixture, n, k, perturbation, null):
     """S2 from the exact law of one slot: slot by slot from its alias table where slots are few (n = 30, 40,
-    300), as a chain of binomials where they outnumber the law's entries (n = 900 at K = 1, 4000 at K = 2). Same
+    200, 300), as a chain of binomials where they outnumber the law's entries (n = 900 at K = 1, 4000 at K = 2). Same
     tolerances as above, from 1500 replicates."""
     n_samples = 1500
     ds = request.getfixturevalue(fixture)
