@@ -200,5 +200,7 @@ class PerturbationTables:
                 self.code, self.row_of)
 
     def row_args(self) -> tuple:
-        """For the direct kernel, which works on the codes of count vectors (rows of the pair tables)."""
-        return self.n_out, self.base, self.prob, self.alias, self.out_a, self.out_b, self.comp_code, self.start
+        """For the direct kernel, which works on the codes of count vectors (rows of the pair tables): the
+        outcomes as the codes of A*'s and B*'s replaced vectors."""
+        return (self.n_out, self.base, self.prob, self.alias, self.comp_code[self.out_a], self.comp_code[self.out_b],
+                self.start)

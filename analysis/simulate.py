@@ -271,10 +271,18 @@ def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
             seen[part, part_rater[part, j]] = -1
 
 
+@numba.njit(cache=True, inline="always")
+def alias_draw(rng, prob, alias, offset, size):
+    """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
+    u = rng.random() * size
+    e = min(int(u), size - 1)
+    return alias[offset + e] if u - e >= prob[offset + e] else e
+
+
 @numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
-                        vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, out_a, out_b, comp_code, start,
+                        vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
                         gather, masked, m_prob, m_alias, m_count, m_pos, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
@@ -352,19 +360,17 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                             part_code[part] += code[label]
                     offset = t_base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]]
                                           - start[k - h]) * n_out[h]
-                    u = rng.random() * n_out[h]
-                    o = min(int(u), n_out[h] - 1)
-                    if u - o >= t_prob[offset + o]:
-                        o = t_alias[offset + o]
+                    o = alias_draw(rng, t_prob, t_alias, offset, n_out[h])
                     vector[0] = row_of[part_code[0]] - first
-                    vector[1] = row_of[part_code[1] + comp_code[out_a[h, o]]] - first
-                    vector[2] = row_of[part_code[3] + comp_code[out_b[h, o]]] - first
+                    vector[1] = row_of[part_code[1] + code_a[h, o]] - first
+                    vector[2] = row_of[part_code[3] + code_b[h, o]] - first
                     if gather:
                         triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
                 if paired:  # each side's count vector by its code, as one row of the pair tables
+                    p = 0
                     for side in range(3):
                         e = 0
                         for c in range(k):
@@ -372,9 +378,23 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
                             if c < n_perturbed[side] and not defer:
-                                label = perturbed(rng, label, epsilon, rule, urn)
+                                if masked:
+                                    pert_old[p] = label
+                                    p += 1
+                                else:
+                                    label = perturbed(rng, label, epsilon, rule, urn)
                             e += code[label]
-                        vector[side] = row_of[e] - first
+                        vector[side] = e
+                    for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
+                        mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
+                        for j in range(m_count[mask]):
+                            q = chunk + m_pos[mask, j]
+                            if q >= p:
+                                break
+                            side = 1 if q < n_perturbed[1] else 2
+                            vector[side] += code[replacement(rng.random(), pert_old[q], rule, urn)] - code[pert_old[q]]
+                    for side in range(3):
+                        vector[side] = row_of[vector[side]] - first
                     if gather:
                         cell = (vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]
                         triples[cell + cube if defer and n_perturbed[1] > 0 else cell] += 1
@@ -395,10 +415,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                                 p += 1
                             counts[side, 0, label] += 1
                     for chunk in range(0, p, MASK_BITS):
-                        u = rng.random() * n_masks
-                        mask = min(int(u), n_masks - 1)
-                        if u - mask >= m_prob[mask]:
-                            mask = m_alias[mask]
+                        mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
                         for j in range(m_count[mask]):
                             q = chunk + m_pos[mask, j]
                             if q >= p:
@@ -574,10 +591,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                         for o in range(width):
                             outcomes[o] = 0
                     for _ in range(m):
-                        u = rng.random() * width
-                        o = min(int(u), width - 1)
-                        if u - o >= t_prob[offset + o]:
-                            o = t_alias[offset + o]
+                        o = alias_draw(rng, t_prob, t_alias, offset, width)
                         if gather:
                             outcomes[o] += 1
                             continue
@@ -772,11 +786,7 @@ def _law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_l
                 add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         else:
             for _ in range(n):
-                u = rng.random() * size
-                e = min(int(u), size - 1)
-                if u - e >= prob[e]:
-                    e = alias[e]
-                t = packed[e]
+                t = packed[alias_draw(rng, prob, alias, 0, size)]
                 add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
 

@@ -220,7 +220,8 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     ("ragged", 1200, 3, "dirichlet", True),
     ("unanimous_ragged", 60, 4, "dirichlet", True),
     ("batched", 60, 6, "uniform", True),
-    ("ragged", 60, 6, "dirichlet", False),  # without pair tables: replaced responses picked by masks
+    ("ragged", 60, 8, "dirichlet", True),  # null tables too large: replaced responses picked by masks
+    ("ragged", 60, 6, "dirichlet", False),  # without pair tables: masks too
     ("unanimous_ragged", 60, 12, "uniform", False),  # ... two masks a slot
     ("batched", 40, 14, "dirichlet", False),
 ])
