@@ -401,30 +401,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
-                if masked:  # count the labels as read, then replace the responses the masks pick
-                    p = 0
-                    for side in range(3):
-                        for c in range(n_labels):
-                            counts[side, 0, c] = 0
-                        for c in range(k):
-                            label = matrix[row + columns[side, c]]
-                            if label < 0:
-                                label = draw_label(rng, item_cum, item)
-                            if c < n_perturbed[side]:
-                                pert_old[p] = label
-                                p += 1
-                            counts[side, 0, label] += 1
-                    for chunk in range(0, p, MASK_BITS):
-                        mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
-                        for j in range(m_count[mask]):
-                            q = chunk + m_pos[mask, j]
-                            if q >= p:
-                                break
-                            side = 1 if q < n_perturbed[1] else 2
-                            counts[side, 0, pert_old[q]] -= 1
-                            counts[side, 0, replacement(rng.random(), pert_old[q], rule, urn)] += 1
-                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
-                    continue
+                p = 0
                 for side in range(3):
                     for c in range(n_labels):
                         counts[side, 0, c] = 0
@@ -433,8 +410,21 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         if label < 0:
                             label = draw_label(rng, item_cum, item)
                         if c < n_perturbed[side]:
-                            label = perturbed(rng, label, epsilon, rule, urn)
+                            if masked:
+                                pert_old[p] = label
+                                p += 1
+                            else:
+                                label = perturbed(rng, label, epsilon, rule, urn)
                         counts[side, 0, label] += 1
+                for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
+                    mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
+                    for j in range(m_count[mask]):
+                        q = chunk + m_pos[mask, j]
+                        if q >= p:
+                            break
+                        side = 1 if q < n_perturbed[1] else 2
+                        counts[side, 0, pert_old[q]] -= 1
+                        counts[side, 0, replacement(rng.random(), pert_old[q], rule, urn)] += 1
                 add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         if gather:
             for e in range(triples.shape[0]):
