@@ -126,7 +126,7 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> d
     }
 
 
-ENGINE_MODULES = ("data", "samplers", "slotlaw", "simulate", "metrics", "pvalues", "grid")
+ENGINE_MODULES = ("data", "samplers", "slotlaw", "perturbation", "simulate", "metrics", "pvalues", "grid")
 
 
 @functools.lru_cache(maxsize=1)
