@@ -102,7 +102,7 @@ def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t
 def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> list[np.ndarray]:
     """Per ``h`` (``0..k`` under the null, ``0`` alone under the alternative), the matrix of
     ``P((x_a', x_b') | (x_a, x_b))`` with rows and columns numbered ``index(x_a) * V(k - h) + index(x_b)``."""
-    comp, start, _ = composition_space(k, n_labels)
+    comp, start = composition_space(k, n_labels)
     code, rows = composition_index(comp, k)
 
     def row_of(vectors):
@@ -171,7 +171,7 @@ class PerturbationTables:
 
     @classmethod
     def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> PerturbationTables:
-        comp, start, _ = composition_space(k, n_labels)
+        comp, start = composition_space(k, n_labels)
         laws = perturbation_laws(k, epsilon, rule, n_labels, null)
         hs = range(k + 1) if null else [0]
         width = max(law.shape[1] for law in laws)

@@ -280,23 +280,13 @@ def composition_entries(k: int, n_labels: int, n_shares: int) -> int:
     return n_shares * math.comb(k + n_labels, n_labels)
 
 
-def composition_space(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every count vector of ``0..k`` responses, in blocks by total: ``(comp, start, step)``.
-
-    ``comp[start[j]:start[j + 1]]`` holds the vectors of ``j`` responses; ``step[e, c]`` is the row of ``comp[e]``
-    with one more response of label ``c`` (-1 from the last block), so a kernel can follow a slot's count vector
-    response by response as one integer."""
+def composition_space(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every count vector of ``0..k`` responses, in blocks by total: ``(comp, start)``, with the vectors of ``j``
+    responses in ``comp[start[j]:start[j + 1]]`` (:func:`composition_index` numbers them)."""
     comp = np.concatenate([compositions(j, n_labels) for j in range(k + 1)])
     sizes = [math.comb(j + n_labels - 1, n_labels - 1) for j in range(k + 1)]
     start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    row_of = {tuple(vector): e for e, vector in enumerate(comp.tolist())}
-    step = np.full(comp.shape, -1, dtype=np.int64)
-    for e, vector in enumerate(comp[:start[k]].tolist()):
-        for c in range(n_labels):
-            vector[c] += 1
-            step[e, c] = row_of[tuple(vector)]
-            vector[c] -= 1
-    return comp, start, step
+    return comp, start
 
 
 def multinomial_pmf(shares: np.ndarray, comp: np.ndarray) -> np.ndarray:
@@ -320,7 +310,7 @@ def composition_index(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]
 def composition_tables(shares: np.ndarray, k: int) -> CompositionTables:
     """The alias tables of every item's ``Multinomial(k', shares[item])`` for ``k' = 0..k``."""
     distinct, row = np.unique(shares, axis=0, return_inverse=True)
-    comp, start, _ = composition_space(k, shares.shape[1])
+    comp, start = composition_space(k, shares.shape[1])
     pmf = multinomial_pmf(distinct, comp)
     prob = np.empty_like(pmf)
     alias = np.empty(pmf.shape, dtype=np.int64)

@@ -115,7 +115,7 @@ class PairTables:
             return cls(False, np.zeros(n_labels, dtype=np.int64), np.zeros(1, dtype=np.int64), 0,
                        np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)),
                        np.zeros((1, 1)))
-        comp, start, _ = composition_space(k, n_labels)
+        comp, start = composition_space(k, n_labels)
         return cls(True, *composition_index(comp, k), int(start[k]), *pair_tables(comp[start[k]:], k))
 
     def metric_args(self) -> tuple:

@@ -69,7 +69,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
     distinct, counts = np.unique(shares, axis=0, return_counts=True)
     weight = counts / counts.sum()
     n_labels = shares.shape[1]
-    comp, start, _ = composition_space(k, n_labels)
+    comp, start = composition_space(k, n_labels)
     size = comp.sum(1)
     n_vectors = int(start[k + 1] - start[k])
     code, row_of = composition_index(comp, k)

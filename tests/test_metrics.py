@@ -12,7 +12,7 @@ from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_sc
 from analysis.errors import ParameterError
 from analysis.metrics import (METRICS, SUMS, add_item, add_pair, check_metrics, deltas, divergence_tables, fill_deltas,
                               pair_tables, scores, votes)
-from analysis.samplers import composition_space
+from analysis.samplers import composition_index, composition_space
 
 
 @st.composite
@@ -94,9 +94,11 @@ def _both_adds(comp, weight, kl_table, js_table, vote, err, kl, jsd):
 
 @pytest.mark.parametrize("k, n_labels", [(1, 2), (1, 5), (2, 3), (3, 3), (2, 5)])
 def test_pair_tables_add_what_the_counts_add(k, n_labels):
-    comp, start, step = composition_space(k, n_labels)
+    comp, start = composition_space(k, n_labels)
     full = comp[start[k]:]
-    assert (comp[step[0, 1]] == np.eye(n_labels, dtype=int)[1]).all()  # one step from the empty vector
+    code, row_of = composition_index(comp, k)
+    assert (comp[row_of[code[1]]] == np.eye(n_labels, dtype=int)[1]).all()  # one response of label 1, by its code
+    np.testing.assert_array_equal(row_of[comp @ code], np.arange(len(comp)))  # every vector numbered by its code
     for sums, conf in _both_adds(full, 7, *divergence_tables(k, n_labels), *pair_tables(full, k)):
         np.testing.assert_allclose(sums[1], sums[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(conf[2:], conf[:2])
