@@ -92,18 +92,26 @@ NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1)
                                 *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 4)
 
 
+def packs(k: int, n_labels: int) -> bool:
+    """Whether a count vector of ``k`` responses packs into one int64, ``bit_length(k)`` bits a label (how the
+    direct kernel holds a slot's counts where it has no pair tables)."""
+    return k.bit_length() * n_labels <= 63
+
+
 @dataclass(frozen=True)
 class PairTables:
-    """The metric terms of every (gold, model) pair of count vectors of ``k`` responses (:func:`pair_tables`), and
-    the numbering of count vectors (:func:`composition_index`): a kernel sums ``code[label]`` over a slot's
-    responses and finds the vector's row as ``row_of[sum] - first``, then adds the slot to the sums with a few
-    lookups instead of a pass over its counts. ``paired`` is false (and the arrays placeholders) where the
-    vectors are too many for the tables to stay in the processor's caches."""
+    """How the direct kernel numbers count vectors of ``k`` responses: a kernel sums ``code[label]`` over a slot's
+    responses. Where the vectors are few (``paired``), the code is mixed-radix (:func:`composition_index`), the
+    vector's row is ``row_of[sum] - first``, and the metric terms of every (gold, model) pair of rows
+    (:func:`pair_tables`) add a slot to the sums with a few lookups instead of a pass over its counts. Elsewhere the
+    code packs the counts, ``shift`` bits a label (:func:`packs`), and the arrays are placeholders: more vectors
+    would not let the tables stay in the processor's caches."""
 
     paired: bool
     code: np.ndarray
     row_of: np.ndarray
     first: int  # the row of composition_space's first vector of k responses
+    shift: int
     vote: np.ndarray
     err: np.ndarray
     kl: np.ndarray
@@ -112,17 +120,21 @@ class PairTables:
     @classmethod
     def build(cls, k: int, n_labels: int) -> PairTables:
         if math.comb(k + n_labels - 1, n_labels - 1) > PAIR_ROWS:
-            return cls(False, np.zeros(n_labels, dtype=np.int64), np.zeros(1, dtype=np.int64), 0,
-                       np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)),
-                       np.zeros((1, 1)))
+            if not packs(k, n_labels):
+                raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {n_labels} labels into "
+                                     "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
+            shift = k.bit_length()
+            return cls(False, np.left_shift(1, shift * np.arange(n_labels), dtype=np.int64),
+                       np.zeros(1, dtype=np.int64), 0, shift, np.zeros(1, dtype=np.int64),
+                       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)), np.zeros((1, 1)))
         comp, start = composition_space(k, n_labels)
-        return cls(True, *composition_index(comp, k), int(start[k]), *pair_tables(comp[start[k]:], k))
+        return cls(True, *composition_index(comp, k), int(start[k]), 0, *pair_tables(comp[start[k]:], k))
 
     def metric_args(self) -> tuple:
         return self.vote, self.err, self.kl, self.jsd
 
     def kernel_args(self) -> tuple:
-        return self.paired, self.code, self.row_of, self.first, *self.metric_args()
+        return self.paired, self.code, self.row_of, self.first, self.shift, *self.metric_args()
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -282,7 +294,7 @@ def alias_draw(rng, prob, alias, offset, size):
 @numba.njit(cache=True)
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
-                        vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
+                        shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
                         gather, masked, m_prob, m_alias, m_count, m_pos, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
@@ -312,7 +324,8 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
-    vector = np.zeros(3, dtype=np.int64)  # ... or their rows in the pair tables
+    vector = np.zeros(3, dtype=np.int64)  # ... as codes, then as rows in the pair tables
+    field = (1 << shift) - 1  # one label's count in a packed code
     part_code = np.zeros(5, dtype=np.int64)  # codes of G; A fixed, A perturbable; B fixed, B perturbable
     n_vectors = vote.shape[0]
     n_masks = m_prob.shape[0]
@@ -369,53 +382,21 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
-                if paired:  # each side's count vector by its code, as one row of the pair tables
-                    p = 0
-                    for side in range(3):
-                        e = 0
-                        for c in range(k):
-                            label = matrix[row + columns[side, c]]
-                            if label < 0:
-                                label = draw_label(rng, item_cum, item)
-                            if c < n_perturbed[side] and not defer:
-                                if masked:
-                                    pert_old[p] = label
-                                    p += 1
-                                else:
-                                    label = perturbed(rng, label, epsilon, rule, urn)
-                            e += code[label]
-                        vector[side] = e
-                    for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
-                        mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
-                        for j in range(m_count[mask]):
-                            q = chunk + m_pos[mask, j]
-                            if q >= p:
-                                break
-                            side = 1 if q < n_perturbed[1] else 2
-                            vector[side] += code[replacement(rng.random(), pert_old[q], rule, urn)] - code[pert_old[q]]
-                    for side in range(3):
-                        vector[side] = row_of[vector[side]] - first
-                    if gather:
-                        cell = (vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]
-                        triples[cell + cube if defer and n_perturbed[1] > 0 else cell] += 1
-                    else:
-                        add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
-                    continue
-                p = 0
+                p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
                 for side in range(3):
-                    for c in range(n_labels):
-                        counts[side, 0, c] = 0
+                    e = 0
                     for c in range(k):
                         label = matrix[row + columns[side, c]]
                         if label < 0:
                             label = draw_label(rng, item_cum, item)
-                        if c < n_perturbed[side]:
+                        if c < n_perturbed[side] and not defer:
                             if masked:
                                 pert_old[p] = label
                                 p += 1
                             else:
                                 label = perturbed(rng, label, epsilon, rule, urn)
-                        counts[side, 0, label] += 1
+                        e += code[label]
+                    vector[side] = e
                 for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
                     mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
                     for j in range(m_count[mask]):
@@ -423,9 +404,20 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         if q >= p:
                             break
                         side = 1 if q < n_perturbed[1] else 2
-                        counts[side, 0, pert_old[q]] -= 1
-                        counts[side, 0, replacement(rng.random(), pert_old[q], rule, urn)] += 1
-                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        vector[side] += code[replacement(rng.random(), pert_old[q], rule, urn)] - code[pert_old[q]]
+                if not paired:  # unpack the counts (shift bits a label) for the metric pass
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = (vector[side] >> (shift * c)) & field
+                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    continue
+                for side in range(3):
+                    vector[side] = row_of[vector[side]] - first
+                if gather:
+                    cell = (vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]
+                    triples[cell + cube if defer and n_perturbed[1] > 0 else cell] += 1
+                else:
+                    add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         if gather:
             for e in range(triples.shape[0]):
                 x = triples[e]
@@ -864,11 +856,18 @@ class Simulator:
             return self.method
         if self.sampler == "S1":
             return "items"
+        direct = self.direct_fits(k)
         if self.sampler == "S3":
-            return "items" if k >= ITEMS_FROM else "tables"
+            return "tables" if k < ITEMS_FROM and direct else "items"
         if self.law_fits(k):
             return "law"
-        return "counts" if k >= BINOMIAL_FROM or self.tabled(k) else "responses"
+        return "responses" if k < BINOMIAL_FROM and not self.tabled(k) and direct else "counts"
+
+    def direct_fits(self, k: int) -> bool:
+        """Whether the direct kernel can hold count vectors of ``k`` responses: as rows of the pair tables, or
+        packed into one int64 (:class:`PairTables`)."""
+        n_labels = self.plan.n_labels
+        return math.comb(k + n_labels - 1, n_labels - 1) <= PAIR_ROWS or packs(k, n_labels)
 
     def tabled(self, k: int) -> bool:
         """Whether S2 on counts draws multinomials of ``k`` responses from alias tables: when they fit in memory

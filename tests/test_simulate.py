@@ -329,3 +329,20 @@ def test_bad_simulation_parameters_are_rejected(crossed):
         sim.replicates(10, 2, 0.1, 10, np.random.default_rng(0), null=False, perturbation="gauss")
     with pytest.raises(ParameterError, match="method"):
         Simulator(crossed, "S2", method="fast")
+
+
+def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
+    """Without pair tables the direct kernel packs a slot's counts into one int64, bit_length(K) bits a label: with
+    13 labels K = 19 needs 65 bits, so S3 (below ITEMS_FROM) takes the by-item kernel and an explicit request for
+    the direct one says what to use instead; K = 15 (52 bits) still packs, and draws the by-item kernel's law (a
+    field too narrow would carry into the next label and shift every metric)."""
+    ds = from_table(batched_table(n_labels=13, seed=4), batch="batch", name="many labels")
+    assert ds.n_labels == 13
+    assert not simulate.packs(19, 13) and simulate.packs(15, 13)
+    assert Simulator(ds, "S3").kernel(12, 19) == "items"
+    assert Simulator(ds, "S3").kernel(12, 15) == "tables"
+    with pytest.raises(ParameterError, match="method='items'"):
+        Simulator(ds, "S3", method="responses").replicates(12, 19, 0.3, 5, np.random.default_rng(0), null=False)
+    out = {method: Simulator(ds, "S3", method=method).replicates(12, 15, 0.3, 800, np.random.default_rng(2), null=True)
+           for method in ("responses", "items")}
+    assert_same_law(out["responses"], out["items"])
