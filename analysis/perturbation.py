@@ -206,3 +206,63 @@ class PerturbationTables:
         outcomes as the codes of A*'s and B*'s replaced vectors."""
         return (self.n_out, self.base, self.prob, self.alias, self.comp_code[self.out_a], self.comp_code[self.out_b],
                 self.start)
+
+
+NOISE_ENTRIES = 250_000  # the most entries the noise tables hold (their pairs of noise vectors)
+
+
+@dataclass(frozen=True)
+class NoiseTables:
+    """The labels that replace B's responses under the Dirichlet rule, in one draw per slot.
+
+    The replaced responses take their labels from the slot's ``eta ~ Dirichlet(1/C, ..., 1/C)`` whatever labels
+    they had, so once a kernel knows how many of A*'s (``m_a``) and B*'s (``m_b``) perturbable responses are
+    replaced, their noise vectors ``(n_a, n_b)`` have the joint Dirichlet-multinomial law
+    (:func:`analysis.slotlaw.dirichlet_pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
+    ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
+    ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
+    ``NOISE_ENTRIES`` (``base`` is -1 beyond it, where a kernel draws from the urn instead)."""
+
+    most: int
+    base: np.ndarray
+    size: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    out_a: np.ndarray
+    out_b: np.ndarray
+    comp: np.ndarray
+
+    @classmethod
+    def build(cls, k: int, n_labels: int, largest: int | None = None) -> NoiseTables:
+        largest = NOISE_ENTRIES if largest is None else largest
+        most, entries = -1, 0
+        while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels
+            more = math.comb(most + 1 + 2 * n_labels - 1, 2 * n_labels - 1)
+            if entries + more > largest:
+                break
+            most, entries = most + 1, entries + more
+        comp, start = composition_space(most, n_labels)
+        base = np.full((k + 1, k + 1), -1, dtype=np.int64)
+        size = np.zeros((k + 1, k + 1), dtype=np.int64)
+        probs, aliases, out_a, out_b, offset = [], [], [], [], 0
+        for m_a in range(most + 1):
+            for m_b in range(most + 1 - m_a):
+                law = dirichlet_pairs(comp[start[m_a]:start[m_a + 1]], comp[start[m_b]:start[m_b + 1]]).ravel()
+                prob = np.empty((1, law.size))
+                alias = np.empty((1, law.size), dtype=np.int64)
+                build_alias(law[None, :] / law.sum(), np.array([0, law.size]), prob, alias)
+                base[m_a, m_b], size[m_a, m_b] = offset, law.size
+                probs.append(prob[0])
+                aliases.append(alias[0])
+                o, width_b = np.arange(law.size), start[m_b + 1] - start[m_b]
+                out_a.append(start[m_a] + o // width_b)
+                out_b.append(start[m_b] + o % width_b)
+                offset += law.size
+        return cls(most, base, size, np.concatenate(probs), np.concatenate(aliases), np.concatenate(out_a),
+                   np.concatenate(out_b), comp)
+
+    def kernel_args(self, code: np.ndarray) -> tuple:
+        """For the direct kernel: the tables with their outcomes as codes of the noise vectors (``code[label]``
+        summed over a vector's labels)."""
+        codes = self.comp @ code
+        return self.base, self.size, self.prob, self.alias, codes[self.out_a], codes[self.out_b]

@@ -38,7 +38,7 @@ from scipy.stats import binom, hypergeom
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_tables, finish_deltas, pair_tables
-from analysis.perturbation import MASK_BITS, PerturbationTables, mask_tables, table_sizes
+from analysis.perturbation import MASK_BITS, NoiseTables, PerturbationTables, mask_tables, table_sizes
 from analysis.slotlaw import LawTables, slot_law
 from analysis.samplers import (
     BINOMIAL_FROM,
@@ -63,7 +63,7 @@ PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
 BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
-ITEMS_FROM = 20  # S3 takes the by-item kernel from this K on (below it, slots rarely share an item)
+ITEMS_FROM = 25  # S3 takes the by-item kernel from this K on (measured: direct faster at K = 20, by item at 30)
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
@@ -295,7 +295,8 @@ def alias_draw(rng, prob, alias, offset, size):
 def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
                         shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
-                        gather, masked, m_prob, m_alias, m_count, m_pos, out):
+                        gather, masked, m_prob, m_alias, m_count, m_pos, n_base, n_size, n_prob, n_alias,
+                        n_code_a, n_code_b, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -330,9 +331,11 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_vectors = vote.shape[0]
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
+    noised = np.zeros(3, dtype=np.int64)  # thinned: a slot's replaced responses per side
     cube = n_vectors**3
     defer = gather and k == 1 and epsilon > 0.0 and n_slots >= DEFER_SLOTS * cube  # perturb gathered slots at the end
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
+    thinned = masked and rule == DIRICHLET and not defer
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -358,7 +361,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                if use_urn and not tabled and not defer:
+                if use_urn and not masked and not defer:
                     for c in range(n_labels):
                         urn[c] = 0
                 if tabled:  # each part's count vector by its code, then B's perturbation in one draw
@@ -383,6 +386,12 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
                 p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
+                mask = 0  # thinned: bit q says whether the q-th perturbable response (A*'s first) is replaced
+                if thinned:
+                    for chunk in range(0, k, MASK_BITS):
+                        mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
+                noised[1] = 0
+                noised[2] = 0
                 for side in range(3):
                     e = 0
                     for c in range(k):
@@ -390,6 +399,12 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         if label < 0:
                             label = draw_label(rng, item_cum, item)
                         if c < n_perturbed[side] and not defer:
+                            if thinned:  # a replaced response counts toward its side's noise, drawn below
+                                bit = mask & 1
+                                mask >>= 1
+                                noised[side] += bit
+                                e += code[label] * (1 - bit)
+                                continue
                             if masked:
                                 pert_old[p] = label
                                 p += 1
@@ -397,6 +412,18 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                                 label = perturbed(rng, label, epsilon, rule, urn)
                         e += code[label]
                     vector[side] = e
+                if noised[1] + noised[2] > 0:  # thinned: the replaced responses' labels, from the noise tables
+                    offset = n_base[noised[1], noised[2]]
+                    if offset >= 0:
+                        o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
+                        vector[1] += n_code_a[offset + o]
+                        vector[2] += n_code_b[offset + o]
+                    else:  # more than the tables hold: from the slot's urn
+                        for c in range(n_labels):
+                            urn[c] = 0
+                        for side in range(1, 3):
+                            for _ in range(noised[side]):
+                                vector[side] += code[urn_label(rng.random(), urn)]
                 for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
                     mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
                     for j in range(m_count[mask]):
@@ -795,6 +822,7 @@ class Simulator:
         self.n_distributions = len(np.unique(self.plan.item_share, axis=0))
         self._tables: dict[int, CompositionTables] = {}
         self._pairs: dict[int, PairTables] = {}
+        self._noise: dict[int, NoiseTables] = {}
         self._laws: dict[tuple, LawTables] = {}
         self._perturbations: dict[tuple, PerturbationTables] = {}
 
@@ -804,6 +832,13 @@ class Simulator:
         if k not in self._pairs:
             self._pairs[k] = PairTables.build(k, self.plan.n_labels)
         return self._pairs[k]
+
+    def noise_tables(self, k: int) -> NoiseTables:
+        """The Dirichlet noise of replaced responses (:class:`analysis.perturbation.NoiseTables`), built once per
+        ``k``."""
+        if k not in self._noise:
+            self._noise[k] = NoiseTables.build(k, self.plan.n_labels)
+        return self._noise[k]
 
     def composition_tables(self, k: int) -> CompositionTables:
         """The alias tables of every item's multinomials up to ``k`` responses, built once per ``k``."""
@@ -909,8 +944,11 @@ class Simulator:
             tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired and k > 1
                       and self.perturbation_fits(k, bool(null), ROW_TABLE_ENTRIES))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
+            thinned = kernel == "tables" and epsilon > 0.0 and perturbation == "dirichlet"
+            noise = self.noise_tables(k) if thinned else NoiseTables.build(0, self.plan.n_labels)
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
                                 kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3,
-                                kernel == "tables" and epsilon > 0.0, *mask_tables(epsilon), out)
+                                kernel == "tables" and epsilon > 0.0, *mask_tables(epsilon),
+                                *noise.kernel_args(pairs.code), out)
         return out

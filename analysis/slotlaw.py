@@ -49,16 +49,20 @@ def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
     return fire.T @ (split[:, None] * fire[::-1])
 
 
-def dirichlet_pairs(comp: np.ndarray) -> np.ndarray:
-    """``P(A's noise = comp[r_a], B's noise = comp[r_b])`` given their sizes, when both are drawn from one
-    ``eta ~ Dirichlet(1/C, ..., 1/C)``: the two multinomial coefficients times the Dirichlet moment of the sum."""
+def dirichlet_pairs(comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
+    """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``), when
+    both are drawn from one ``eta ~ Dirichlet(1/C, ..., 1/C)``: the two multinomial coefficients times the
+    Dirichlet moment of the sum."""
+    other = comp if other is None else other
     n_labels = comp.shape[1]
     alpha = 1.0 / n_labels
-    size = comp.sum(1)
-    log_coef = gammaln(size + 1) - gammaln(comp + 1).sum(1)
-    both = comp[:, None, :] + comp[None, :, :]
-    log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(1 + size[:, None] + size[None, :])
-    return np.exp(log_coef[:, None] + log_coef[None, :] + log_moment)
+
+    def log_coef(vectors):
+        return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
+
+    both = comp[:, None, :] + other[None, :, :]
+    log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(1 + both.sum(2))
+    return np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :] + log_moment)
 
 
 def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) -> np.ndarray:

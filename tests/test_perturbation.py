@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from analysis.perturbation import PerturbationTables, perturbation_laws, table_sizes
+from analysis.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
 from analysis.samplers import compositions
 
 C = 3
@@ -103,3 +103,63 @@ def test_tables_hold_the_laws_as_alias_tables():
         o = np.arange(width)
         np.testing.assert_array_equal(tables.comp[tables.out_a[h, o]].sum(1), h)
         np.testing.assert_array_equal(tables.comp[tables.out_b[h, o]].sum(1), k - h)
+
+
+def implied_law(prob, alias):
+    """The law an alias table draws from."""
+    width = len(prob)
+    law = prob / width
+    np.add.at(law, alias, (1.0 - prob) / width)
+    return law
+
+
+def noise_counts(m_a, m_b, rng, shared=True):
+    """Count vectors of the m_a and m_b labels that replace A*'s and B*'s responses, DRAWS times: iid draws from
+    one eta ~ Dirichlet(1/C, ..., 1/C) per slot (or, with ``shared=False``, one per side)."""
+    eta_a = rng.dirichlet(np.full(C, 1.0 / C), size=DRAWS)
+    eta_b = eta_a if shared else rng.dirichlet(np.full(C, 1.0 / C), size=DRAWS)
+    return [np.stack([rng.multinomial(m, e) for e in eta]) for m, eta in ((m_a, eta_a), (m_b, eta_b))]
+
+
+def noise_outcomes(tables, m_a, m_b, a, b):
+    """Each simulated pair (a, b) as the tables' outcome index in block (m_a, m_b)."""
+    lo = tables.base[m_a, m_b]
+    pairs = {(tuple(tables.comp[x]), tuple(tables.comp[y])): o
+             for o, (x, y) in enumerate(zip(tables.out_a[lo:lo + tables.size[m_a, m_b]],
+                                            tables.out_b[lo:lo + tables.size[m_a, m_b]]))}
+    return np.array([pairs[(tuple(u), tuple(v))] for u, v in zip(a.tolist(), b.tolist())])
+
+
+@pytest.mark.parametrize("m_a, m_b", [(0, 1), (0, 3), (1, 1), (2, 2), (1, 3)])
+def test_noise_tables_draw_the_shared_dirichlet_noise(m_a, m_b):
+    """The noise vectors of the replaced responses (the kernel's thinned path): each block's alias table implies
+    the joint law of A*'s and B*'s noise from one eta, checked against a direct simulation by chi-square."""
+    tables = NoiseTables.build(4, C)
+    assert tables.most == 4
+    lo, width = tables.base[m_a, m_b], tables.size[m_a, m_b]
+    law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
+    assert law.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_array_equal(tables.comp[tables.out_a[lo:lo + width]].sum(1), m_a)
+    np.testing.assert_array_equal(tables.comp[tables.out_b[lo:lo + width]].sum(1), m_b)
+    a, b = noise_counts(m_a, m_b, np.random.default_rng(m_a * 10 + m_b))
+    observed = np.bincount(noise_outcomes(tables, m_a, m_b, a, b), minlength=width)
+    keep = law * DRAWS >= 5
+    assert chisquare(observed[keep], law[keep] * observed[keep].sum() / law[keep].sum()).pvalue > 1e-4
+
+
+def test_noise_tables_test_sees_noise_that_is_not_shared():
+    """Power: A*'s and B*'s noise from independent Dirichlet draws fails the same test."""
+    tables = NoiseTables.build(4, C)
+    lo, width = tables.base[2, 2], tables.size[2, 2]
+    law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
+    a, b = noise_counts(2, 2, np.random.default_rng(5), shared=False)
+    observed = np.bincount(noise_outcomes(tables, 2, 2, a, b), minlength=width)
+    keep = law * DRAWS >= 5
+    assert chisquare(observed[keep], law[keep] * observed[keep].sum() / law[keep].sum()).pvalue < 1e-4
+
+
+def test_noise_tables_stop_at_their_size_limit():
+    """Blocks up to the largest total whose pairs fit; none beyond (the kernel's urn takes over there)."""
+    tables = NoiseTables.build(6, C, largest=100)  # pairs of total t: C(t + 5, 5) = 1, 6, 21, 56, 126
+    assert tables.most == 3 and tables.prob.size == 1 + 6 + 21 + 56
+    assert (tables.base[2, 1] >= 0) and (tables.base[2, 2] == -1) and (tables.base[0, 4] == -1)

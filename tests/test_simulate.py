@@ -14,7 +14,7 @@ from analysis.errors import ParameterError
 from analysis.grid import run
 from analysis.metrics import METRICS
 from analysis.pvalues import p_values, replicate_p_values
-from analysis import simulate
+from analysis import perturbation, simulate
 from analysis.simulate import DIRICHLET, UNIFORM, Simulator, perturb_labels, split_law
 from analysis.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
@@ -228,6 +228,7 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     ("ragged", 60, 6, "dirichlet", False),  # without pair tables: masks too
     ("unanimous_ragged", 60, 12, "uniform", False),  # ... two masks a slot
     ("batched", 40, 14, "dirichlet", False),
+    ("ragged", 40, 20, "dirichlet", True),  # the direct kernel's largest K (ITEMS_FROM): noise tables, two masks
 ])
 @pytest.mark.parametrize("null", [False, True])
 def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatch, fixture, n, k, perturbation,
@@ -247,6 +248,24 @@ def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatc
                                                                    null=null, perturbation=perturbation)
     skip = ("kl_div",) if fixture.startswith("unanimous") else ()
     assert_same_law(out["tables"], out["responses"], skip)
+
+
+@pytest.mark.parametrize("null", [False, True])
+def test_direct_kernel_draws_noise_beyond_its_tables_from_the_urn(request, monkeypatch, null):
+    """The thinned path takes the labels of a slot's replaced responses from the noise tables up to their size
+    limit, and from the slot's urn beyond it (here beyond one replaced response): same law as the response
+    kernel, same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees
+    noise that is not shared by a slot's replaced responses."""
+    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)  # pairs of noise vectors of total <= 1 (1 + 4)
+    monkeypatch.setattr(simulate, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
+    ds = request.getfixturevalue("unanimous_ragged")
+    assert ds.n_labels == 2
+    sim = Simulator(ds, "S3", method="tables")
+    assert sim.noise_tables(8).most == 1
+    out = {"tables": sim.replicates(60, 8, 0.5, 1500, np.random.default_rng(7), null=null)}
+    out["responses"] = Simulator(ds, "S3", method="responses").replicates(60, 8, 0.5, 1500,
+                                                                         np.random.default_rng(7), null=null)
+    assert_same_law(out["tables"], out["responses"], skip=("kl_div",))
 
 
 @pytest.mark.parametrize("sampler, fixture", [("S2", "crossed"), ("S3", "ragged")])
