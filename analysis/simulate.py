@@ -327,7 +327,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     vector = np.zeros(3, dtype=np.int64)  # ... as codes, then as rows in the pair tables
     field = (1 << shift) - 1  # one label's count in a packed code
-    part_code = np.zeros(5, dtype=np.int64)  # codes of G; A fixed, A perturbable; B fixed, B perturbable
+    part_code = np.zeros(3, dtype=np.int64)  # tabled: the codes of A*'s and B*'s perturbable responses
     n_vectors = vote.shape[0]
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
@@ -365,21 +365,25 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     for c in range(n_labels):
                         urn[c] = 0
                 if tabled:  # each part's count vector by its code, then B's perturbation in one draw
-                    for part in range(5):
-                        part_code[part] = 0
                     for side in range(3):
+                        e = 0  # the side's fixed responses
+                        f = 0  # ... and its perturbable ones
                         for c in range(k):
                             label = matrix[row + columns[side, c]]
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
-                            part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
-                            part_code[part] += code[label]
-                    offset = t_base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]]
+                            if c < n_perturbed[side]:
+                                f += code[label]
+                            else:
+                                e += code[label]
+                        vector[side] = e
+                        part_code[side] = f
+                    offset = t_base[h] + ((row_of[part_code[1]] - start[h]) * width_b + row_of[part_code[2]]
                                           - start[k - h]) * n_out[h]
                     o = alias_draw(rng, t_prob, t_alias, offset, n_out[h])
-                    vector[0] = row_of[part_code[0]] - first
-                    vector[1] = row_of[part_code[1] + code_a[h, o]] - first
-                    vector[2] = row_of[part_code[3] + code_b[h, o]] - first
+                    vector[0] = row_of[vector[0]] - first
+                    vector[1] = row_of[vector[1] + code_a[h, o]] - first
+                    vector[2] = row_of[vector[2] + code_b[h, o]] - first
                     if gather:
                         triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                     else:
