@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.extending import intrinsic
 from scipy.stats import binom, hypergeom
 
 from analysis.data import AnnotationDataset
@@ -80,6 +81,7 @@ GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 MASK20 = (1 << 20) - 1  # a slot law's packed triple holds three 20-bit rows (analysis.slotlaw.LawTables)
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
+RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
 
@@ -283,6 +285,14 @@ def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
             seen[part, part_rater[part, j]] = -1
 
 
+@intrinsic
+def popcount(typingctx, x):
+    """The number of set bits of the integer ``x``, as one processor instruction (LLVM's ctpop)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return x(x), codegen
+
+
 @numba.njit(cache=True, inline="always")
 def alias_draw(rng, prob, alias, offset, size):
     """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
@@ -296,7 +306,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
                         shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
                         gather, masked, m_prob, m_alias, m_count, m_pos, n_base, n_size, n_prob, n_alias,
-                        n_code_a, n_code_b, out):
+                        n_code_a, n_code_b, by_rater, complete, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -332,10 +342,13 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
     noised = np.zeros(3, dtype=np.int64)  # thinned: a slot's replaced responses per side
+    max_raters = np.max(rater_start[1:] - rater_start[:-1])
+    weight = np.zeros((max_raters, 5), dtype=np.int64)  # rater loop: columns per rater and part (G; A fixed, A
+    run = np.zeros((max_raters, 2), dtype=np.int64)  # perturbable; B ...), and the mask bits of the perturbable ones
     cube = n_vectors**3
     defer = gather and k == 1 and epsilon > 0.0 and n_slots >= DEFER_SLOTS * cube  # perturb gathered slots at the end
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
-    thinned = masked and rule == DIRICHLET and not defer
+    thinned = masked and rule == DIRICHLET and not defer and not tabled
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -357,6 +370,20 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 n_perturbed[2] = k - h
             width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
+            rater_loop = by_rater and n_raters <= RATER_LOOP_PER_K * k
+            if rater_loop:  # each rater's number of columns per part, and its runs of perturbable responses
+                for rater in range(n_raters):
+                    for part in range(5):
+                        weight[rater, part] = 0
+                for side in range(3):
+                    for c in range(k):
+                        weight[columns[side, c], 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])] += 1
+                q = 0
+                for side in range(2):
+                    for rater in range(n_raters):
+                        w = weight[rater, 2 + 2 * side]
+                        run[rater, side] = ((1 << w) - 1) << q
+                        q += w
             for s in range(per_group):
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
@@ -364,7 +391,39 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 if use_urn and not masked and not defer:
                     for c in range(n_labels):
                         urn[c] = 0
-                if tabled:  # each part's count vector by its code, then B's perturbation in one draw
+                p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
+                if rater_loop and complete[item_start[group] + slot_local[j]]:
+                    # the item's label from each of the group's raters, read once and weighted by its columns;
+                    # B's replaced responses picked by one mask and counted per rater by their bits in its runs
+                    mask = 0
+                    if thinned:
+                        for chunk in range(0, k, MASK_BITS):
+                            mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
+                    e_g = e_a = e_b = f_a = f_b = 0
+                    noised[1] = 0
+                    noised[2] = 0
+                    for rater in range(n_raters):
+                        unit = code[matrix[row + rater]]
+                        x_a = popcount(mask & run[rater, 0])
+                        x_b = popcount(mask & run[rater, 1])
+                        noised[1] += x_a
+                        noised[2] += x_b
+                        e_g += weight[rater, 0] * unit
+                        e_a += weight[rater, 1] * unit
+                        f_a += (weight[rater, 2] - x_a) * unit
+                        e_b += weight[rater, 3] * unit
+                        f_b += (weight[rater, 4] - x_b) * unit
+                    vector[0] = e_g
+                    if tabled:  # B's perturbation in one draw from its parts' unperturbed vectors
+                        offset = t_base[h] + ((row_of[f_a] - start[h]) * width_b + row_of[f_b]
+                                              - start[k - h]) * n_out[h]
+                        o = alias_draw(rng, t_prob, t_alias, offset, n_out[h])
+                        vector[1] = e_a + code_a[h, o]
+                        vector[2] = e_b + code_b[h, o]
+                    else:
+                        vector[1] = e_a + f_a
+                        vector[2] = e_b + f_b
+                elif tabled:  # each part's count vector by its code, then B's perturbation in one draw
                     for side in range(3):
                         e = 0  # the side's fixed responses
                         f = 0  # ... and its perturbable ones
@@ -389,33 +448,33 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     else:
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
-                p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
-                mask = 0  # thinned: bit q says whether the q-th perturbable response (A*'s first) is replaced
-                if thinned:
-                    for chunk in range(0, k, MASK_BITS):
-                        mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
-                noised[1] = 0
-                noised[2] = 0
-                for side in range(3):
-                    e = 0
-                    for c in range(k):
-                        label = matrix[row + columns[side, c]]
-                        if label < 0:
-                            label = draw_label(rng, item_cum, item)
-                        if c < n_perturbed[side] and not defer:
-                            if thinned:  # a replaced response counts toward its side's noise, drawn below
-                                bit = mask & 1
-                                mask >>= 1
-                                noised[side] += bit
-                                e += code[label] * (1 - bit)
-                                continue
-                            if masked:
-                                pert_old[p] = label
-                                p += 1
-                            else:
-                                label = perturbed(rng, label, epsilon, rule, urn)
-                        e += code[label]
-                    vector[side] = e
+                else:  # response by response
+                    mask = 0  # thinned: bit q says whether the q-th perturbable response (A*'s first) is replaced
+                    if thinned:
+                        for chunk in range(0, k, MASK_BITS):
+                            mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
+                    noised[1] = 0
+                    noised[2] = 0
+                    for side in range(3):
+                        e = 0
+                        for c in range(k):
+                            label = matrix[row + columns[side, c]]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            if c < n_perturbed[side] and not defer:
+                                if thinned:  # a replaced response counts toward its side's noise, drawn below
+                                    bit = mask & 1
+                                    mask >>= 1
+                                    noised[side] += bit
+                                    e += code[label] * (1 - bit)
+                                    continue
+                                if masked:
+                                    pert_old[p] = label
+                                    p += 1
+                                else:
+                                    label = perturbed(rng, label, epsilon, rule, urn)
+                            e += code[label]
+                        vector[side] = e
                 if noised[1] + noised[2] > 0:  # thinned: the replaced responses' labels, from the noise tables
                     offset = n_base[noised[1], noised[2]]
                     if offset >= 0:
@@ -827,6 +886,7 @@ class Simulator:
         self._tables: dict[int, CompositionTables] = {}
         self._pairs: dict[int, PairTables] = {}
         self._noise: dict[int, NoiseTables] = {}
+        self._complete: np.ndarray | None = None
         self._laws: dict[tuple, LawTables] = {}
         self._perturbations: dict[tuple, PerturbationTables] = {}
 
@@ -843,6 +903,17 @@ class Simulator:
         if k not in self._noise:
             self._noise[k] = NoiseTables.build(k, self.plan.n_labels)
         return self._noise[k]
+
+    def complete_items(self) -> np.ndarray:
+        """Per item of the plan's groups (``items`` order), whether every rater of its group labelled it: the
+        direct kernel reads such an item rater by rater (a missing label is drawn per response instead)."""
+        if self._complete is None:
+            plan = self.plan
+            group = np.repeat(np.arange(len(plan.item_start) - 1), np.diff(plan.item_start))
+            local = np.arange(len(plan.items)) - plan.item_start[group]
+            row = plan.matrix_start[group] + local * np.diff(plan.rater_start)[group]
+            self._complete = np.logical_and.reduceat(plan.matrix >= 0, row)
+        return self._complete
 
     def composition_tables(self, k: int) -> CompositionTables:
         """The alias tables of every item's multinomials up to ``k`` responses, built once per ``k``."""
@@ -950,9 +1021,11 @@ class Simulator:
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             thinned = kernel == "tables" and epsilon > 0.0 and perturbation == "dirichlet"
             noise = self.noise_tables(k) if thinned else NoiseTables.build(0, self.plan.n_labels)
+            by_rater = kernel == "tables" and (tabled or thinned or epsilon == 0.0)
+            complete = self.complete_items() if by_rater else np.zeros(1, dtype=np.bool_)
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
                                 kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3,
                                 kernel == "tables" and epsilon > 0.0, *mask_tables(epsilon),
-                                *noise.kernel_args(pairs.code), out)
+                                *noise.kernel_args(pairs.code), by_rater, complete, out)
         return out
