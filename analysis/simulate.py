@@ -42,7 +42,6 @@ from analysis.metrics import METRICS, SUMS, add_item, add_pair, divergence_table
 from analysis.perturbation import MASK_BITS, NoiseTables, PerturbationTables, mask_tables, table_sizes
 from analysis.slotlaw import LawTables, slot_law
 from analysis.samplers import (
-    BINOMIAL_FROM,
     CompositionTables,
     add_counts,
     check_size,
@@ -81,6 +80,7 @@ GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 MASK20 = (1 << 20) - 1  # a slot law's packed triple holds three 20-bit rows (analysis.slotlaw.LawTables)
 TAIL_SLOTS = 16  # slots left at which that chain stops and draws the rest by inversion
+MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
 RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
@@ -348,7 +348,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     cube = n_vectors**3
     defer = gather and k == 1 and epsilon > 0.0 and n_slots >= DEFER_SLOTS * cube  # perturb gathered slots at the end
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
-    thinned = masked and rule == DIRICHLET and not defer and not tabled
+    thinned = masked and rule == DIRICHLET and not defer and not tabled and k <= MASK_WORD
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -370,7 +370,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 n_perturbed[2] = k - h
             width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
-            rater_loop = by_rater and n_raters <= RATER_LOOP_PER_K * k
+            rater_loop = by_rater and n_raters <= RATER_LOOP_PER_K * k and k <= MASK_WORD
             if rater_loop:  # each rater's number of columns per part, and its runs of perturbable responses
                 for rater in range(n_raters):
                     for part in range(5):
@@ -388,7 +388,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                if use_urn and not masked and not defer:
+                if use_urn and not thinned and not tabled and not defer:
                     for c in range(n_labels):
                         urn[c] = 0
                 p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
@@ -866,13 +866,16 @@ def _law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_l
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
-    Four methods draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
-    form, and the reference the others are tested against); ``"items"`` works per distinct item of a drawn group
-    (:func:`_item_replicates`); ``"law"`` draws S2's slots from the exact law of one slot (:func:`_law_replicates`)
-    where it has at most ``LAW_ENTRIES`` entries; ``"counts"`` runs S2 on per-item counts, from multinomial alias
-    tables where they fit (:func:`_count_replicates`). ``"auto"`` (the default) takes the fastest measured for
-    the sampler and cell: items for S1, and for S3 from ``ITEMS_FROM`` on; for S2, the slot law where it fits,
-    else counts wherever tables fit or K >= ``BINOMIAL_FROM``.
+    Five methods draw the same law (METHOD section 9): ``method="responses"`` draws every response (the direct
+    form, and the reference the others are tested against); ``"tables"`` is the same kernel with B's
+    perturbation from tables (:mod:`analysis.perturbation`): one mask says which responses are replaced and the
+    noise tables say by what, and an item of a group with at most ``RATER_LOOP_PER_K * K`` raters is read rater by
+    rater; ``"items"`` works per distinct item of a drawn group (:func:`_item_replicates`); ``"law"`` draws S2's
+    slots from the exact law of one slot (:func:`_law_replicates`) where it has at most ``LAW_ENTRIES`` entries;
+    ``"counts"`` runs S2 on per-item counts, from multinomial alias tables where they fit
+    (:func:`_count_replicates`). ``"auto"`` (the default) takes the fastest measured for the sampler and cell:
+    items for S1; for S3 tables below ``ITEMS_FROM`` and items from there; for S2, the slot law where it fits,
+    else counts where their alias tables fit or K > ``MASK_WORD``, else tables.
     """
 
     def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
@@ -971,7 +974,7 @@ class Simulator:
             return "tables" if k < ITEMS_FROM and direct else "items"
         if self.law_fits(k):
             return "law"
-        return "responses" if k < BINOMIAL_FROM and not self.tabled(k) and direct else "counts"
+        return "tables" if k <= MASK_WORD and not self.tabled(k) and direct else "counts"
 
     def direct_fits(self, k: int) -> bool:
         """Whether the direct kernel can hold count vectors of ``k`` responses: as rows of the pair tables, or
@@ -1019,9 +1022,9 @@ class Simulator:
             tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired and k > 1
                       and self.perturbation_fits(k, bool(null), ROW_TABLE_ENTRIES))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
-            thinned = kernel == "tables" and epsilon > 0.0 and perturbation == "dirichlet"
+            thinned = kernel == "tables" and epsilon > 0.0 and perturbation == "dirichlet" and k <= MASK_WORD
             noise = self.noise_tables(k) if thinned else NoiseTables.build(0, self.plan.n_labels)
-            by_rater = kernel == "tables" and (tabled or thinned or epsilon == 0.0)
+            by_rater = kernel == "tables" and (tabled or thinned or epsilon == 0.0) and k <= MASK_WORD
             complete = self.complete_items() if by_rater else np.zeros(1, dtype=np.bool_)
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                                 *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
