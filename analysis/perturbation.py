@@ -261,6 +261,10 @@ class NoiseTables:
         return cls(most, base, size, np.concatenate(probs), np.concatenate(aliases), np.concatenate(out_a),
                    np.concatenate(out_b), comp)
 
+    def row_args(self) -> tuple:
+        """For the by-item kernel, which works on count vectors: the outcomes as rows of ``comp``."""
+        return self.base, self.size, self.prob, self.alias, self.out_a, self.out_b, self.comp
+
     def kernel_args(self, code: np.ndarray) -> tuple:
         """For the direct kernel: the tables with their outcomes as codes of the noise vectors (``code[label]``
         summed over a vector's labels)."""

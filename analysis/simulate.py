@@ -554,7 +554,8 @@ def draw_from_row(rng, cdf, row):
 @numba.njit(cache=True)
 def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
                      n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
-                     t_alias, out_a, out_b, comp, start, code, row_of, out):
+                     t_alias, out_a, out_b, comp, start, code, row_of, n_base, n_size, n_prob, n_alias, n_out_a,
+                     n_out_b, n_comp, out):
     """Replicates by distinct item: the law of :func:`_grouped_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -590,6 +591,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
     outcomes = np.zeros(np.max(n_out), dtype=np.int64)  # slots per perturbation outcome of one item
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     slot_pert = np.zeros((3, n_labels), dtype=np.int64)
+    noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
     urn = np.zeros(n_labels, dtype=np.int64)
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -747,14 +749,28 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                             slot_pert[side, c] = pert[side, c]
                         for _ in range(missing[1, side]):
                             slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                        noised[side] = 0
                         for c in range(n_labels):
                             n_c = slot_pert[side, c]
                             if n_c == 0:
                                 continue
                             fired = draw_from_row(rng, fire_cdf, n_c)
                             counts[side, 0, c] += n_c - fired
+                            if rule == DIRICHLET:  # labelled below, with the other side's
+                                noised[side] += fired
+                                continue
                             for _ in range(fired):
                                 counts[side, 0, replacement(rng.random(), c, rule, urn)] += 1
+                    offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
+                    if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
+                        o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
+                        for c in range(n_labels):
+                            counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
+                            counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
+                    else:  # ... or from the slot's urn
+                        for side in range(1, 3):
+                            for _ in range(noised[side]):
+                                counts[side, 0, urn_label(rng.random(), urn)] += 1
                     add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 
@@ -1015,8 +1031,10 @@ class Simulator:
         elif kernel == "items":
             tabled = epsilon > 0.0 and k > 1 and self.perturbation_fits(k, bool(null))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
+            noisy = epsilon > 0.0 and perturbation == "dirichlet"
+            noise = self.noise_tables(k) if noisy else NoiseTables.build(0, self.plan.n_labels)
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                             fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), out)
+                             fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), *noise.row_args(), out)
         else:
             pairs = self.pair_tables(k)
             tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired and k > 1

@@ -193,6 +193,7 @@ def unanimous_ragged():
     ("S1", "crossed", 40, 8, 0.3, "dirichlet"),  # replacements drawn per label as binomials
     ("S1", "unanimous", 40, 8, 0.3, "dirichlet"),
     ("S1", "unanimous", 40, 8, 0.3, "uniform"),
+    ("S1", "unanimous", 40, 30, 0.3, "dirichlet"),  # no perturbation tables: Dirichlet labels from the noise tables
     ("S3", "batched", 60, 2, 0.3, "dirichlet"),  # one response at a time
     ("S3", "ragged", 60, 2, 0.3, "dirichlet"),  # ... with missing labels drawn per slot
     ("S3", "unanimous_ragged", 60, 2, 0.3, "uniform"),
@@ -273,6 +274,20 @@ def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture
 def test_s2_kernel_choice_on_many_item_distributions():
     sim = Simulator(make_stand_in("d3code-synthetic"), "S2")
     assert [sim.kernel(1000, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
+
+
+@pytest.mark.parametrize("null", [False, True])
+def test_item_kernel_draws_noise_beyond_its_tables_from_the_urn(request, monkeypatch, null):
+    """As below, for the by-item kernel: with noise tables of no replaced response at all, every label comes from
+    the slot's urn."""
+    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)  # pairs of noise vectors of total 0 only (C = 3)
+    ds = request.getfixturevalue("unanimous")
+    sim = Simulator(ds, "S1", method="items")
+    assert sim.noise_tables(30).most == 0
+    out = {"items": sim.replicates(40, 30, 0.3, 1500, np.random.default_rng(9), null=null)}
+    out["responses"] = Simulator(ds, "S1", method="responses").replicates(40, 30, 0.3, 1500,
+                                                                         np.random.default_rng(9), null=null)
+    assert_same_law(out["items"], out["responses"], skip=("kl_div",))
 
 
 @pytest.mark.parametrize("null", [False, True])
