@@ -318,13 +318,19 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     sums, so no per-item array is kept. The innermost loops call only inlined helpers: a call that takes the
     generator costs more than a response.
 
-    With ``tabled`` (and the pair tables), B's perturbation of a slot is one draw from the tables of
-    :mod:`analysis.perturbation`, given the unperturbed count vectors of A*'s and B*'s perturbable responses.
-    With ``gather`` (and the pair tables), slots are counted per (gold, A, B) triple of rows and each triple is
-    added to the sums once, at the end of the replicate; at K = 1 the replacements are then drawn per triple, by
-    binomials. With ``masked`` (and no pair tables), one draw from the
-    mask tables (:func:`analysis.perturbation.mask_tables`) says which of ``MASK_BITS`` perturbable responses are
-    replaced, instead of one draw per response.
+    A slot's count vectors are codes, sums of ``code[label]``: rows of the pair tables where ``paired``, else
+    counts packed ``shift`` bits a label and unpacked for the metric pass. With ``tabled`` (and the pair tables),
+    B's perturbation of a slot is one draw from the tables of :mod:`analysis.perturbation`, given the unperturbed
+    count vectors of A*'s and B*'s perturbable responses. With ``gather`` (and the pair tables), slots are counted
+    per (gold, A, B) triple of rows and each triple is added to the sums once, at the end of the replicate; at
+    K = 1 the replacements are then drawn per triple, by binomials. With ``masked``, draws from the mask tables
+    (:func:`analysis.perturbation.mask_tables`) say which perturbable responses are replaced, ``MASK_BITS`` at a
+    time, instead of one draw per response; under the Dirichlet rule (``thinned``) the kept ones are counted as
+    they are read and the replaced ones labelled in one draw from the noise tables
+    (:class:`analysis.perturbation.NoiseTables`), or from the urn beyond them. With ``by_rater``, an item that
+    every rater of its group labelled (``complete``) is read rater by rater where the group has at most
+    ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted
+    by the mask bits over the rater's run of columns.
     """
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
