@@ -276,36 +276,26 @@ def test_s2_kernel_choice_on_many_item_distributions():
     assert [sim.kernel(1000, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
 
 
+@pytest.mark.parametrize("sampler, fixture, method, k, epsilon, most", [
+    ("S1", "unanimous", "items", 30, 0.3, 0),  # three labels: tables of no replaced response at all
+    ("S3", "unanimous_ragged", "tables", 8, 0.5, 1),  # two labels: of at most one (1 + 4 pairs of noise vectors)
+])
 @pytest.mark.parametrize("null", [False, True])
-def test_item_kernel_draws_noise_beyond_its_tables_from_the_urn(request, monkeypatch, null):
-    """As below, for the by-item kernel: with noise tables of no replaced response at all, every label comes from
-    the slot's urn."""
-    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)  # pairs of noise vectors of total 0 only (C = 3)
-    ds = request.getfixturevalue("unanimous")
-    sim = Simulator(ds, "S1", method="items")
-    assert sim.noise_tables(30).most == 0
-    out = {"items": sim.replicates(40, 30, 0.3, 1500, np.random.default_rng(9), null=null)}
-    out["responses"] = Simulator(ds, "S1", method="responses").replicates(40, 30, 0.3, 1500,
-                                                                         np.random.default_rng(9), null=null)
-    assert_same_law(out["items"], out["responses"], skip=("kl_div",))
-
-
-@pytest.mark.parametrize("null", [False, True])
-def test_direct_kernel_draws_noise_beyond_its_tables_from_the_urn(request, monkeypatch, null):
-    """The thinned path takes the labels of a slot's replaced responses from the noise tables up to their size
-    limit, and from the slot's urn beyond it (here beyond one replaced response): same law as the response
-    kernel, same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees
-    noise that is not shared by a slot's replaced responses."""
-    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)  # pairs of noise vectors of total <= 1 (1 + 4)
+def test_kernels_draw_noise_beyond_their_tables_from_the_urn(request, monkeypatch, sampler, fixture, method, k,
+                                                              epsilon, most, null):
+    """The by-item kernel and the direct kernel's thinned path take the labels of a slot's replaced responses from
+    the noise tables up to their size limit, and from the slot's urn beyond it: same law as the response kernel,
+    same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees noise that is
+    not shared by a slot's replaced responses."""
+    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)
     monkeypatch.setattr(simulate, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
-    ds = request.getfixturevalue("unanimous_ragged")
-    assert ds.n_labels == 2
-    sim = Simulator(ds, "S3", method="tables")
-    assert sim.noise_tables(8).most == 1
-    out = {"tables": sim.replicates(60, 8, 0.5, 1500, np.random.default_rng(7), null=null)}
-    out["responses"] = Simulator(ds, "S3", method="responses").replicates(60, 8, 0.5, 1500,
-                                                                         np.random.default_rng(7), null=null)
-    assert_same_law(out["tables"], out["responses"], skip=("kl_div",))
+    ds = request.getfixturevalue(fixture)
+    sim = Simulator(ds, sampler, method=method)
+    assert sim.noise_tables(k).most == most
+    out = {method: sim.replicates(60, k, epsilon, 1500, np.random.default_rng(7), null=null)}
+    out["responses"] = Simulator(ds, sampler, method="responses").replicates(60, k, epsilon, 1500,
+                                                                            np.random.default_rng(7), null=null)
+    assert_same_law(out[method], out["responses"], skip=("kl_div",))
 
 
 @pytest.mark.parametrize("sampler, fixture", [("S2", "crossed"), ("S3", "ragged")])
