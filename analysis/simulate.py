@@ -261,6 +261,22 @@ def draw_from_cdf(rng, cdf):
     return lo
 
 
+@numba.njit(cache=True, inline="always")
+def draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed):
+    """A drawn group's rater columns (rows G, A, B of ``columns``: uniform draws of its ``n_raters`` raters) and,
+    under the null, ``h``, how many of B's columns land in A* (returned; 0 under the alternative). With
+    ``epsilon > 0``, ``n_perturbed`` says how many of A*'s and B*'s columns are B's: the first ``h`` of A*'s, the
+    first ``k - h`` of B*'s."""
+    for side in range(3):
+        for c in range(k):
+            columns[side, c] = uniform_index(rng, n_raters)
+    h = draw_from_cdf(rng, h_cdf) if null else 0
+    if epsilon > 0.0:
+        n_perturbed[1] = h
+        n_perturbed[2] = k - h
+    return h
+
+
 @numba.njit(cache=True)
 def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len):
     """A group's rater columns by part (0: G; 1, 2: A's fixed and perturbable; 3, 4: B's) as distinct raters
@@ -367,13 +383,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
         for d in range(n_drawn):
             group = slot_group[d * per_group]
             n_raters = rater_start[group + 1] - rater_start[group]
-            for side in range(3):
-                for c in range(k):
-                    columns[side, c] = uniform_index(rng, n_raters)
-            h = draw_from_cdf(rng, h_cdf) if null else 0  # how many of B's columns land in A*
-            if epsilon > 0.0:
-                n_perturbed[1] = h
-                n_perturbed[2] = k - h
+            h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
             width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
             rater_loop = by_rater and n_raters <= RATER_LOOP_PER_K * k and k <= MASK_WORD
@@ -611,13 +621,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
             n_raters = rater_start[group + 1] - rater_start[group]
-            for side in range(3):
-                for c in range(k):
-                    columns[side, c] = uniform_index(rng, n_raters)
-            h = draw_from_cdf(rng, h_cdf) if null else 0  # how many of B's columns land in A*
-            if epsilon > 0.0:
-                n_perturbed[1] = h
-                n_perturbed[2] = k - h
+            h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
             n_pert = n_perturbed[1] + n_perturbed[2]
             keep_all = (1.0 - epsilon) ** n_pert
             split = keep_all >= SKIP_FROM
