@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import betabinom, binom
 
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 from analysis.slotlaw import dirichlet_pairs
@@ -221,7 +221,10 @@ class NoiseTables:
     (:func:`analysis.slotlaw.dirichlet_pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
     ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
     ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
-    ``NOISE_ENTRIES`` (``base`` is -1 beyond it, where a kernel draws from the urn instead)."""
+    ``NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
+    beta-binomials: ``chain[c, m, x]`` is the probability that at most ``x`` of ``m`` labels that go to label ``c``
+    or a later one go to ``c`` (``BetaBinomial(m, 1/C, (C - 1 - c)/C)``, the Dirichlet's aggregation property);
+    then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.simulate.dirichlet_noise`)."""
 
     most: int
     base: np.ndarray
@@ -231,6 +234,7 @@ class NoiseTables:
     out_a: np.ndarray
     out_b: np.ndarray
     comp: np.ndarray
+    chain: np.ndarray
 
     @classmethod
     def build(cls, k: int, n_labels: int, largest: int | None = None) -> NoiseTables:
@@ -258,15 +262,18 @@ class NoiseTables:
                 out_a.append(start[m_a] + o // width_b)
                 out_b.append(start[m_b] + o % width_b)
                 offset += law.size
+        m, x = np.arange(k + 1)[:, None], np.arange(k + 1)[None, :]
+        chain = np.stack([np.where(x >= m, 1.0, betabinom.cdf(x, m, 1.0 / n_labels, (n_labels - 1 - c) / n_labels))
+                          for c in range(n_labels - 1)])
         return cls(most, base, size, np.concatenate(probs), np.concatenate(aliases), np.concatenate(out_a),
-                   np.concatenate(out_b), comp)
+                   np.concatenate(out_b), comp, chain)
 
     def row_args(self) -> tuple:
         """For the by-item kernel, which works on count vectors: the outcomes as rows of ``comp``."""
-        return self.base, self.size, self.prob, self.alias, self.out_a, self.out_b, self.comp
+        return self.base, self.size, self.prob, self.alias, self.out_a, self.out_b, self.comp, self.chain
 
     def kernel_args(self, code: np.ndarray) -> tuple:
         """For the direct kernel: the tables with their outcomes as codes of the noise vectors (``code[label]``
         summed over a vector's labels)."""
         codes = self.comp @ code
-        return self.base, self.size, self.prob, self.alias, codes[self.out_a], codes[self.out_b]
+        return self.base, self.size, self.prob, self.alias, codes[self.out_a], codes[self.out_b], self.chain

@@ -210,6 +210,42 @@ def perturb_labels(rng, labels, n_slots, k, epsilon, rule, urn):
 
 
 @numba.njit(cache=True, inline="always")
+def dirichlet_noise(rng, m_a, m_b, chain, noise):
+    """The labels of ``m_a`` replaced responses of A* and ``m_b`` of B*, drawn from one ``eta ~ Dirichlet(1/C, ...,
+    1/C)``: the counts of all ``m_a + m_b`` by the chain of beta-binomials ``chain`` (:class:`NoiseTables`), then
+    the smaller side's as a uniform subset of them, drawn one at a time. Writes the smaller side's counts into
+    ``noise[0]`` and the other's into ``noise[1]``; returns whether the smaller side is B* (``m_b < m_a``)."""
+    n_labels = noise.shape[1]
+    left = m_a + m_b
+    for c in range(n_labels - 1):
+        u = rng.random()
+        lo, hi = 0, left
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if u < chain[c, left, mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        noise[0, c] = 0
+        noise[1, c] = lo
+        left -= lo
+    noise[0, n_labels - 1] = 0
+    noise[1, n_labels - 1] = left
+    left = m_a + m_b
+    for _ in range(min(m_a, m_b)):
+        j = uniform_index(rng, left)
+        c = 0
+        acc = noise[1, 0]
+        while acc <= j:
+            c += 1
+            acc += noise[1, c]
+        noise[1, c] -= 1
+        noise[0, c] += 1
+        left -= 1
+    return m_b < m_a
+
+
+@numba.njit(cache=True, inline="always")
 def binomial(rng, n, p):
     """``Binomial(n, p)``: a count of uniforms for small ``n``, numpy's generator beyond."""
     if n <= 0 or p <= 0.0:
@@ -322,7 +358,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
                         shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
                         gather, masked, m_prob, m_alias, m_count, m_pos, n_base, n_size, n_prob, n_alias,
-                        n_code_a, n_code_b, by_rater, complete, out):
+                        n_code_a, n_code_b, n_chain, by_rater, complete, out):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -343,7 +379,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     (:func:`analysis.perturbation.mask_tables`) say which perturbable responses are replaced, ``MASK_BITS`` at a
     time, instead of one draw per response; under the Dirichlet rule (``thinned``) the kept ones are counted as
     they are read and the replaced ones labelled in one draw from the noise tables
-    (:class:`analysis.perturbation.NoiseTables`), or from the urn beyond them. With ``by_rater``, an item that
+    (:class:`analysis.perturbation.NoiseTables`), or beyond them by :func:`dirichlet_noise`. With ``by_rater``, an item that
     every rater of its group labelled (``complete``) is read rater by rater where the group has at most
     ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted
     by the mask bits over the rater's run of columns.
@@ -364,6 +400,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
     noised = np.zeros(3, dtype=np.int64)  # thinned: a slot's replaced responses per side
+    noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
     max_raters = np.max(rater_start[1:] - rater_start[:-1])
     weight = np.zeros((max_raters, 5), dtype=np.int64)  # rater loop: columns per rater and part (G; A fixed, A
     run = np.zeros((max_raters, 2), dtype=np.int64)  # perturbable; B ...), and the mask bits of the perturbable ones
@@ -497,12 +534,11 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
                         vector[1] += n_code_a[offset + o]
                         vector[2] += n_code_b[offset + o]
-                    else:  # more than the tables hold: from the slot's urn
+                    else:  # more than the tables hold: a chain of beta-binomials, split between the sides
+                        swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
                         for c in range(n_labels):
-                            urn[c] = 0
-                        for side in range(1, 3):
-                            for _ in range(noised[side]):
-                                vector[side] += code[urn_label(rng.random(), urn)]
+                            vector[1] += noise[1 if swapped else 0, c] * code[c]
+                            vector[2] += noise[0 if swapped else 1, c] * code[c]
                 for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
                     mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
                     for j in range(m_count[mask]):
@@ -571,7 +607,7 @@ def draw_from_row(rng, cdf, row):
 def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
                      n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
                      t_alias, out_a, out_b, comp, start, code, row_of, n_base, n_size, n_prob, n_alias, n_out_a,
-                     n_out_b, n_comp, out):
+                     n_out_b, n_comp, n_chain, out):
     """Replicates by distinct item: the law of :func:`_grouped_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -608,6 +644,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     slot_pert = np.zeros((3, n_labels), dtype=np.int64)
     noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
+    noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
     urn = np.zeros(n_labels, dtype=np.int64)
     sums = np.zeros(SUMS)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
@@ -777,10 +814,11 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                         for c in range(n_labels):
                             counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
                             counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
-                    else:  # ... or from the slot's urn
-                        for side in range(1, 3):
-                            for _ in range(noised[side]):
-                                counts[side, 0, urn_label(rng.random(), urn)] += 1
+                    elif noised[1] + noised[2] > 0:  # ... or, beyond them, by a chain of beta-binomials
+                        swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
+                        for c in range(n_labels):
+                            counts[1, 0, c] += noise[1 if swapped else 0, c]
+                            counts[2, 0, c] += noise[0 if swapped else 1, c]
                     add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
 

@@ -12,6 +12,7 @@ from scipy.stats import chisquare
 
 from analysis.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
 from analysis.samplers import compositions
+from analysis.simulate import dirichlet_noise
 
 C = 3
 DRAWS = 100_000
@@ -163,3 +164,21 @@ def test_noise_tables_stop_at_their_size_limit():
     tables = NoiseTables.build(6, C, largest=100)  # pairs of total t: C(t + 5, 5) = 1, 6, 21, 56, 126
     assert tables.most == 3 and tables.prob.size == 1 + 6 + 21 + 56
     assert (tables.base[2, 1] >= 0) and (tables.base[2, 2] == -1) and (tables.base[0, 4] == -1)
+
+
+@pytest.mark.parametrize("m_a, m_b", [(0, 4), (1, 3), (3, 1), (2, 2)])
+def test_noise_beyond_the_tables_has_the_tables_law(m_a, m_b):
+    """The kernels' draw beyond the noise tables (a chain of beta-binomials for the total, then a uniform subset
+    for the smaller side) has the law the tables hold: chi-square of DRAWS draws against the block's law."""
+    tables = NoiseTables.build(4, C)
+    lo, width = tables.base[m_a, m_b], tables.size[m_a, m_b]
+    law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
+    rng = np.random.default_rng(m_a * 7 + m_b)
+    noise = np.zeros((2, C), dtype=np.int64)
+    a, b = np.empty((DRAWS, C), dtype=np.int64), np.empty((DRAWS, C), dtype=np.int64)
+    for i in range(DRAWS):
+        swapped = dirichlet_noise(rng, m_a, m_b, tables.chain, noise)
+        a[i], b[i] = noise[1 if swapped else 0], noise[0 if swapped else 1]
+    observed = np.bincount(noise_outcomes(tables, m_a, m_b, a, b), minlength=width)
+    keep = law * DRAWS >= 5
+    assert chisquare(observed[keep], law[keep] * observed[keep].sum() / law[keep].sum()).pvalue > 1e-4

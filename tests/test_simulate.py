@@ -255,7 +255,7 @@ def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatc
     ("sparse", 60, 6, "dirichlet"),  # 7 raters an item: the rater loop
     ("sparse", 60, 5, "dirichlet"),  # ... response by response
     ("crossed", 40, 20, "uniform"),  # replaced responses picked by masks, uniform labels
-    ("crossed", 12, 70, "dirichlet"),  # more responses than one mask word: masks, labels from the urn
+    ("crossed", 12, 70, "dirichlet"),  # more responses than one mask word: masks one response at a time, the urn
 ])
 @pytest.mark.parametrize("null", [False, True])
 def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture, n, k, perturbation, null):
@@ -281,10 +281,11 @@ def test_s2_kernel_choice_on_many_item_distributions():
     ("S3", "unanimous_ragged", "tables", 8, 0.5, 1),  # two labels: of at most one (1 + 4 pairs of noise vectors)
 ])
 @pytest.mark.parametrize("null", [False, True])
-def test_kernels_draw_noise_beyond_their_tables_from_the_urn(request, monkeypatch, sampler, fixture, method, k,
+def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, sampler, fixture, method, k,
                                                               epsilon, most, null):
     """The by-item kernel and the direct kernel's thinned path take the labels of a slot's replaced responses from
-    the noise tables up to their size limit, and from the slot's urn beyond it: same law as the response kernel,
+    the noise tables up to their size limit, and beyond it by a chain of beta-binomials split between the sides
+    (dirichlet_noise): same law as the response kernel,
     same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees noise that is
     not shared by a slot's replaced responses."""
     monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)
