@@ -658,7 +658,7 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
             n_raters = rater_start[group + 1] - rater_start[group]
-            h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
+            draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
             n_pert = n_perturbed[1] + n_perturbed[2]
             keep_all = (1.0 - epsilon) ** n_pert
             split = keep_all >= SKIP_FROM
