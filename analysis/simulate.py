@@ -346,6 +346,16 @@ def popcount(typingctx, x):
 
 
 @numba.njit(cache=True, inline="always")
+def draw_mask(rng, k, m_prob, m_alias):
+    """Which of ``k <= MASK_WORD`` perturbable responses are replaced, as the bits of one integer: a draw from
+    the mask tables (:func:`analysis.perturbation.mask_tables`) per ``MASK_BITS`` of them."""
+    mask = 0
+    for chunk in range(0, k, MASK_BITS):
+        mask |= alias_draw(rng, m_prob, m_alias, 0, m_prob.shape[0]) << chunk
+    return mask
+
+
+@numba.njit(cache=True, inline="always")
 def alias_draw(rng, prob, alias, offset, size):
     """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
     u = rng.random() * size
@@ -445,16 +455,13 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     for c in range(n_labels):
                         urn[c] = 0
                 p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
+                noised[1] = 0  # thinned: how many of A*'s and B*'s responses are replaced
+                noised[2] = 0
                 if rater_loop and complete[item_start[group] + slot_local[j]]:
                     # the item's label from each of the group's raters, read once and weighted by its columns;
                     # B's replaced responses picked by one mask and counted per rater by their bits in its runs
-                    mask = 0
-                    if thinned:
-                        for chunk in range(0, k, MASK_BITS):
-                            mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
+                    mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
                     e_g = e_a = e_b = f_a = f_b = 0
-                    noised[1] = 0
-                    noised[2] = 0
                     for rater in range(n_raters):
                         unit = code[matrix[row + rater]]
                         x_a = popcount(mask & run[rater, 0])
@@ -502,12 +509,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
                     continue
                 else:  # response by response
-                    mask = 0  # thinned: bit q says whether the q-th perturbable response (A*'s first) is replaced
-                    if thinned:
-                        for chunk in range(0, k, MASK_BITS):
-                            mask |= alias_draw(rng, m_prob, m_alias, 0, n_masks) << chunk
-                    noised[1] = 0
-                    noised[2] = 0
+                    mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
                     for side in range(3):
                         e = 0
                         for c in range(k):
@@ -1080,7 +1082,7 @@ class Simulator:
             tabled = epsilon > 0.0 and k > 1 and self.perturbation_fits(k, bool(null))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             noisy = epsilon > 0.0 and perturbation == "dirichlet"
-            noise = self.noise_tables(k) if noisy else NoiseTables.build(0, self.plan.n_labels)
+            noise = self.noise_tables(k) if noisy else self.noise_tables(0)
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
                              fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), *noise.row_args(), out)
         else:
@@ -1089,7 +1091,7 @@ class Simulator:
                       and self.perturbation_fits(k, bool(null), ROW_TABLE_ENTRIES))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             thinned = kernel == "tables" and epsilon > 0.0 and perturbation == "dirichlet" and k <= MASK_WORD
-            noise = self.noise_tables(k) if thinned else NoiseTables.build(0, self.plan.n_labels)
+            noise = self.noise_tables(k) if thinned else self.noise_tables(0)
             by_rater = kernel == "tables" and (tabled or thinned or epsilon == 0.0) and k <= MASK_WORD
             complete = self.complete_items() if by_rater else np.zeros(1, dtype=np.bool_)
             _grouped_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
