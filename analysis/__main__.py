@@ -194,7 +194,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _testsuite(args) -> None:
     from analysis import testsuite
-    from analysis.grid import write_atomic
+    from analysis.io import write_atomic
 
     if args.action == "judge":
         table = testsuite.judge_all(testsuite.load_rules(args.rules), testsuite.load_outputs(args.outputs))

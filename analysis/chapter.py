@@ -20,7 +20,8 @@ import pandas as pd
 from analysis import __version__, datasets, tables
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
-from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run, write_atomic
+from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run
+from analysis.io import write_atomic
 from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from analysis.data import AnnotationDataset, file_sha256, from_table, load_annotations, read_table
 from analysis.errors import DataError
+from analysis.io import write_atomic
 from analysis.synthetic import STAND_INS, make_stand_in
 
 DATA_ENV = "ANNOTATION_DATA_DIR"
@@ -360,8 +361,6 @@ def _derived_ok(spec: Entry, folder: Path) -> bool:
 
 def build(spec: Entry, folder: Path, derived: RemoteFile) -> Path:
     """Build one derived file from its upstream files in ``folder`` and check its sha256 (a mismatch removes it)."""
-    from analysis.grid import write_atomic
-
     builder = BUILDERS.get(spec.name)
     if builder is None:
         raise DataError(f"{spec.name}/{derived.name} is a derived file but no builder is registered")

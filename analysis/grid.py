@@ -19,7 +19,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -34,6 +33,7 @@ from tqdm import tqdm
 from analysis import __version__
 from analysis.data import AnnotationDataset
 from analysis.errors import Interrupted, ParameterError
+from analysis.io import write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler, replicate_size
@@ -180,27 +180,6 @@ class ResultCache:
         keys = path.read_text().split() if path.exists() else []
         return {"cells": len(set(keys)), "computations": len(keys),
                 "computed_twice": sum(1 for n in Counter(keys).values() if n > 1)}
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would make outputs private; use the usual mode
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
 
 
 def default_cache_dir() -> Path:

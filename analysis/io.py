@@ -1,0 +1,96 @@
+"""Files the package writes: atomic writes, and the checks that make a user's output path safe before any work."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from analysis.errors import ParameterError
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would make outputs private; use the usual mode
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def writable_folder(folder: str | Path, flag: str) -> Path:
+    """``folder`` checked as a place to write into: a folder, or a path whose nearest existing part is a folder in
+    which this user can create files (the rest is created when written)."""
+    folder = Path(folder).expanduser()
+    existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
+    if not existing.is_dir():
+        where = "" if existing == folder else f" ({existing} is a file)"
+        raise ParameterError(f"{flag} {folder} is not a folder{where}")
+    try:  # a real probe: permissions alone say yes to root on /proc or a read-only mount
+        handle, probe = tempfile.mkstemp(dir=existing, prefix=".write-check.")
+    except OSError as err:
+        raise ParameterError(f"{flag} {folder}: cannot create a file in {existing} ({err.strerror})") from None
+    os.close(handle)
+    os.unlink(probe)
+    return folder
+
+
+def output_file(out: str, inputs: Iterable[str | Path] = (), sidecar: str = "", flag: str = "--out") -> Path:
+    """The file that ``out`` names, checked before any work; for a symbolic link, the link's target.
+
+    Refused, each with one line: ``-``, a folder, a device, pipe or socket (``/dev/stdout``), one of ``inputs``
+    under any name, and a place this user cannot write. ``sidecar`` (say ``".json"``) names a second output
+    written beside the first; it is checked the same way and may not be a link.
+    """
+    if out == "-":
+        raise ParameterError(f"{flag} -: standard output is not supported; name a file")
+    target = Path(out).expanduser()
+    _check_output(target, inputs, flag)
+    target = target.resolve() if target.is_symlink() else target  # the link stays and points at the new file
+    if sidecar:
+        beside = Path(f"{target}{sidecar}")
+        if beside.is_symlink():
+            raise ParameterError(f"{flag}: {beside}, where the provenance goes, is a symbolic link; remove it or "
+                                 "name another output")
+        _check_output(beside, inputs, flag)
+    writable_folder(target.parent, flag)
+    return target
+
+
+def _check_output(path: Path, inputs: Iterable[str | Path], flag: str) -> None:
+    try:
+        mode = path.stat().st_mode  # follows links: /dev/stdout is the terminal or pipe behind it
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise ParameterError(f"{flag} {path}: {err.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise ParameterError(f"{flag} {path} is a folder; name a file in it")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ParameterError(f"{flag} {path} is not a regular file (a device, pipe or socket); name a file")
+    for source in inputs:
+        if _same_file(path, Path(source)):
+            raise ParameterError(f"{flag} {path} is the input {source}; name another file, the input would be "
+                                 "overwritten")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: by inode where both exist (hard links too), else by resolved path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
