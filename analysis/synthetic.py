@@ -1,44 +1,54 @@
-"""Seeded synthetic stand-ins for the paper's three datasets, following their published designs.
+"""Seeded synthetic stand-ins for the paper's three datasets, following their published designs and per-item laws.
 
-Generative model (one ordinal latent scale per dataset):
+Generative model, version 2 (the default names): each item draws its label law, each rating reads it through a
+latent that carries the rater's persistent bias:
 
-    y[i, r] = z[i] + b[r] + e[i, r],   z ~ N(0, 1),  b ~ N(0, rater_sd),  e ~ N(0, noise_sd)
-    label[i, r] = number of cut-points below y[i, r]
+    p_i ~ Dirichlet(a),   w[i, r] = (b[r] + e[i, r]) / s,   b ~ N(0, rater_sd),  e ~ N(0, noise_sd)
+    label[i, r] = the label whose interval of the cumulative law of p_i holds Phi(w[i, r])
 
-``z`` is the item's latent score, ``b`` a rater's bias that stays the same on every item the rater labels (this is
-what makes raters matter across items), ``e`` is response noise. The cut-points are the quantiles of the marginal
-law of ``y``, ``N(0, sqrt(1 + rater_sd**2 + noise_sd**2))``, at the cumulative target label shares, so the expected
-label marginals equal ``label_shares``.
+with ``s = sqrt(rater_sd**2 + noise_sd**2)``, so ``Phi(w)`` is uniform over raters and an item's labels follow
+``p_i`` exactly: the spread of the per-item laws across items is the Dirichlet's, ``a0 = sum(a)``. A rater with a
+positive ``b`` reads every item's law higher up, towards the last label (this is what makes raters matter across
+items). ``a`` is the published Dirichlet fit where one is published for every label (DICES), else the published
+``a0`` times the label shares: the aggregation property of the Dirichlet then gives the published fit of the binary
+split (D3code, Kumar). Under such a law Krippendorff's nominal alpha is ``1 / (1 + a0)``.
 
-Designs and shares follow only what is published about the real sets (DATA.md, "Published statistics"), never the
-paper's results:
+Version 1 (names ending in ``-v1``, kept for comparison) had an ordinal item score instead of ``p_i``:
+``label = number of cut-points below z[i] + b[r] + e[i, r]``, ``z ~ N(0, 1)``, cut-points at the quantiles of the
+marginal law of the latent. Its label shares and agreement matched the published ones, its per-item dispersion did
+not (DICES: ``a0`` about 3 for No and Yes, 84 for Unsure).
 
-* ``dices-synthetic`` (DICES-350): 350 items x 123 raters, fully crossed; No / Unsure / Yes in the shares of the
-  fitted Dirichlet prior [5.22, 0.86, 2.75] (59 / 10 / 31 %); agreement near the published alpha of about 0.2.
+Designs, shares and dispersion follow only what is published about the real sets (DATA.md, "Published statistics"),
+never the paper's results:
+
+* ``dices-synthetic`` (DICES-350): 350 items x 123 raters, fully crossed; No / Unsure / Yes with the fitted
+  Dirichlet prior [5.22, 0.86, 2.75] (59 / 10 / 31 %, ``a0`` 8.83).
 * ``d3code-synthetic`` (D3code): 4554 items, 4309 raters, each rater 35 items, at least 24 raters per item and
-  about 33 on average; labels 0-4 with 68 % below 2 (the published binary split); alpha within 0.09-0.14.
+  about 33 on average; labels 0-4 with 68 % below 2 and ``a0`` 8.96 (the published binary fit [6.08, 2.88]).
 * ``toxicity-synthetic`` (Kumar et al.): batches of 20 comments, 5 raters per batch, about 1.56 batches per rater;
-  labels 0-4 with 51 % at 0 (the published binary fit, threshold unstated). Agreement is not published.
+  labels 0-4 with 51 % at 0 and ``a0`` 2.70 (the published binary fit [1.37, 1.33], threshold unstated: we split
+  0 against 1-4).
 
-Only the ordinal noise scales (``rater_sd``, ``noise_sd``) were tuned, to the published agreement; the shares of the
-raw labels inside the published binary splits are not published and are our choice.
+The rater and noise scales are version 1's (tuned there to the published agreement); the shares of the raw labels
+inside the published binary splits are not published and are our choice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from analysis import dispersion
 from analysis.data import AnnotationDataset, from_table
 from analysis.errors import ParameterError
 
 
 @dataclass(frozen=True)
 class StandIn:
-    """Parameters of one stand-in: what it imitates, its design, label names and shares, bias and noise scales."""
+    """Parameters of one stand-in: what it imitates, its design, labels and their law, bias and noise scales."""
 
     imitates: str
     design: str
@@ -53,30 +63,47 @@ class StandIn:
     raters_per_batch: int = 0  # batched design
     batch_size: int = 0
     published: tuple = ()  # (statistic, published value) pairs, as DATA.md gives them
+    published_a0: float = 0.0  # the published Dirichlet fit's concentration (of the binary split where so fitted)
+    positive: tuple = ()  # the labels on the second side of that binary split; () where every label was fitted
+    dirichlet: tuple = ()  # version 2: the per-item law's Dirichlet parameter; () for version 1's ordinal scores
+
+    @property
+    def version(self) -> int:
+        return 2 if self.dirichlet else 1
 
 
-STAND_INS: dict[str, StandIn] = {
+def _scaled(a0: float, shares: tuple) -> tuple:
+    """A Dirichlet parameter with concentration ``a0`` and mean ``shares``."""
+    return tuple(a0 * s for s in shares)
+
+
+_DICES_SHARES = (0.59, 0.10, 0.31)
+_D3CODE_SHARES = (0.45, 0.23, 0.14, 0.11, 0.07)
+_TOXICITY_SHARES = (0.51, 0.20, 0.13, 0.10, 0.06)
+_CURRENT: dict[str, StandIn] = {
     "dices-synthetic": StandIn(
-        imitates="DICES-350", design="crossed", labels=("No", "Unsure", "Yes"), label_shares=(0.59, 0.10, 0.31),
-        rater_sd=0.45, noise_sd=1.2, n_items=350, n_raters=123,
+        imitates="DICES-350", design="crossed", labels=("No", "Unsure", "Yes"), label_shares=_DICES_SHARES,
+        rater_sd=0.45, noise_sd=1.2, n_items=350, n_raters=123, published_a0=8.83, dirichlet=(5.22, 0.86, 2.75),
         published=(("raters per item", "123 (fully crossed)"), ("label shares", "59 / 10 / 31 %"),
-                   ("Krippendorff's alpha", "about 0.2 (0.15-0.24 within groups)")),
-    ),
+                   ("Krippendorff's alpha", "about 0.2 (0.15-0.24 within groups; the Dirichlet fit implies 0.10 "
+                                            "over all raters)"))),
     "d3code-synthetic": StandIn(
-        imitates="D3code", design="sparse", labels=(0, 1, 2, 3, 4), label_shares=(0.45, 0.23, 0.14, 0.11, 0.07),
+        imitates="D3code", design="sparse", labels=(0, 1, 2, 3, 4), label_shares=_D3CODE_SHARES,
         rater_sd=0.6, noise_sd=1.3, n_items=4554, n_raters=4309, items_per_rater=35, min_raters_per_item=24,
+        published_a0=8.96, positive=(2, 3, 4), dirichlet=_scaled(8.96, _D3CODE_SHARES),
         published=(("raters per item", "at least 24, about 30 on average"), ("items per rater", "35"),
                    ("label shares", "68 / 32 % (raw < 2 / raw >= 2)"),
-                   ("Krippendorff's alpha", "0.09-0.14 within regions")),
-    ),
+                   ("Krippendorff's alpha", "0.09-0.14 within regions"))),
     "toxicity-synthetic": StandIn(
-        imitates="Toxicity", design="batched", labels=(0, 1, 2, 3, 4), label_shares=(0.51, 0.20, 0.13, 0.10, 0.06),
+        imitates="Toxicity", design="batched", labels=(0, 1, 2, 3, 4), label_shares=_TOXICITY_SHARES,
         rater_sd=0.7, noise_sd=0.9, n_items=20_000, n_raters=3200, raters_per_batch=5, batch_size=20,
+        published_a0=2.70, positive=(1, 2, 3, 4), dirichlet=_scaled(2.70, _TOXICITY_SHARES),
         published=(("raters per item", "5"), ("items per batch", "20"), ("batches per rater", "about 1.56"),
                    ("label shares", "51 / 49 % (binary, threshold not stated)"),
-                   ("Krippendorff's alpha", "not published")),
-    ),
+                   ("Krippendorff's alpha", "not published"))),
 }
+V1 = "-v1"
+STAND_INS: dict[str, StandIn] = {**_CURRENT, **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()}}
 
 
 def _quota(n: int, total: int, minimum: int, rng: np.random.Generator) -> np.ndarray:
@@ -125,31 +152,42 @@ def _assign_raters(spec: StandIn, rng: np.random.Generator) -> tuple[np.ndarray,
     return item, rater, batch
 
 
+def _labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Label codes of the rows (item, rater) under the stand-in's model (module docstring)."""
+    if spec.version == 1:
+        z = rng.normal(0.0, 1.0, spec.n_items)
+        bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)
+        y = z[item] + bias[rater] + rng.normal(0.0, spec.noise_sd, len(item))
+        scale = np.sqrt(1.0 + spec.rater_sd**2 + spec.noise_sd**2)
+        return np.searchsorted(norm.ppf(np.cumsum(spec.label_shares)[:-1]) * scale, y)
+    laws = rng.dirichlet(spec.dirichlet, spec.n_items)
+    bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)
+    w = (bias[rater] + rng.normal(0.0, spec.noise_sd, len(item))) / np.hypot(spec.rater_sd, spec.noise_sd)
+    return (norm.cdf(w)[:, None] > np.cumsum(laws, axis=1)[item, :-1]).sum(axis=1)
+
+
 def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
-    """Generate the named stand-in (``dices-synthetic``, ``d3code-synthetic``, ``toxicity-synthetic``)."""
+    """Generate the named stand-in (``dices-synthetic``, ``d3code-synthetic``, ``toxicity-synthetic``, or the same
+    names ending in ``-v1`` for version 1). Both versions of a stand-in share its design (who rated what)."""
     if name not in STAND_INS:
         raise ParameterError(f"unknown stand-in {name!r}; choose one of {sorted(STAND_INS)}")
     spec = STAND_INS[name]
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(sorted(STAND_INS).index(name),)))
+    stream = sorted(_CURRENT).index(name.removesuffix(V1))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
     item, rater, batch = _assign_raters(spec, rng)
-    z = rng.normal(0.0, 1.0, spec.n_items)
-    bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)
-    y = z[item] + bias[rater] + rng.normal(0.0, spec.noise_sd, len(item))
-    scale = np.sqrt(1.0 + spec.rater_sd**2 + spec.noise_sd**2)
-    cuts = norm.ppf(np.cumsum(spec.label_shares)[:-1]) * scale
-    labels = np.asarray(spec.labels, dtype=object)[np.searchsorted(cuts, y)]
+    labels = np.asarray(spec.labels, dtype=object)[_labels(spec, item, rater, rng)]
     table = pd.DataFrame({"item": item, "rater": rater, "label": labels})
     if batch is not None:
         table["batch"] = batch
+    law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.version == 2 else
+           f"ordinal item scores, target label shares {dict(zip(map(str, spec.labels), spec.label_shares))}")
     return from_table(
         table,
         batch="batch" if batch is not None else None,
         label_order=spec.labels,
         name=name,
-        provenance=(
-            f"synthetic stand-in {name} for {spec.imitates} (seed {seed}): rater_sd {spec.rater_sd}, "
-            f"noise_sd {spec.noise_sd}, target label shares {dict(zip(map(str, spec.labels), spec.label_shares))}"
-        ),
+        provenance=(f"synthetic stand-in {name} (version {spec.version}) for {spec.imitates} (seed {seed}): {law}, "
+                    f"rater_sd {spec.rater_sd}, noise_sd {spec.noise_sd}"),
     )
 
 
@@ -179,7 +217,7 @@ def design_statistics(ds: AnnotationDataset) -> dict[str, float]:
 def stand_ins_against_published() -> pd.DataFrame:
     """One row per (stand-in, statistic): the stand-in's value beside the published one, where there is one."""
     rows = []
-    for name, spec in STAND_INS.items():
+    for name, spec in _CURRENT.items():
         stats = design_statistics(make_stand_in(name))
         published = dict(spec.published)
         for statistic, value in stats.items():
@@ -188,4 +226,33 @@ def stand_ins_against_published() -> pd.DataFrame:
             shown = f"{value:.2f}" if isinstance(value, float) and not statistic.startswith("Kripp") else value
             rows.append({"stand-in": name, "imitates": spec.imitates, "statistic": statistic,
                          "stand-in value": str(shown), "published": published.get(key, "–")})
+    return pd.DataFrame(rows)
+
+
+def _span(labels) -> str:
+    return f"{labels[0]}–{labels[-1]}" if len(labels) > 1 else str(labels[0])
+
+
+def measured_a0(ds: AnnotationDataset, spec: StandIn) -> dict[str, dispersion.Fit]:
+    """Dirichlet-multinomial fits of the splits the published fit covers: each label against the others where every
+    label was fitted (DICES), else the published binary split."""
+    counts = ds.item_label_counts
+    if spec.positive:
+        codes = [ds.label_names.index(label) for label in spec.positive]
+        rest = [label for label in spec.labels if label not in spec.positive]
+        return {f"{_span(spec.positive)} against {_span(rest)}": dispersion.fit(dispersion.split(counts, codes))}
+    return {f"{label} against the rest": found
+            for label, found in zip(ds.label_names, dispersion.split_concentrations(counts))}
+
+
+def dispersion_against_published(tolerance: float = 0.2) -> pd.DataFrame:
+    """Each stand-in's measured ``a0`` (both versions) beside the published fit's, one row per fitted split."""
+    rows = []
+    for name, spec in _CURRENT.items():
+        old = measured_a0(make_stand_in(name + V1), spec)
+        for split, found in measured_a0(make_stand_in(name), spec).items():
+            rows.append({"stand-in": name, "imitates": spec.imitates, "labels": split,
+                         "published a0": spec.published_a0, "measured a0 (± s.e.)": f"{found.a0:.2f} ± {found.a0_se:.2f}",
+                         f"within ±{100 * tolerance:.0f} %": "yes" if abs(found.a0 / spec.published_a0 - 1) <= tolerance
+                         else "no", "version 1": round(old[split].a0, 2)})
     return pd.DataFrame(rows)

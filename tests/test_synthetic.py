@@ -1,15 +1,18 @@
-"""The stand-ins: their designs, label shares and persistent rater bias."""
+"""The stand-ins: their designs, label shares, per-item dispersion and persistent rater bias."""
 
 import numpy as np
 import pytest
 
 from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import ParameterError
-from analysis.synthetic import STAND_INS, design_statistics, make_stand_in, nominal_alpha, stand_ins_against_published
+from analysis.synthetic import (STAND_INS, V1, design_statistics, dispersion_against_published, make_stand_in,
+                                measured_a0, nominal_alpha, stand_ins_against_published)
+
+CURRENT = ["dices-synthetic", "d3code-synthetic", "toxicity-synthetic"]
 
 
-@pytest.mark.parametrize("name, kind", [("dices-synthetic", FULLY_CROSSED), ("d3code-synthetic", SPARSE),
-                                        ("toxicity-synthetic", BATCHED)])
+@pytest.mark.parametrize("name, kind", [(n + v, kind) for n, kind in zip(CURRENT, [FULLY_CROSSED, SPARSE, BATCHED])
+                                        for v in ("", V1)])
 def test_design_and_label_shares(name, kind):
     ds = make_stand_in(name)
     spec = STAND_INS[name]
@@ -40,9 +43,43 @@ def test_d3code_follows_the_published_design():
     assert binary == pytest.approx(0.32, abs=0.03)  # published binary split: 68 / 32 %
 
 
-@pytest.mark.parametrize("name, low, high", [("dices-synthetic", 0.15, 0.24), ("d3code-synthetic", 0.09, 0.14)])
+@pytest.mark.parametrize("name, low, high", [("dices-synthetic-v1", 0.15, 0.24), ("d3code-synthetic", 0.09, 0.14),
+                                             ("d3code-synthetic-v1", 0.09, 0.14)])
 def test_agreement_lies_in_the_published_range(name, low, high):
     assert low <= nominal_alpha(make_stand_in(name)) <= high
+
+
+@pytest.mark.parametrize("name", CURRENT)
+def test_measured_a0_is_within_20_percent_of_the_published_fit(name):
+    """Every label of DICES (Unsure included) and the published binary splits of D3code and Kumar."""
+    spec = STAND_INS[name]
+    fits = measured_a0(make_stand_in(name), spec)
+    assert len(fits) == (3 if name == "dices-synthetic" else 1)
+    for split, found in fits.items():
+        assert found.a0 == pytest.approx(spec.published_a0, rel=0.2), split
+
+
+@pytest.mark.parametrize("name", CURRENT)
+def test_alpha_is_what_the_dirichlet_law_implies(name):
+    """Under p_i ~ Dirichlet(a) nominal alpha is 1 / (1 + a0); the ±20 % band on a0 bounds it."""
+    a0 = STAND_INS[name].published_a0
+    assert 1 / (1 + 1.2 * a0) <= nominal_alpha(make_stand_in(name)) <= 1 / (1 + 0.8 * a0)
+
+
+def test_version_1_is_kept_with_the_same_design_and_its_polarised_items():
+    """v1 and v2 share who rated what; v1's DICES items are about three times too polarised (DATA.md: a0 2.9)."""
+    old, new = make_stand_in("dices-synthetic" + V1), make_stand_in("dices-synthetic")
+    assert np.array_equal(old.item, new.item) and np.array_equal(old.rater, new.rater)
+    assert old.sha256 != new.sha256 and "version 1" in old.provenance and "version 2" in new.provenance
+    no = measured_a0(old, STAND_INS["dices-synthetic"])["No against the rest"]
+    assert no.a0 < 0.5 * 8.83
+
+
+def test_dispersion_table_names_each_split_beside_the_published_value():
+    table = dispersion_against_published()
+    assert list(table["labels"]) == ["No against the rest", "Unsure against the rest", "Yes against the rest",
+                                     "2–4 against 0–1", "1–4 against 0"]
+    assert set(table["within ±20 %"]) == {"yes"}
 
 
 def test_nominal_alpha_matches_a_worked_example():
@@ -66,14 +103,15 @@ def test_nominal_alpha_matches_a_worked_example():
 
 def test_every_stand_in_is_reported_beside_its_published_figures():
     table = stand_ins_against_published()
-    assert set(table["stand-in"]) == set(STAND_INS)
+    assert set(table["stand-in"]) == set(CURRENT)
     alpha = table[table["statistic"].str.startswith("Krippendorff")].set_index("stand-in")
     assert alpha.loc["dices-synthetic", "published"].startswith("about 0.2")
 
 
-def test_rater_bias_persists_across_items():
+@pytest.mark.parametrize("name", ["dices-synthetic", "dices-synthetic" + V1])
+def test_rater_bias_persists_across_items(name):
     """Rater mean labels vary more than they would if raters were exchangeable (a permutation test)."""
-    ds = make_stand_in("dices-synthetic")
+    ds = make_stand_in(name)
     matrix = np.zeros((ds.n_items, ds.n_raters))
     matrix[ds.item, ds.rater] = ds.label
     observed = matrix.mean(0).var()
