@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from analysis import __version__
 from analysis.data import AnnotationDataset
+from analysis.engine.exact import settle_cell
 from analysis.errors import Interrupted, ParameterError
 from analysis.io import write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
@@ -99,14 +100,13 @@ def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Ite
 
 
 def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(alternative, null) deltas of one cell, each (n_samples, 8)."""
+    """(alternative, null) deltas of one cell, each (n_samples, 8), with ties exact (:mod:`analysis.engine.exact`)."""
     alt_seq, null_seq = cell.seed_sequence(seed).spawn(2)
-    alt = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(alt_seq)),
-                               null=False, perturbation=cell.perturbation)
-    null = simulator.replicates(cell.N, cell.K, cell.epsilon, n_samples,
-                                np.random.Generator(np.random.PCG64(null_seq)), null=True,
-                                perturbation=cell.perturbation)
-    return alt, null
+    alt = simulator.draw(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(alt_seq)),
+                         null=False, perturbation=cell.perturbation)
+    null = simulator.draw(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(null_seq)),
+                          null=True, perturbation=cell.perturbation)
+    return settle_cell(alt.deltas, null.deltas, alt.confusion, null.confusion, METRICS)
 
 
 def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> dict[str, dict[str, float]]:
@@ -126,7 +126,8 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> d
     }
 
 
-ENGINE_MODULES = ("data", "samplers", "slotlaw", "perturbation", "simulate", "metrics", "pvalues", "grid")
+ENGINE_MODULES = ("data", "samplers", "slotlaw", "perturbation", "simulate", "metrics", "pvalues", "grid",
+                  "engine/exact")
 
 
 @functools.lru_cache(maxsize=1)

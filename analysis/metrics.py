@@ -5,9 +5,11 @@ accuracy and the support-weighted precision, recall and F1 of plurality votes (t
 mean absolute error of label distributions, per-item wins, KL divergence and Jensen-Shannon distance of the
 distributions smoothed by adding ``1e-12`` to every count.
 
-Two implementations live here: :func:`deltas`, plain numpy vectorised over replicates (the reference), and
-:func:`fill_deltas`, a fused numba kernel used by the simulation that makes one pass over the items and takes
-its divergence terms from tables indexed by integer counts.
+Two implementations live here: :func:`scores` and :func:`deltas`, plain numpy vectorised over replicates, and
+the accumulators the kernels call per item (:func:`add_item`, :func:`add_pair`) and per replicate
+(:func:`finish_deltas`), which take their divergence terms from integer tables indexed by counts;
+:func:`fill_deltas` runs those accumulators over one replicate, so that the tests can hold them against
+:func:`deltas`. Deltas are exact where ties matter (METHOD section 4): every sum is an integer.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ METRIC_LABELS: dict[str, str] = {m.name: m.label for m in REGISTRY}
 VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "vote")
 DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "distribution")
 SMOOTHING = 1e-12
+FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
 
 
 def check_metrics(metrics) -> tuple[str, ...]:
@@ -118,24 +121,65 @@ def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+def confusion_matrices(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
+    """(truth x prediction) counts of vote vectors, per replicate: shape (..., labels, labels)."""
+    onehot_t = (truth[..., None] == np.arange(n_labels)).astype(np.int64)
+    onehot_p = (pred[..., None] == np.arange(n_labels)).astype(np.int64)
+    return np.einsum("...ic,...id->...cd", onehot_t, onehot_p)
+
+
 def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Score differences, oriented so that positive means A is better, for every metric."""
-    sa, sb = scores(gold, a), scores(gold, b)
-    out = {m: sa[m] - sb[m] for m in ("accuracy", "precision", "recall", "f1")}
-    out.update({m: sb[m] - sa[m] for m in ("mae", "kl_div", "jsd")})
-    out["wins"] = ((sa["item_error"] < sb["item_error"]).astype(float)
-                   - (sb["item_error"] < sa["item_error"])).mean(-1)
+    """Score differences, oriented so that positive means A is better, for every metric, with ties exact.
+
+    Counts have shape (..., items, labels), every item with the same number of responses ``K``. As in the kernels,
+    each delta is an integer difference over one denominator (divergences in units of ``1 / FIXED``), and precision
+    and F1 are exact fractions rounded once (:mod:`analysis.engine.exact`), so equal exact deltas are equal floats.
+    """
+    from analysis.engine.exact import exact_deltas
+
+    gold, a, b = (np.asarray(x, dtype=np.int64) for x in (gold, a, b))
+    n_items, n_labels = gold.shape[-2:]
+    k = int(gold[(0,) * (gold.ndim - 1)].sum())
+    if not all((x.sum(-1) == k).all() for x in (gold, a, b)):
+        raise ParameterError("deltas needs the same number of responses K on every item of G, A and B")
+    vote_g, vote_a, vote_b = votes(gold), votes(a), votes(b)
+    hits = (vote_a == vote_g).sum(-1) - (vote_b == vote_g).sum(-1)
+    err_a, err_b = np.abs(a - gold).sum(-1), np.abs(b - gold).sum(-1)
+    kl_table, js_table = divergence_tables(k, n_labels)
+
+    def divergence(x):
+        kl = kl_table[gold, x].sum((-1, -2))
+        js = js_table[gold, x].sum(-1)
+        return kl, _jsd_table(js.reshape(-1, js.shape[-1])).reshape(js.shape).sum(-1)
+
+    (kl_a, jsd_a), (kl_b, jsd_b) = divergence(a), divergence(b)
+    confusion = np.stack([confusion_matrices(vote_g, vote_a, n_labels),
+                          confusion_matrices(vote_g, vote_b, n_labels)], axis=-3)
+    flat = confusion.reshape(-1, 2, n_labels, n_labels)
+    out = {
+        "accuracy": hits / n_items,
+        "mae": (err_b.sum(-1) - err_a.sum(-1)) / (k * n_items * n_labels),
+        "wins": ((err_a < err_b).sum(-1) - (err_b < err_a).sum(-1)) / n_items,
+        "precision": exact_deltas(flat, "precision").reshape(hits.shape),
+        "recall": hits / n_items,
+        "f1": exact_deltas(flat, "f1").reshape(hits.shape),
+        "kl_div": (kl_b - kl_a) / (FIXED * n_items),
+        "jsd": (jsd_b - jsd_a) / (FIXED * n_items),
+    }
     return {m: out[m] for m in METRICS}
 
 
 # ---------------------------------------------------------------- fused kernel
 
 def divergence_tables(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class KL and Jensen-Shannon terms of smoothed shares, indexed by the two integer counts.
+    """Per-class KL and Jensen-Shannon terms of smoothed shares, indexed by the two integer counts, in units of
+    ``1 / FIXED`` (int64).
 
     ``kl[g, x] = p(g) * log(p(g) / p(x))`` and ``js[g, x] = p(g) log(p(g) / m) + p(x) log(p(x) / m)`` with
     ``p(n) = (n + 1e-12) / (k + n_labels * 1e-12)`` and ``m = (p(g) + p(x)) / 2``; summing them over classes gives
-    an item's KL divergence and twice its Jensen-Shannon divergence.
+    an item's KL divergence and twice its Jensen-Shannon divergence. Each term is rounded once to the grid of
+    ``2**-32`` (an error below ``1.2e-10`` per term), so an item's terms, and a replicate's items, add up exactly
+    in any order: two replicates whose exact sums are equal get equal deltas (METHOD section 4).
     """
     counts = np.arange(k + 1) + SMOOTHING
     share = counts / (k + n_labels * SMOOTHING)
@@ -144,14 +188,31 @@ def divergence_tables(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
     log_mid = np.log((counts[:, None] + counts[None, :]) / (2 * (k + n_labels * SMOOTHING)))
     kl = p_g * (log_share[:, None] - log_share[None, :])
     js = p_g * (log_share[:, None] - log_mid) + p_x * (log_share[None, :] - log_mid)
-    return kl, js
+    return np.rint(kl * FIXED).astype(np.int64), np.rint(js * FIXED).astype(np.int64)
+
+
+@numba.njit(cache=True)
+def jsd_units(js_sum):
+    """An item's Jensen-Shannon distance in units of ``1 / FIXED``, from the sum of its :func:`divergence_tables`
+    terms: the square root of half that sum, rounded once to the grid."""
+    return np.int64(np.rint(math.sqrt(max(js_sum, 0) / (2.0 * FIXED)) * FIXED))
+
+
+@numba.njit(cache=True)
+def _jsd_table(js_sum):
+    """:func:`jsd_units` of every entry of a 2-D array of term sums."""
+    out = np.empty(js_sum.shape, dtype=np.int64)
+    for i in range(js_sum.shape[0]):
+        for j in range(js_sum.shape[1]):
+            out[i, j] = jsd_units(js_sum[i, j])
+    return out
 
 
 @numba.njit(cache=True)
 def _weighted_from_confusion(conf, n_items):
-    """Weighted precision, recall and F1 from a (truth x prediction) confusion matrix."""
+    """Weighted precision and F1 from a (truth x prediction) confusion matrix (weighted recall is accuracy)."""
     n_labels = conf.shape[0]
-    precision = recall = f1 = 0.0
+    precision = f1 = 0.0
     for c in range(n_labels):
         support = 0
         predicted = 0
@@ -163,11 +224,11 @@ def _weighted_from_confusion(conf, n_items):
             precision += support * hits / predicted
         if support + predicted > 0:
             f1 += support * 2.0 * hits / (support + predicted)
-        recall += hits
-    return precision / n_items, recall / n_items, f1 / n_items
+    return precision / n_items, f1 / n_items
 
 
-SUMS = 10  # running sums of one replicate: hits, absolute errors, wins, KL and JS distance, for A then B
+SUMS = 10  # running integer sums of one replicate: hits, absolute errors, wins, KL and JS distance (in units of
+# 1 / FIXED), for A then B
 
 
 @numba.njit(cache=True, inline="always")
@@ -212,8 +273,8 @@ def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
     sums[5] += weight * (err_b < err_a)
     sums[6] += weight * ka
     sums[7] += weight * kb
-    sums[8] += weight * math.sqrt(max(ja / 2.0, 0.0))
-    sums[9] += weight * math.sqrt(max(jb / 2.0, 0.0))
+    sums[8] += weight * jsd_units(ja)
+    sums[9] += weight * jsd_units(jb)
 
 
 def pair_tables(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -224,7 +285,7 @@ def pair_tables(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nd
     gold, model = comp[:, None, :], comp[None, :, :]
     err = np.abs(model - gold).sum(2)
     kl = kl_table[gold, model].sum(2)
-    jsd = np.sqrt(np.maximum(js_table[gold, model].sum(2) / 2.0, 0.0))
+    jsd = _jsd_table(js_table[gold, model].sum(2))
     return comp.argmax(1), err, kl, jsd
 
 
@@ -252,26 +313,41 @@ def add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, weight):
 
 
 @numba.njit(cache=True)
-def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out):
-    """Write the eight deltas (METRICS order) of a replicate of ``n_items`` items from its sums into ``out``."""
-    prec_a, rec_a, f1_a = _weighted_from_confusion(conf_a, n_items)
-    prec_b, rec_b, f1_b = _weighted_from_confusion(conf_b, n_items)
+def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out, confusion):
+    """Write the eight deltas (METRICS order) of a replicate of ``n_items`` items from its sums into ``out``, and
+    its two confusion matrices into ``confusion`` (2 x labels x labels), from which :mod:`analysis.exact` settles
+    the ties of precision and F1.
+
+    Every delta but those two is an integer difference over the cell's one denominator, so deltas that are equal
+    in exact arithmetic are equal floats, and distinct ones keep their order. Weighted recall is accuracy
+    (``sum_c (s_c / N)(TP_c / s_c) = sum_c TP_c / N``): both come from the same two integers.
+    """
+    prec_a, f1_a = _weighted_from_confusion(conf_a, n_items)
+    prec_b, f1_b = _weighted_from_confusion(conf_b, n_items)
+    hits_a = 0
+    hits_b = 0
+    for c in range(n_labels):
+        hits_a += conf_a[c, c]
+        hits_b += conf_b[c, c]
+        for d in range(n_labels):
+            confusion[0, c, d] = conf_a[c, d]
+            confusion[1, c, d] = conf_b[c, d]
     out[0] = (sums[0] - sums[1]) / n_items
     out[1] = (sums[3] - sums[2]) / (k * n_items * n_labels)
     out[2] = (sums[4] - sums[5]) / n_items
     out[3] = prec_a - prec_b
-    out[4] = rec_a - rec_b
+    out[4] = (hits_a - hits_b) / n_items
     out[5] = f1_a - f1_b
-    out[6] = (sums[7] - sums[6]) / n_items
-    out[7] = (sums[9] - sums[8]) / n_items
+    out[6] = (sums[7] - sums[6]) / (FIXED * n_items)
+    out[7] = (sums[9] - sums[8]) / (FIXED * n_items)
 
 
 @numba.njit(cache=True)
-def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out):
+def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out, confusion):
     """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``."""
-    sums = np.zeros(SUMS)
+    sums = np.zeros(SUMS, dtype=np.int64)
     conf_a[:] = 0
     conf_b[:] = 0
     for j in range(n_items):
         add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, 1)
-    finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out)
+    finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out, confusion)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -368,7 +369,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                         group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
                         shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
                         gather, masked, m_prob, m_alias, m_count, m_pos, n_base, n_size, n_prob, n_alias,
-                        n_code_a, n_code_b, n_chain, by_rater, complete, out):
+                        n_code_a, n_code_b, n_chain, by_rater, complete, out, confusion):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -418,13 +419,13 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
     defer = gather and k == 1 and epsilon > 0.0 and n_slots >= DEFER_SLOTS * cube  # perturb gathered slots at the end
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
     thinned = masked and rule == DIRICHLET and not defer and not tabled and k <= MASK_WORD
-    sums = np.zeros(SUMS)
+    sums = np.zeros(SUMS, dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     use_urn = epsilon > 0.0 and rule == DIRICHLET
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
-        sums[:] = 0.0
+        sums[:] = 0
         conf_a[:] = 0
         conf_b[:] = 0
         for d in range(n_drawn):
@@ -592,7 +593,7 @@ def _grouped_replicates(rng, item_start, items, rater_start, matrix_start, matri
                     fired -= y
                     if y > 0:
                         add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums, y)
-        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
+        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])
 
 
 @numba.njit(cache=True, inline="always")
@@ -609,7 +610,7 @@ def draw_from_row(rng, cdf, row):
 def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
                      n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
                      t_alias, out_a, out_b, comp, start, code, row_of, n_base, n_size, n_prob, n_alias, n_out_a,
-                     n_out_b, n_comp, n_chain, out):
+                     n_out_b, n_comp, n_chain, out, confusion):
     """Replicates by distinct item: the law of :func:`_grouped_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -648,12 +649,12 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
     noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
     noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
     urn = np.zeros(n_labels, dtype=np.int64)
-    sums = np.zeros(SUMS)
+    sums = np.zeros(SUMS, dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
-        sums[:] = 0.0
+        sums[:] = 0
         conf_a[:] = 0
         conf_b[:] = 0
         for d in range(n_drawn):
@@ -822,12 +823,12 @@ def _item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, 
                             counts[1, 0, c] += noise[1 if swapped else 0, c]
                             counts[2, 0, c] += noise[0 if swapped else 1, c]
                     add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r])
+        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])
 
 
 @numba.njit(cache=True)
 def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, prob, alias, comp, start, n, k,
-                      epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out):
+                      epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out, confusion):
     """S2 on counts: per slot, multinomial counts of the item's unreplaced responses (from alias tables when
     ``tabled``, else :func:`add_counts`) and the noise responses that replace ``Binomial(., epsilon)`` of them."""
     n_items, n_labels = shares.shape
@@ -835,11 +836,11 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
     a = np.zeros((1, n_labels), dtype=np.int64)
     b = np.zeros((1, n_labels), dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
-    sums = np.zeros(SUMS)
+    sums = np.zeros(SUMS, dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
-        sums[:] = 0.0
+        sums[:] = 0
         conf_a[:] = 0
         conf_b[:] = 0
         for j in range(n):
@@ -880,23 +881,23 @@ def _count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, pr
                 for _ in range(m_b):
                     b[0, draw_label(rng, noise_cum, item)] += 1
             add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])
 
 
 @numba.njit(cache=True)
 def _law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
-                    out):
+                    out, confusion):
     """S2 from the exact law of one slot (:mod:`analysis.slotlaw`): a replicate is ``n`` independent draws of a
     (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
     a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
     which are drawn by inversion of the remaining tail (binary search on its sums)."""
     size = prob.shape[0]
     positive = order.shape[0]
-    sums = np.zeros(SUMS)
+    sums = np.zeros(SUMS, dtype=np.int64)
     conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
     conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
     for r in range(out.shape[0]):
-        sums[:] = 0.0
+        sums[:] = 0
         conf_a[:] = 0
         conf_b[:] = 0
         if chain:
@@ -926,7 +927,15 @@ def _law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_l
             for _ in range(n):
                 t = packed[alias_draw(rng, prob, alias, 0, size)]
                 add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r])
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])
+
+
+class Replicates(NamedTuple):
+    """What a kernel returns for ``n`` replicates: deltas (n x 8, METRICS order) and the confusion matrices of A's
+    and B's votes against G's (n x 2 x labels x labels), which settle the ties of precision and F1."""
+
+    deltas: np.ndarray
+    confusion: np.ndarray
 
 
 class Simulator:
@@ -1057,6 +1066,12 @@ class Simulator:
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
                    null: bool, perturbation: str = "dirichlet") -> np.ndarray:
         """Deltas of ``n_samples`` replicates, shape (n_samples, 8) in METRICS order."""
+        return self.draw(n, k, epsilon, n_samples, rng, null, perturbation).deltas
+
+    def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
+             null: bool, perturbation: str = "dirichlet") -> Replicates:
+        """``n_samples`` replicates: their deltas (n_samples, 8) in METRICS order, and each replicate's confusion
+        matrices of A's and B's votes against G's (n_samples, 2, labels, labels)."""
         check_size(n, k)
         rule = PERTURBATIONS.index(check_perturbation(perturbation))
         if not 0.0 <= epsilon <= 1.0:
@@ -1064,6 +1079,7 @@ class Simulator:
         if n_samples < 1:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         out = np.empty((n_samples, len(METRICS)))
+        confusion = np.empty((n_samples, 2, self.plan.n_labels, self.plan.n_labels), dtype=np.int64)
         divergence = divergence_tables(k, self.plan.n_labels)
         kernel = self.kernel(n, k)
         if kernel == "law":
@@ -1071,20 +1087,20 @@ class Simulator:
                 raise ParameterError(f"the S2 slot law of K = {k} has more than {LAW_ENTRIES} entries")
             tables = self.law_tables(k, float(epsilon), perturbation, bool(null))
             _law_replicates(rng, *tables.kernel_args(), n, k, self.plan.n_labels, n >= CHAIN_FROM * tables.order.size,
-                            *self.pair_tables(k).metric_args(), out)
+                            *self.pair_tables(k).metric_args(), out, confusion)
         elif kernel == "counts":
             tabled = self.tabled(k)
             tables = self.composition_tables(k) if tabled else EMPTY_TABLES
             _count_replicates(rng, self.plan.item_share, self.plan.item_cum, *self.noise, tabled, *tables.kernel_args(),
                               n, k, float(epsilon), rule, bool(null), split_law(k), fire_law(k, epsilon),
-                              *divergence, out)
+                              *divergence, out, confusion)
         elif kernel == "items":
             tabled = epsilon > 0.0 and k > 1 and self.perturbation_fits(k, bool(null))
             tables = self.perturbation_tables(k, float(epsilon), perturbation, bool(null)) if tabled else NO_PERTURB
             noisy = epsilon > 0.0 and perturbation == "dirichlet"
             noise = self.noise_tables(k) if noisy else self.noise_tables(0)
             _item_replicates(rng, *self.plan.kernel_args(), n, k, float(epsilon), rule, bool(null), split_law(k),
-                             fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), *noise.row_args(), out)
+                             fire_law(k, epsilon), *divergence, tabled, *tables.kernel_args(), *noise.row_args(), out, confusion)
         else:
             pairs = self.pair_tables(k)
             tabled = (kernel == "tables" and epsilon > 0.0 and pairs.paired and k > 1
@@ -1098,5 +1114,5 @@ class Simulator:
                                 *divergence, *pairs.kernel_args(), tabled, *tables.row_args(),
                                 kernel == "tables" and pairs.paired and n >= GATHER_SLOTS * len(pairs.vote) ** 3,
                                 kernel == "tables" and epsilon > 0.0, *mask_tables(epsilon),
-                                *noise.kernel_args(pairs.code), by_rater, complete, out)
-        return out
+                                *noise.kernel_args(pairs.code), by_rater, complete, out, confusion)
+        return Replicates(out, confusion)
