@@ -64,16 +64,6 @@ def load_available(names: list[str]) -> tuple[list[AnnotationDataset], list[str]
     return loaded, missing
 
 
-def missing_banner(missing: list[str]) -> Banner | str:
-    """A note naming the datasets a section could not use and how to get them (empty when none is missing)."""
-    if not missing:
-        return ""
-    return Banner("Not in the dataset cache", [
-        f"{', '.join(missing)}: not found under ${datasets.DATA_ENV} ({datasets.data_dir()}).",
-        "Run `make data` (or `python -m analysis datasets fetch NAME`) to download and verify them, "
-        f"or point {datasets.DATA_ENV} at a folder that holds them; this section skips them until then."])
-
-
 def cut_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDataset:
     """The dataset with all its items and ``n_raters`` raters (RQ4)."""
     return keep_raters(ds, n_raters, seed)
@@ -168,6 +158,9 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
     if synthetic:
         lines.append(f"Synthetic stand-ins, not the paper's data: {', '.join(dict.fromkeys(synthetic))}. "
                      "Compare patterns with the paper, not numbers.")
+    paper = [ds.name for ds in data if ds.name in datasets.PAPER_STAND_INS]
+    if paper:
+        lines.append(f"The paper's data, from the dataset cache: {', '.join(dict.fromkeys(paper))}.")
     notes = scale_notes(budgets, ks, epsilons, n_samples)
     if notes:
         lines.append("Smaller than the paper's grid, so these numbers are not results: " + "; ".join(notes) + ".")
@@ -295,10 +288,6 @@ class Setup:
             runs = dict.fromkeys(run for comparison in comparisons for run in comparison)
             return [(self.dataset(name), sampler) for name, sampler in runs]
         return [(ds, sampler) for ds in chosen for sampler in samplers_for(ds)]
-
-    def missing_note(self, consequence: str = "this section has nothing to show") -> str:
-        """One sentence naming what is missing and how to get it (empty when nothing is)."""
-        return missing_sentence(self.missing, consequence) if self.missing else ""
 
 
 def missing_sentence(missing: list[str], consequence: str = "this section has nothing to show") -> str:

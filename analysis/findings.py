@@ -1,11 +1,23 @@
-"""The paper's claims, each checked by one function, and the finding box a chapter opens with.
+"""The paper's claims, each checked by one function under a written rule, and the finding box a chapter opens with.
 
 Every chapter that states a claim calls the same function: :func:`raters_raise_p_values` (RQ1, RQ3 and the
 real-data chapter), :func:`modelling_shifts_budget_and_k` (RQ2), :func:`distribution_metrics_favour_large_k`
 (RQ2 and the real-data chapter), :func:`batches_raise_budget` (RQ3) and :func:`few_raters_split_curves` (RQ4).
-Each returns a :class:`Finding`: the question, the paper's answer with its numbers (read from the paper's tables
-where it gives them), ours with our numbers, and a verdict. With no data to compare, the verdict is
-"cannot be checked" and no number is stated.
+
+**How a verdict is reached.** Each claim of the paper is split into the sub-claims the paper states, and each
+sub-claim is a :class:`Rule`: a direction (when it holds) and a size tolerance. The rules are listed once, in
+:data:`RULES`, and the book's methods page collects them in one table. A rule marked *main* is the claim itself;
+where the paper makes it for several comparisons (two datasets, two samplers), there is one main sub-claim for each.
+A size rule applies only where the paper gives a size for the data a run is or imitates. The verdict
+(:func:`judge`) is
+
+- "agrees" when every sub-claim holds;
+- "disagrees" when no main sub-claim holds;
+- "partly agrees" otherwise, and the finding names the sub-claims that hold and those that do not;
+- "cannot be checked" when no main sub-claim could be measured (no data, no comparison); no number is then stated.
+
+Each function returns a :class:`Finding`: the question, the paper's answer with its numbers (read from the paper's
+tables), ours with our numbers, the sub-claims, and the verdict that follows from them.
 """
 
 from __future__ import annotations
@@ -25,53 +37,148 @@ QUESTIONS = {
     "rq1": "Does accounting for rater behaviour across items give higher p-values than ignoring it?",
     "rq2": "Does modelling raters change how many items and how many ratings per item a reliable test needs?",
     "rq3": "What do distinct rater sets on batches of items cost?",
-    "rq4": "How does cutting the rater pool to a few raters change the p-values?",
+    "rq4": "How does cutting the rater pool to a few raters change the p-values, and do a few raters suffice?",
     "distribution": "Do distribution metrics reach significance with more ratings per item than vote metrics?",
 }
+# the short claim each question's finding checks (the first column of the intro's results table)
+CLAIMS = {
+    "rq1": "Modelling raters across items raises p-values and budgets",
+    "rq2": "Modelling raters raises the budget and the best K",
+    "distribution": "Distribution metrics need a smaller budget and a larger K than vote metrics",
+    "rq3": "Distinct rater sets per batch raise the budget",
+    "rq4": "A pool of a few raters pulls the K curves apart",
+}
+# one step of the paper's budget grid (1,000 -> 2,500): the tolerance on a budget or a ratio of budgets
+BUDGET_STEP = 2.5
+# the paper's grid has no K between 10 and 20, so a best K falls in one of two classes: K <= 10 or K >= LARGE_K
+LARGE_K = 20
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One sub-claim's written rule: its name, when it holds (direction) and its size tolerance."""
+
+    name: str
+    holds_when: str
+    size: str
+    main: bool = False
+
+
+@dataclass
+class SubClaim:
+    """One rule checked on one run: the paper's value, ours, and whether it holds (``None``: not measured)."""
+
+    rule: Rule
+    paper: str
+    ours: str
+    holds: bool | None
+    subject: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.subject}: {self.rule.name}" if self.subject else self.rule.name
+
+    @property
+    def main(self) -> bool:
+        return self.rule.main
+
+    @property
+    def mark(self) -> str:
+        return {True: "holds", False: "does not hold", None: "not measured"}[self.holds]
+
+
+def judge(claims: list[SubClaim]) -> str:
+    """The verdict the rules give (module docstring): all hold, no main one holds, or some in between."""
+    mains = [c for c in claims if c.main]
+    if not mains or all(c.holds is None for c in mains):
+        return UNCHECKED
+    if not any(c.holds for c in mains):
+        return DISAGREES
+    return AGREES if all(c.holds for c in claims) else PARTLY
 
 
 @dataclass
 class Finding:
-    """A claim checked on one run of the book: question, the paper's answer, ours, and a verdict."""
+    """A claim checked on one run of the book: question, the paper's answer, ours, sub-claims and a verdict.
+
+    With sub-claims the verdict is :func:`judge`'s; a given verdict must match it.
+    """
 
     question: str
     paper: str
     ours: str
-    verdict: str
+    verdict: str | None = None
     numbers: dict = field(default_factory=dict)
+    claims: list[SubClaim] = field(default_factory=list)
+    claim: str = ""
 
     def __post_init__(self):
+        judged = judge(self.claims) if self.claims else None
+        if self.verdict is None:
+            self.verdict = judged or UNCHECKED
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; choose from {VERDICTS}")
+        if judged is not None and self.verdict != judged:
+            raise ValueError(f"verdict {self.verdict!r} does not follow from the sub-claims ({judged!r})")
 
     @property
     def checked(self) -> bool:
         return self.verdict != UNCHECKED
 
+    def claims_markdown(self) -> str:
+        """The sub-claims as a Markdown list: each with the paper's value, ours, and whether it holds."""
+        if not self.checked:
+            return ""
+        return "\n".join(f"- *{c.name}*{' (main)' if c.main else ''}: the paper {c.paper}; ours {c.ours}; "
+                         f"**{c.mark}** ({c.rule.holds_when}; size: {c.rule.size})." for c in self.claims)
+
     def markdown(self, title: str = "Finding") -> str:
         """The finding box as MyST Markdown (an admonition), for ``{glue:md}`` with ``:format: myst``."""
         kind = {AGREES: "tip", PARTLY: "note", DISAGREES: "warning", UNCHECKED: "important"}[self.verdict]
+        claims = f"**Sub-claims**, by the rules of {{ref}}`verdict-rules`:\n\n{self.claims_markdown()}\n\n" \
+            if self.checked and self.claims else ""
         return (f":::{{admonition}} {title}: {self.verdict}\n:class: {kind} finding\n\n"
                 f"**Question.** {self.question}\n\n**The paper** {CITE}. {self.paper}\n\n"
-                f"**This book.** {self.ours}\n\n**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
+                f"**This book.** {self.ours}\n\n{claims}**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
 
     def verdict_phrase(self) -> str:
         """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …"."""
         return "cannot be checked against the paper" if self.verdict == UNCHECKED else f"{self.verdict} with the paper"
 
     def verdict_sentence(self) -> str:
+        """The verdict as a sentence; "partly agrees" names the sub-claims that hold and those that do not."""
         if self.verdict == UNCHECKED:
             return "cannot check this claim: see above for what is missing."
-        return f"{self.verdict} with the paper." if self.verdict != PARTLY else "partly agrees with the paper."
+        if self.verdict != PARTLY:
+            return f"{self.verdict} with the paper."
+        held = [c.name for c in self.claims if c.holds]
+        failed = [c.name for c in self.claims if not c.holds]
+        return (f"partly agrees with the paper: {_names(held)} {'holds' if len(held) == 1 else 'hold'}; "
+                f"{_names(failed)} {'does' if len(failed) == 1 else 'do'} not.")
+
+    def row(self) -> dict:
+        """The finding as one row of the intro's results table: claim, the paper, this book, verdict."""
+        if not self.checked:
+            return {"claim": self.claim, "paper": "; ".join(c.paper for c in self.claims) or self.paper,
+                    "ours": "not checked on this build: the data it needs did not run", "verdict": self.verdict}
+        return {"claim": self.claim,
+                "paper": "; ".join(f"{c.name}: {c.paper}" for c in self.claims),
+                "ours": "; ".join(f"{c.ours} ({c.mark})" for c in self.claims),
+                "verdict": self.verdict}
 
     def glue(self, key: str, title: str = "Finding") -> None:
-        """Glue the box as ``<key>`` (Markdown), the verdict as ``<key>_verdict`` and the answer as ``<key>_ours``."""
+        """Glue the box as ``<key>`` (Markdown), the verdict as ``<key>_verdict``, the answer as ``<key>_ours``,
+        and the intro's row as plain text: ``<key>_row_claim``, ``_row_paper``, ``_row_ours``, ``_row_verdict``."""
         from IPython.display import Markdown
         from myst_nb import glue
+
+        from analysis.chapter import PlainText
 
         glue(key, Markdown(self.markdown(title)), display=False)
         glue(f"{key}_verdict", Markdown(self.verdict_phrase()), display=False)
         glue(f"{key}_ours", Markdown(self.ours), display=False)
+        for column, text in self.row().items():
+            glue(f"{key}_row_{column}", PlainText(text), display=False)
 
     def _repr_markdown_(self) -> str:
         return self.markdown()
@@ -80,16 +187,85 @@ class Finding:
         return f"{self.question}\nPaper: {self.paper}\nOurs: {self.ours}\nVerdict: {self.verdict}"
 
 
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def _n(x) -> str:
-    return "–" if x is None or pd.isna(x) else f"{int(x):,}"
-
-
 def _label(run) -> str:
     return tables.run_label(*tables._as_run(run))
+
+
+def _within(ours: float, paper: float, factor: float = BUDGET_STEP) -> bool:
+    """Whether two positive sizes differ by at most ``factor`` either way."""
+    return bool(ours > 0 and paper > 0 and max(ours / paper, paper / ours) <= factor * (1 + 1e-9))
+
+
+def _k_class(k: float) -> str:
+    return f"K ≥ {LARGE_K}" if k >= LARGE_K else "K ≤ 10"
+
+
+def _x(ratio: float) -> str:
+    return f"×{ratio:.3g}"
+
+
+# ------------------------------------------------------------------------------------------ the rules
+
+ANY_SIZE = "any: the paper states no size"
+PAPER_SIZE = f"within a factor {BUDGET_STEP:g} (one step of the budget grid) of the paper's, on its data only"
+NEEDS_MORE = Rule("needs a larger budget",
+                  "by the Table 1 rule the modelled sampler needs more (a larger smallest significant budget, or the "
+                  "same budget with a higher p-value) for more than half of the metrics significant under either",
+                  ANY_SIZE)
+BUDGET_SIZE = Rule("budget ratio as the paper's",
+                   "the median ratio of the two samplers' smallest significant budgets (metrics significant under "
+                   "both) is the paper's for the same data", PAPER_SIZE)
+RULES: dict[str, tuple[Rule, ...]] = {
+    "rq1": (
+        Rule("higher p-values", "the modelled sampler's p-value is the higher in more than half of the cells where "
+             "the two differ, and the median difference is not negative", ANY_SIZE, main=True),
+        NEEDS_MORE,
+    ),
+    "rq2": (
+        Rule(NEEDS_MORE.name, NEEDS_MORE.holds_when, NEEDS_MORE.size, main=True),
+        BUDGET_SIZE,
+        Rule("best K larger", "over all comparisons, the best K at the smallest significant budget is larger under "
+             "the modelled sampler for more metrics than it is smaller", ANY_SIZE),
+    ),
+    "distribution": (
+        Rule("smaller budget", "under S2, the distribution metrics' median smallest significant budget is below the "
+             "vote metrics'", ANY_SIZE, main=True),
+        Rule("budget ratio as the paper's", "the vote metrics' median budget over the distribution metrics' is the "
+             "paper's", f"within a factor {BUDGET_STEP:g} (one step of the budget grid)"),
+        Rule("larger best K", "the distribution metrics' median best K is above the vote metrics'", ANY_SIZE),
+        Rule("best K classes as the paper's", f"each family's median best K is in the paper's class (K ≤ 10 or "
+             f"K ≥ {LARGE_K}; the grid has no K in between)", "the class"),
+    ),
+    "rq3": (
+        Rule("S3 needs a larger budget", "S3's smallest significant budget is larger than S2's (or only S2 reaches "
+             "significance) for more than half of the metrics significant under either, and for more than need a "
+             "smaller one", ANY_SIZE, main=True),
+        Rule("for every metric", "S3 needs the larger budget for every metric significant under either sampler",
+             "one metric may fall short"),
+        BUDGET_SIZE,
+        Rule("wider null", "the median ratio of null standard deviations (S3 over S2, over cells and metrics) is "
+             "above 1", ANY_SIZE),
+    ),
+    "rq4": (
+        Rule("K curves further apart", "with the cut pool, the median range of p-values across K (over metrics and "
+             "budgets) is larger than with all raters", ANY_SIZE + " (Figure 3 only)", main=True),
+    ),
+}
+
+
+def rules_table() -> pd.DataFrame:
+    """Every rule, one row each, in the order of :data:`RULES` (the methods page's table holds the same text)."""
+    return pd.DataFrame([{"claim": CLAIMS[key], "sub-claim": rule.name, "main": "yes" if rule.main else "",
+                          "holds when": rule.holds_when, "size tolerance": rule.size}
+                         for key, rules in RULES.items() for rule in rules])
 
 
 # ------------------------------------------------------------------------------------------ the paper's numbers
@@ -119,6 +295,15 @@ def paper_contrast(paper_dataset: str, modelled: str, independent: str, which: s
             "compared": compared, "ratios": ratios}
 
 
+def _paper_contrast_for(results: pd.DataFrame, modelled, independent) -> dict | None:
+    """:func:`paper_contrast` for the paper dataset a comparison's data are or imitate (``None`` for other data)."""
+    paper_name = tables._imitated(results, tables._as_run(modelled)[0])
+    if paper_name is None:
+        return None
+    found = paper_contrast(paper_name, tables._as_run(modelled)[1], tables._as_run(independent)[1])
+    return found if found["compared"] else None
+
+
 def _our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) -> dict:
     """The same count as :func:`paper_contrast`, on our Table 1."""
     budgets = tables.smallest_budgets(results, modelled, independent, epsilon)
@@ -137,6 +322,32 @@ def _our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) 
     return {"needs_more": more, "compared": compared}
 
 
+def _needs_more_claim(rule: Rule, results, modelled, independent, epsilon: float) -> SubClaim:
+    """:data:`NEEDS_MORE` (or its main twin in RQ2) on one comparison, against the paper's count for its data."""
+    ours, paper = _our_contrast(results, modelled, independent, epsilon), _paper_contrast_for(
+        results, modelled, independent)
+    return SubClaim(rule, f"{paper['needs_more']} of {paper['compared']} metrics" if paper else
+                    "more for most metrics (its Discussion)",
+                    f"{ours['needs_more']} of {ours['compared']}" if ours["compared"] else "no metric significant",
+                    2 * ours["needs_more"] > ours["compared"] if ours["compared"] else None, _label(modelled))
+
+
+def _budget_size_claim(results, modelled, independent, epsilon: float) -> SubClaim | None:
+    """:data:`BUDGET_SIZE` on one comparison (``None`` when the paper gives no budgets for its data)."""
+    paper = _paper_contrast_for(results, modelled, independent)
+    if paper is None or not paper["ratios"]:
+        return None
+    paper_ratio = float(np.median(list(paper["ratios"].values())))
+    ours = tables.smallest_budgets(results, modelled, independent, epsilon)["ratio"].dropna().astype(float)
+    equal = sum(r == 1 for r in paper["ratios"].values())
+    return SubClaim(BUDGET_SIZE, f"median {_x(paper_ratio)} ({equal} of {len(paper['ratios'])} equal)",
+                    f"median {_x(ours.median())} ({int((ours == 1).sum())} of {len(ours)} equal)" if len(ours)
+                    else "no metric significant under both",
+                    _within(float(ours.median()), paper_ratio) if len(ours) else None, _label(modelled))
+
+
+# ------------------------------------------------------------------------------------------ claims
+
 PAPER_RQ1 = ("Yes. Under S2 the p-values are lower than under S1 on DICES (Accuracy at NK = 5,000: 0.045 under S1, "
              "0.019 under S2), and S3 needs a larger budget than S2 on Toxicity. By the paper's Table 1 (ε = 0.3), the sampler "
              "that models raters needs more (a larger smallest significant budget, or a higher p-value at the same "
@@ -150,32 +361,36 @@ def paper_rq1() -> str:
     return PAPER_RQ1.format(dices=d["needs_more"], dices_n=d["compared"], tox=t["needs_more"], tox_n=t["compared"])
 
 
-# ------------------------------------------------------------------------------------------ claims
-
 NO_COMPARISON = "The data have no design that allows a sampler comparison (a sparse design only admits S2)."
 
 
 def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: float,
                           missing: str = NO_COMPARISON) -> Finding:
-    """RQ1's claim: the sampler that models raters across items gives higher p-values than S2.
+    """RQ1's claim: the sampler that models raters across items gives higher p-values and needs larger budgets.
 
     ``comparisons`` is a list of ``(modelled_run, independent_run)`` pairs, each run a ``(dataset, sampler)``.
-    A comparison supports the claim when, among the (NK, K, metric) cells where the two p-values differ, the
-    modelled run's is the higher one in more than half, and the median difference is not negative. The verdict is
-    "agrees" when every comparison supports it, "partly agrees" when some do, "disagrees" when none does, and
-    "cannot be checked" when there is no comparison (``missing`` then says what is missing).
+    Rules (:data:`RULES` ``["rq1"]``), per comparison: *higher p-values* (main) holds when, among the
+    (NK, K, metric) cells where the two p-values differ, the modelled run's is the higher in more than half and the
+    median difference is not negative; *needs a larger budget* holds when, by the Table 1 rule, the modelled run
+    needs more for more than half of the metrics significant under either. "Cannot be checked" without a
+    comparison (``missing`` then says what is missing).
     """
     comparisons = list(comparisons or [])
     if results is None or not len(results) or not comparisons:
         return Finding(QUESTIONS["rq1"], paper_rq1(), missing or "No sampler comparison ran, so this run says nothing.",
-                       UNCHECKED, {"comparisons": 0})
-    rows, parts = [], []
+                       UNCHECKED, {"comparisons": 0}, claim=CLAIMS["rq1"])
+    higher, budget = RULES["rq1"]
+    rows, parts, claims = [], [], []
     for modelled, independent in comparisons:
         stats = tables.compare_runs(results, modelled, independent, epsilon)
         contrast = _our_contrast(results, modelled, independent, epsilon)
         holds = stats["differing"] > 0 and stats["share_higher"] > 0.5 and stats["median_difference"] >= 0
         rows.append({"modelled": tables._as_run(modelled), "independent": tables._as_run(independent),
                      **stats, **contrast, "holds": holds})
+        claims.append(SubClaim(higher, "higher (its Figures 1 and 2)",
+                               f"higher in {_pct(stats['share_higher'])} of {stats['differing']:,} differing cells"
+                               if stats["differing"] else "the same in every cell", holds, _label(modelled)))
+        claims.append(_needs_more_claim(budget, results, modelled, independent, epsilon))
         table1_part = (f"needs more for {contrast['needs_more']} of {contrast['compared']} metrics by the Table 1 "
                        "rule" if contrast["compared"] else "no metric reaches significance under either sampler")
         if stats["differing"]:
@@ -186,34 +401,38 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
             parts.append(f"{_label(modelled)} gives the same p-value as {tables._as_run(independent)[1]} in all "
                          f"{stats['cells']:,} cells")
     held = sum(r["holds"] for r in rows)
-    verdict = AGREES if held == len(rows) else PARTLY if held else DISAGREES
     ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + ". " +
-            ("Modelling raters raises the p-values in every comparison." if verdict == AGREES else
+            ("Modelling raters raises the p-values in every comparison." if held == len(rows) else
              f"Modelling raters raises the p-values in {held} of {len(rows)} comparisons." if held else
              "Modelling raters does not raise the p-values here."))
-    return Finding(QUESTIONS["rq1"], paper_rq1(), ours, verdict, {"comparisons": rows, "held": held})
+    return Finding(QUESTIONS["rq1"], paper_rq1(), ours, None, {"comparisons": rows, "held": held}, claims,
+                   CLAIMS["rq1"])
 
 
 def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, epsilon: float,
                                   missing: str = NO_COMPARISON) -> Finding:
-    """RQ2's claim: modelling raters raises the smallest significant budget and the best K.
+    """RQ2's claim: modelling raters raises the smallest significant budget, and the best K with it.
 
-    Over the metrics that reach significance under both samplers of every comparison, count those where the
-    modelled sampler needs a larger budget and those where its best K is larger. "Agrees" when both happen for
-    more metrics than their opposite, "partly agrees" when one does, "disagrees" when neither does.
+    Rules (:data:`RULES` ``["rq2"]``): per comparison, *needs a larger budget* (main; the Table 1 rule, for more
+    than half of the metrics significant under either) and, on data that are or imitate the paper's, *budget ratio
+    as the paper's* (our median ratio of smallest significant budgets within a factor 2.5 of the paper's: ×1 on
+    DICES, where 7 of 7 budgets stay equal, ×3.75 on Toxicity); over all comparisons, *best K larger* (the best K
+    is larger under the modelled sampler for more metrics than it is smaller).
     """
     d = paper_contrast("DICES", "S1", "S2")
     t = paper_contrast("Toxicity", "S3", "S2")
     paper = ("Modelling raters raises the budget needed for significance, and the best K with it: for MAE the best K "
              "moves from 40 (S2) to 100 (S1) on DICES and from 9 (S2) to 20 (S3) on Toxicity, and Toxicity's "
-             f"budgets grow by a median factor of {np.median(list(t['ratios'].values())):.1f} under S3 "
-             f"(Table 1, ε = 0.3; on DICES the budgets stay equal for {sum(r == 1 for r in d['ratios'].values())} of "
-             f"{len(d['ratios'])} metrics).")
+             f"budgets grow by a median factor of {np.median(list(t['ratios'].values())):.2f} under S3 "
+             f"(Table 1, ε = 0.3). On DICES the budgets stay equal for {sum(r == 1 for r in d['ratios'].values())} of "
+             f"{len(d['ratios'])} metrics, and S1 needs more through higher p-values at the same budget.")
     comparisons = list(comparisons or [])
     if results is None or not len(results) or not comparisons:
-        return Finding(QUESTIONS["rq2"], paper, missing or "No sampler comparison ran.", UNCHECKED)
+        return Finding(QUESTIONS["rq2"], paper, missing or "No sampler comparison ran.", UNCHECKED,
+                       claim=CLAIMS["rq2"])
+    main, _, k_rule = RULES["rq2"]
     larger_nk = smaller_nk = larger_k = smaller_k = both = 0
-    parts = []
+    parts, claims = [], []
     for modelled, independent in comparisons:
         table = tables.smallest_budgets(results, modelled, independent, epsilon).dropna(subset=["ratio"])
         both += len(table)
@@ -223,6 +442,9 @@ def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, eps
             (table["K_first"] < table["K_second"]).sum())
         larger_nk, smaller_nk, larger_k, smaller_k = (larger_nk + up_nk, smaller_nk + down_nk, larger_k + up_k,
                                                       smaller_k + down_k)
+        claims.append(_needs_more_claim(main, results, modelled, independent, epsilon))
+        size = _budget_size_claim(results, modelled, independent, epsilon)
+        claims += [size] if size is not None else []
         if len(table):
             parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: of {len(table)} metrics "
                          f"significant under both, the budget is larger for {up_nk} and smaller for {down_nk}, "
@@ -231,55 +453,82 @@ def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, eps
         else:
             parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: no metric reaches "
                          "significance under both samplers")
-    if both == 0:
-        return Finding(QUESTIONS["rq2"], paper, f"At ε = {epsilon:g}: " + "; ".join(parts) +
-                       ". With no metric significant under both samplers, the shift cannot be measured.", UNCHECKED)
-    budget_up, k_up = larger_nk > smaller_nk, larger_k > smaller_k
-    verdict = AGREES if budget_up and k_up else PARTLY if budget_up or k_up else DISAGREES
+    claims.append(SubClaim(k_rule, "larger for 4, smaller for 0 (MAE: 40 → 100 on DICES, 9 → 20 on Toxicity)",
+                           f"larger for {larger_k}, smaller for {smaller_k}",
+                           larger_k > smaller_k if both else None))
     ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "."
-    return Finding(QUESTIONS["rq2"], paper, ours, verdict,
+    return Finding(QUESTIONS["rq2"], paper, ours, None,
                    {"larger_nk": larger_nk, "smaller_nk": smaller_nk, "larger_k": larger_k, "smaller_k": smaller_k,
-                    "both": both})
+                    "both": both}, claims, CLAIMS["rq2"])
+
+
+def _family_runs(results: pd.DataFrame) -> pd.DataFrame:
+    """The runs the family claim is about: S2 on data that are or imitate DICES or D3code, as in the paper; else
+    every S2 run; else every run."""
+    s2 = results[results["sampler"] == "S2"]
+    paper = s2[[tables._imitated(results, d) in ("DICES", "D3code") for d in s2["dataset"]]]
+    return paper if len(paper) else s2 if len(s2) else results
 
 
 def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: float, missing: str = "") -> Finding:
     """RQ2's second observation: distribution metrics reach significance at a smaller budget with a larger K.
 
-    On the Table 1 rule, compare the median best K and the median smallest budget of the distribution metrics
-    (MAE, Wins, KL-Div, JSD) with those of the vote metrics. "Agrees" when the distribution metrics have the larger
-    K and the smaller (or equal) budget, "partly agrees" when one of the two holds, "disagrees" otherwise.
+    The paper states it under S2 on DICES and D3code, so only those runs count (:func:`_family_runs`). On the
+    Table 1 rule, the median best K and the median smallest budget of the distribution metrics (MAE, Wins, KL-Div,
+    JSD) are set against those of the vote metrics. Rules (:data:`RULES` ``["distribution"]``): *smaller budget*
+    (main), *budget ratio as the paper's* (vote over distribution, within a factor 2.5 of the paper's ×5), *larger
+    best K*, and *best K classes as the paper's* (each family's median best K on the same side of 10–20 as the
+    paper's: K ≥ 20 for both families, 100 and 24.5).
     """
     paper_s2 = tables.paper_table().query("sampler == 'S2' and dataset in ['DICES', 'D3code']").dropna(subset=["NK"])
     dist, vote = (paper_s2[paper_s2["metric"].isin(m)] for m in (DISTRIBUTION_METRICS, VOTE_METRICS))
+    p = {"dist_nk": float(dist["NK"].median()), "dist_k": float(dist["K"].median()),
+         "vote_nk": float(vote["NK"].median()), "vote_k": float(vote["K"].median())}
     paper = (f"Under S2 on DICES and D3code, distribution-sensitive metrics reach significance at a smaller budget "
-             f"(median NK {dist['NK'].median():,.0f}) with a larger K (median {dist['K'].median():.0f}) than the vote "
-             f"metrics (median NK {vote['NK'].median():,.0f}, median K {vote['K'].median():.0f}) (Table 1, ε = 0.3).")
+             f"(median NK {p['dist_nk']:,.0f}) with a larger K (median {p['dist_k']:.0f}) than the vote "
+             f"metrics (median NK {p['vote_nk']:,.0f}, median K {p['vote_k']:g}) (Table 1, ε = 0.3).")
     if results is None or not len(results):
-        return Finding(QUESTIONS["distribution"], paper, missing or "No run to compare.", UNCHECKED)
-    med = tables.family_medians(results, epsilon)
+        return Finding(QUESTIONS["distribution"], paper, missing or "No run to compare.", UNCHECKED,
+                       claim=CLAIMS["distribution"])
+    chosen = _family_runs(results)
+    med = tables.family_medians(chosen, epsilon)
     if not med["vote"]["n"] or not med["distribution"]["n"]:
         none = [f for f in ("vote", "distribution") if not med[f]["n"]]
         return Finding(QUESTIONS["distribution"], paper,
                        f"At ε = {epsilon:g}, no {' or '.join(none)} metric reaches significance on this grid, so "
-                       "the two families cannot be compared.", UNCHECKED, med)
-    k_larger = med["distribution"]["K"] > med["vote"]["K"]
-    nk_smaller = med["distribution"]["NK"] <= med["vote"]["NK"]
-    verdict = AGREES if k_larger and nk_smaller else PARTLY if k_larger or nk_smaller else DISAGREES
-    ours = (f"At ε = {epsilon:g}, over {med['pairs']} (run, metric) pairs: the distribution metrics reach significance "
-            f"at a median budget of {med['distribution']['NK']:,.0f} with a median best K of "
-            f"{med['distribution']['K']:.0f} ({med['distribution']['n']} pairs significant); the vote metrics at "
-            f"{med['vote']['NK']:,.0f} with K {med['vote']['K']:.0f} ({med['vote']['n']} pairs).")
-    return Finding(QUESTIONS["distribution"], paper, ours, verdict, med)
+                       "the two families cannot be compared.", UNCHECKED, med, claim=CLAIMS["distribution"])
+    budget, size, k_larger, k_class = RULES["distribution"]
+    o = {"dist_nk": med["distribution"]["NK"], "dist_k": med["distribution"]["K"], "vote_nk": med["vote"]["NK"],
+         "vote_k": med["vote"]["K"]}
+    classes = (_k_class(p["dist_k"]) == _k_class(o["dist_k"]), _k_class(p["vote_k"]) == _k_class(o["vote_k"]))
+    claims = [
+        SubClaim(budget, f"{p['dist_nk']:,.0f} against {p['vote_nk']:,.0f}",
+                 f"{o['dist_nk']:,.0f} against {o['vote_nk']:,.0f}", o["dist_nk"] < o["vote_nk"]),
+        SubClaim(size, _x(p["vote_nk"] / p["dist_nk"]), _x(o["vote_nk"] / o["dist_nk"]),
+                 _within(o["vote_nk"] / o["dist_nk"], p["vote_nk"] / p["dist_nk"])),
+        SubClaim(k_larger, f"{p['dist_k']:g} against {p['vote_k']:g}", f"{o['dist_k']:g} against {o['vote_k']:g}",
+                 o["dist_k"] > o["vote_k"]),
+        SubClaim(k_class, f"distribution {_k_class(p['dist_k'])}, vote {_k_class(p['vote_k'])}",
+                 f"distribution {_k_class(o['dist_k'])}, vote {_k_class(o['vote_k'])}", all(classes)),
+    ]
+    runs = ", ".join(_label(r) for r in tables.runs(chosen))
+    ours = (f"At ε = {epsilon:g}, on {runs} ({med['pairs']} (run, metric) pairs): the distribution metrics reach "
+            f"significance at a median budget of {o['dist_nk']:,.0f} with a median best K of {o['dist_k']:g} "
+            f"({med['distribution']['n']} pairs significant); the vote metrics at {o['vote_nk']:,.0f} with K "
+            f"{o['vote_k']:g} ({med['vote']['n']} pairs).")
+    return Finding(QUESTIONS["distribution"], paper, ours, None, med, claims, CLAIMS["distribution"])
 
 
 def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, epsilon: float,
                          missing: str = "") -> Finding:
     """RQ3's claim: with distinct rater sets per batch (S3), a larger budget is needed than under S2.
 
-    Over the metrics, count those where S3's smallest significant budget is larger than S2's (a metric that only
-    S2 brings to significance counts as larger), and measure the null's spread (median ratio of null standard
-    deviations). "Agrees" when S3 needs more for more than half of the metrics that reach significance under
-    either sampler (and for more than need less) and its null is wider; "partly agrees" when one of the two holds.
+    Over the metrics significant under either sampler, count those where S3's smallest significant budget is larger
+    than S2's (a metric that only S2 brings to significance counts as larger) and those where it is smaller, and
+    measure the null's spread (median ratio of null standard deviations). Rules (:data:`RULES` ``["rq3"]``): *S3
+    needs a larger budget* (main: more than half of the metrics, and more than need less), *for every metric* (all
+    but at most one; the paper: 8 of 8), *budget ratio as the paper's* (on data that are or imitate Toxicity,
+    within a factor 2.5 of the paper's median ×3.75) and *wider null* (median ratio above 1).
     """
     t = paper_contrast("Toxicity", "S3", "S2")
     ratios = sorted(t["ratios"].values())
@@ -287,52 +536,97 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
              f"larger budget than S2 for {t['needs_more']} of {t['compared']} metrics, by a factor of "
              f"{min(ratios):g} to {max(ratios):g} (Table 1, ε = 0.3: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
     if results is None or not len(results) or modelled is None:
-        return Finding(QUESTIONS["rq3"], paper, missing or "No batched dataset ran.", UNCHECKED)
+        return Finding(QUESTIONS["rq3"], paper, missing or "No batched dataset ran.", UNCHECKED, claim=CLAIMS["rq3"])
     table = tables.smallest_budgets(results, modelled, independent, epsilon)
     compared = table.dropna(subset=["NK_first", "NK_second"], how="all")
-    more = int(((compared["NK_first"] > compared["NK_second"]) |
-                (compared["NK_first"].isna() & compared["NK_second"].notna())).sum())
-    fewer = int(((compared["NK_first"] < compared["NK_second"]) |
-                 (compared["NK_second"].isna() & compared["NK_first"].notna())).sum())
-    spread = tables.null_spread_ratio(results, modelled, independent, epsilon)
-    wider = float(spread.median()) if len(spread) else float("nan")
-    finite = compared["ratio"].dropna()
     if not len(compared):
         return Finding(QUESTIONS["rq3"], paper, f"At ε = {epsilon:g}, no metric reaches significance under either "
-                       "sampler on this grid, so the budgets cannot be compared.", UNCHECKED)
-    needs_more, null_wider = more > fewer and 2 * more > len(compared), wider > 1
-    verdict = AGREES if needs_more and null_wider else PARTLY if needs_more or null_wider else DISAGREES
+                       "sampler on this grid, so the budgets cannot be compared.", UNCHECKED, claim=CLAIMS["rq3"])
+    larger = (compared["NK_first"] > compared["NK_second"]).fillna(False) | (
+        compared["NK_first"].isna() & compared["NK_second"].notna())
+    smaller = (compared["NK_first"] < compared["NK_second"]).fillna(False) | (
+        compared["NK_second"].isna() & compared["NK_first"].notna())
+    more, fewer = int(larger.sum()), int(smaller.sum())
+    short = [METRIC_LABELS[m] for m in compared.loc[~larger.to_numpy(dtype=bool), "metric"]]
+    spread = tables.null_spread_ratio(results, modelled, independent, epsilon)
+    wider = float(spread.median()) if len(spread) else float("nan")
+    finite = compared["ratio"].dropna().astype(float)
+    main, every, _, null = RULES["rq3"]
+    claims = [SubClaim(main, f"{t['needs_more']} of {t['compared']} metrics", f"{more} of {len(compared)} "
+                       f"(smaller for {fewer})", more > fewer and 2 * more > len(compared)),
+              SubClaim(every, f"{t['needs_more']} of {t['compared']}", f"{more} of {len(compared)}" +
+                       (f"; not {', '.join(short)}" if short else ""), more >= len(compared) - 1)]
+    size = _budget_size_claim(results, modelled, independent, epsilon)
+    claims += [size] if size is not None else []
+    claims.append(SubClaim(null, "wider (no number)", f"{_x(wider)}" if len(spread) else "not measured",
+                           wider > 1 if len(spread) else None))
     ours = (f"At ε = {epsilon:g}, {_label(modelled)} needs a larger budget than {tables._as_run(independent)[1]} for "
             f"{more} of {len(compared)} metrics and a smaller one for {fewer}"
             + (f" (median ratio {finite.median():.2f} over the {len(finite)} metrics significant under both)"
                if len(finite) else "")
+            + (f"; the budget is not larger for {', '.join(short)}" if short else "")
             + f"; its null distribution is {wider:.2f} times as wide (median over cells and metrics).")
-    return Finding(QUESTIONS["rq3"], paper, ours, verdict,
+    return Finding(QUESTIONS["rq3"], paper, ours, None,
                    {"more": more, "fewer": fewer, "compared": int(len(compared)), "spread": wider,
-                    "median_ratio": float(finite.median()) if len(finite) else None})
+                    "median_ratio": float(finite.median()) if len(finite) else None}, claims, CLAIMS["rq3"])
 
 
-def few_raters_split_curves(results: pd.DataFrame | None, full_run, cut_run, epsilon: float, n_raters: int,
-                            missing: str = "") -> Finding:
-    """RQ4's claim: with a few raters, the p-value curves of different K lie further apart.
+def few_raters_suffice(results: pd.DataFrame, full_run, cut_run, epsilon: float) -> dict:
+    """RQ4's practical question on one sampler: per metric, does the cut pool reach p < 0.05 at the full pool's
+    smallest significant budget or below? Counts ``same_or_less``, ``more`` (a larger budget, or never on this
+    grid) and ``compared`` (metrics significant with either pool)."""
+    table = tables.smallest_budgets(results, cut_run, full_run, epsilon)
+    compared = table.dropna(subset=["NK_first", "NK_second"], how="all")
+    more = int(((compared["NK_first"] > compared["NK_second"]).fillna(False) | compared["NK_first"].isna()).sum())
+    return {"same_or_less": int(len(compared)) - more, "more": more, "compared": int(len(compared))}
 
-    The spread of a run is the median, over metrics and budgets, of the range of p-values across K. "Agrees" when
-    the cut run's spread is larger than the full run's, "disagrees" otherwise.
+
+def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut: str | None, samplers,
+                            epsilon: float, n_raters: int, missing: str = "") -> Finding:
+    """RQ4's claim: with a few raters, the p-value curves of different K lie further apart; and whether a few
+    raters suffice.
+
+    ``full`` and ``cut`` name the two datasets, ``samplers`` the samplers both ran under (S1 and S2 on DICES). The
+    spread of a run is the median, over metrics and budgets, of the range of p-values across K. Rule
+    (:data:`RULES` ``["rq4"]``): *K curves further apart* (main) holds under a sampler when the cut run's spread is
+    larger than the full run's; the paper does not say which sampler its Figure 3 shows, so there is one main
+    sub-claim per sampler. The practical question is answered by :func:`few_raters_suffice` per sampler; it is
+    measured, not judged, since the paper gives no budgets for the cut data.
     """
     paper = ("With DICES cut to 5 raters, the p-values behave like those of the Toxicity data, and the curves for "
              "different K separate across budgets, which the paper puts down to the small number of raters "
-             "(Figure 3; the paper gives no number for the separation).")
-    if results is None or not len(results) or full_run is None or cut_run is None:
-        return Finding(QUESTIONS["rq4"], paper, missing or "No cut dataset ran.", UNCHECKED)
-    full, cut = tables.curve_spread(results, full_run, epsilon), tables.curve_spread(results, cut_run, epsilon)
-    if np.isnan(full) or np.isnan(cut):
-        return Finding(QUESTIONS["rq4"], paper, "The two runs share no cell, so the spreads cannot be compared.",
-                       UNCHECKED)
-    verdict = AGREES if cut > full else DISAGREES
-    ours = (f"At ε = {epsilon:g} under {tables._as_run(full_run)[1]}, the median range of p-values across K is "
-            f"{full:.3f} with all raters and {cut:.3f} with {n_raters}: the curves of the cut pool lie "
-            f"{'further apart' if cut > full else 'no further apart'}.")
-    return Finding(QUESTIONS["rq4"], paper, ours, verdict, {"full": full, "cut": cut})
+             "(Figure 3; the paper gives no number for the separation, and no budgets for the cut data).")
+    if results is None or not len(results) or full is None or cut is None or not samplers:
+        return Finding(QUESTIONS["rq4"], paper, missing or "No cut dataset ran.", UNCHECKED, claim=CLAIMS["rq4"])
+    (rule,) = RULES["rq4"]
+    claims, parts, answers, numbers = [], [], [], {}
+    for sampler in samplers:
+        spread = {name: tables.curve_spread(results, (name, sampler), epsilon) for name in (full, cut)}
+        measured = not any(np.isnan(v) for v in spread.values())
+        claims.append(SubClaim(rule, "further apart (Figure 3)",
+                               f"{spread[full]:.3f} → {spread[cut]:.3f}" if measured else "not measured",
+                               spread[cut] > spread[full] if measured else None, sampler))
+        if not measured:
+            continue
+        suffice = few_raters_suffice(results, (full, sampler), (cut, sampler), epsilon)
+        numbers[sampler] = {"full": spread[full], "cut": spread[cut], **suffice}
+        parts.append(f"under {sampler}, the median range of p-values across K is {spread[full]:.3f} with all raters "
+                     f"and {spread[cut]:.3f} with {n_raters}, so the cut pool's curves lie "
+                     f"{'further apart' if spread[cut] > spread[full] else 'no further apart'}")
+        answers.append(f"under {sampler}, {suffice['same_or_less']} of {suffice['compared']} metrics" if
+                       suffice["compared"] else f"under {sampler}, no metric reaches significance with either pool")
+    if not parts:
+        return Finding(QUESTIONS["rq4"], paper, "The runs share no cell, so the spreads cannot be compared.",
+                       UNCHECKED, claim=CLAIMS["rq4"])
+    counts = [n for n in numbers.values() if n["compared"]]
+    enough = sum(n["same_or_less"] for n in counts), sum(n["compared"] for n in counts)
+    answer = ("" if not enough[1] else
+              f" Do {n_raters} raters suffice? They reach p < 0.05 at the full pool's smallest significant budget or "
+              f"below for {'; '.join(answers)}; for the rest they need a larger budget or never reach significance "
+              f"on this grid. So on this run {n_raters} raters "
+              + ("suffice for most metrics." if 2 * enough[0] > enough[1] else "do not suffice for most metrics."))
+    ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + answer
+    return Finding(QUESTIONS["rq4"], paper, ours, None, numbers, claims, CLAIMS["rq4"])
 
 
 def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:

@@ -1,57 +1,109 @@
-"""The claim functions: each verdict from constructed results, and the paper's numbers from the paper's tables."""
+"""The claim functions: each rule from results built for either side of it, and the paper's numbers from its tables.
+
+Every test builds a results table by hand (:func:`results_for`) whose p-values put one sub-claim on a known side of
+its rule, so each rule is exercised both where it holds and where it does not.
+"""
 
 import itertools
+import re
+from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import findings, tables
-from analysis.metrics import METRICS
+from analysis import findings
+from analysis.metrics import DISTRIBUTION_METRICS, METRICS
 
-BUDGETS, KS = (100, 1000, 10000), (1, 5, 20)
+ROOT = Path(__file__).resolve().parents[1]
+BUDGETS, KS = (100, 250, 500, 1000, 2500, 10000), (1, 5, 20, 40)
 
 
-def results_for(runs: dict, epsilon=0.3, imitates=None) -> pd.DataFrame:
-    """A results table: ``runs`` maps (dataset, sampler) to a function (NK, K, metric) -> p-value."""
+def results_for(runs: dict, epsilon=0.3, imitates=None, null_sd=None) -> pd.DataFrame:
+    """A results table: ``runs`` maps (dataset, sampler) to a function (NK, K, metric) -> p-value; ``imitates``
+    maps a dataset to the paper dataset it imitates; ``null_sd`` a sampler to its null sd (S2 0.02, others 0.03)."""
+    null_sd = {"S2": 0.02, **(null_sd or {})}
     rows = []
     for (dataset, sampler), p in runs.items():
         for nk, k, metric in itertools.product(BUDGETS, KS, METRICS):
             rows.append({"dataset": dataset, "sampler": sampler, "perturbation": "dirichlet", "epsilon": epsilon,
                          "NK": nk, "K": k, "metric": metric, "p_value": p(nk, k, metric), "delta": 0.1 * k ** 0.1,
-                         "null_sd": 0.02 if sampler == "S2" else 0.03, "imitates": imitates})
+                         "null_sd": null_sd.get(sampler, 0.03), "imitates": (imitates or {}).get(dataset)})
     return pd.DataFrame(rows)
 
 
-def falling(scale=1.0):
-    """p falls with the budget; ``scale`` > 1 makes it fall later (a more cautious sampler)."""
-    return lambda nk, k, metric: min(1.0, scale * 50 / nk * (1 + 0.01 * k))
+def curve(scale=1.0, best_k=1):
+    """p falls with the budget and is smallest at ``best_k``; the smallest significant budget grows with ``scale``
+    (0.2 -> 250, 0.5 -> 1,000, 1 -> 2,500, 3 -> 10,000 on BUDGETS)."""
+    return lambda nk, k, metric: min(1.0, scale * 50 / nk * (1.01 + 0.01 * abs(k - best_k)))
 
+
+def claim(finding, name):
+    (found,) = [c for c in finding.claims if c.rule.name == name]
+    return found
+
+
+# ------------------------------------------------------------------------------------------ the verdict rule
+
+def _sub(holds, main=False):
+    return findings.SubClaim(findings.Rule("r", "h", "s", main), "p", "o", holds)
+
+
+@pytest.mark.parametrize("holds, verdict", [
+    ((True, True, True), findings.AGREES),
+    ((True, False, True), findings.PARTLY),
+    ((True, None, True), findings.PARTLY),  # a sub-claim that cannot be measured does not hold
+    ((False, True, True), findings.DISAGREES),
+    ((None, True, True), findings.UNCHECKED),
+])
+def test_judge_agrees_only_when_every_sub_claim_holds_and_disagrees_when_the_main_fails(holds, verdict):
+    claims = [_sub(holds[0], main=True)] + [_sub(h) for h in holds[1:]]
+    assert findings.judge(claims) == verdict
+
+
+def test_with_a_main_sub_claim_per_comparison_one_holding_is_partial():
+    assert findings.judge([_sub(True, True), _sub(False, True)]) == findings.PARTLY
+    assert findings.judge([_sub(False, True), _sub(False, True), _sub(True)]) == findings.DISAGREES
+
+
+def test_a_verdict_must_follow_from_the_sub_claims():
+    with pytest.raises(ValueError, match="does not follow"):
+        findings.Finding("Q", "p", "o", findings.AGREES, claims=[_sub(False, True)])
+    with pytest.raises(ValueError):
+        findings.Finding("Q", "p", "o", "maybe")
+
+
+def test_partly_names_what_holds_and_what_does_not():
+    rule = findings.Rule("one", "h", "s", main=True)
+    finding = findings.Finding("Q", "p", "o", claims=[
+        findings.SubClaim(rule, "p", "o", True, "x, S1"), findings.SubClaim(findings.Rule("two", "h", "s"), "p",
+                                                                            "o", False)])
+    assert finding.verdict == findings.PARTLY
+    assert finding.verdict_sentence() == "partly agrees with the paper: x, S1: one holds; two does not."
+    box = finding.markdown("Finding")
+    assert box.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026`" in box
+    assert "*two*: the paper p; ours o; **does not hold**" in box and "{ref}`verdict-rules`" in box
+    assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
+
+
+def test_methods_page_holds_every_rule_in_one_table():
+    text = (ROOT / "book" / "methods.md").read_text()
+    assert "(verdict-rules)=" in text
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    for rule in findings.rules_table().itertuples():
+        assert any(rule._2 in row and rule._4 in row and rule._5 in row and rule.claim in row for row in rows), \
+            f"the methods page's table lacks the rule {rule._2!r} of {rule.claim!r}"
+
+
+# ------------------------------------------------------------------------------------------ the paper's numbers
 
 def test_paper_contrast_reads_the_papers_table_1():
     # golden values read off the paper's Table 1 by hand: on DICES, S1 has a higher p-value than S2 at the same
     # budget for 7 metrics and never reaches significance for Precision; on Toxicity S3 needs a larger budget for all 8
     dices = findings.paper_contrast("DICES", "S1", "S2")
-    assert (dices["needs_more"], dices["compared"]) == (8, 8)
+    assert (dices["needs_more"], dices["compared"]) == (8, 8) and set(dices["ratios"].values()) == {1.0}
     tox = findings.paper_contrast("Toxicity", "S3", "S2")
     assert (tox["needs_more"], tox["compared"]) == (8, 8)
     assert tox["ratios"]["accuracy"] == 5 and tox["ratios"]["mae"] == 2
-
-
-@pytest.mark.parametrize("scale, verdict", [(3.0, findings.AGREES), (0.3, findings.DISAGREES)])
-def test_raters_raise_p_values_follows_the_direction_of_the_cells(scale, verdict):
-    results = results_for({("crossed", "S1"): falling(scale), ("crossed", "S2"): falling()})
-    finding = findings.raters_raise_p_values(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.3)
-    assert finding.verdict == verdict
-    assert "crossed, S1" in finding.ours and "ε = 0.3" in finding.ours
-
-
-def test_raters_raise_p_values_partly_when_comparisons_disagree():
-    results = results_for({("a", "S1"): falling(3), ("a", "S2"): falling(), ("b", "S3"): falling(0.3),
-                           ("b", "S2"): falling()})
-    comparisons = [(("a", "S1"), ("a", "S2")), (("b", "S3"), ("b", "S2"))]
-    finding = findings.raters_raise_p_values(results, comparisons, 0.3)
-    assert finding.verdict == findings.PARTLY and finding.numbers["held"] == 1
 
 
 def test_no_data_gives_no_verdict_and_no_numbers_of_ours():
@@ -59,76 +111,201 @@ def test_no_data_gives_no_verdict_and_no_numbers_of_ours():
                     findings.batches_raise_budget(None, None, None, 0.3, missing="missing"),
                     findings.distribution_metrics_favour_large_k(None, 0.3),
                     findings.modelling_shifts_budget_and_k(None, [], 0.3),
-                    findings.few_raters_split_curves(None, None, None, 0.3, 5)):
+                    findings.few_raters_split_curves(None, None, None, [], 0.3, 5)):
         assert finding.verdict == findings.UNCHECKED and not finding.checked
         assert "nan" not in finding.markdown() and "0 of 0" not in finding.markdown()
+        assert "Sub-claims" not in finding.markdown() and finding.row()["verdict"] == findings.UNCHECKED
     summary = findings.summary([("RQ1", findings.raters_raise_p_values(None, [], 0.3))])
     assert "make data" in summary and "agrees" not in summary
 
 
+# ------------------------------------------------------------------------------------------ RQ1
+
+@pytest.mark.parametrize("scale, verdict", [(3.0, findings.AGREES), (0.3, findings.DISAGREES)])
+def test_raters_raise_p_values_follows_the_direction_of_the_cells(scale, verdict):
+    results = results_for({("crossed", "S1"): curve(scale), ("crossed", "S2"): curve()})
+    finding = findings.raters_raise_p_values(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.3)
+    assert finding.verdict == verdict
+    assert "crossed, S1" in finding.ours and "ε = 0.3" in finding.ours
+
+
+def test_higher_p_values_without_a_larger_budget_is_partial():
+    # S1 higher at every budget below 10,000, where both first reach significance and S1's p-value is the lower
+    def s1(nk, k, metric):
+        return curve(3)(nk, k, metric) if nk < 10000 else curve(0.5)(nk, k, metric)
+    results = results_for({("c", "S1"): s1, ("c", "S2"): curve(3)})
+    finding = findings.raters_raise_p_values(results, [(("c", "S1"), ("c", "S2"))], 0.3)
+    assert claim(finding, "higher p-values").holds is False  # equal below 10,000: only the lower cells differ
+    results = results_for({("c", "S1"): lambda *a: min(1, 1.5 * s1(*a)) if a[0] < 10000 else s1(*a),
+                           ("c", "S2"): curve(3)})
+    finding = findings.raters_raise_p_values(results, [(("c", "S1"), ("c", "S2"))], 0.3)
+    assert claim(finding, "higher p-values").holds and not claim(finding, "needs a larger budget").holds
+    assert finding.verdict == findings.PARTLY
+
+
+def test_raters_raise_p_values_partly_when_comparisons_disagree():
+    results = results_for({("a", "S1"): curve(3), ("a", "S2"): curve(), ("b", "S3"): curve(0.3),
+                           ("b", "S2"): curve()})
+    comparisons = [(("a", "S1"), ("a", "S2")), (("b", "S3"), ("b", "S2"))]
+    finding = findings.raters_raise_p_values(results, comparisons, 0.3)
+    assert finding.verdict == findings.PARTLY and finding.numbers["held"] == 1
+
+
 def test_identical_runs_are_not_read_as_a_direction():
-    results = results_for({("c", "S1"): falling(), ("c", "S2"): falling()})
+    results = results_for({("c", "S1"): curve(), ("c", "S2"): curve()})
     finding = findings.raters_raise_p_values(results, [(("c", "S1"), ("c", "S2"))], 0.3)
     assert finding.verdict == findings.DISAGREES and "same p-value" in finding.ours
 
 
+# ------------------------------------------------------------------------------------------ RQ2, Finding 1
+
+def _rq2(modelled, independent, imitates=None):
+    results = results_for({("x", "S1"): modelled, ("x", "S2"): independent}, imitates=imitates)
+    return findings.modelling_shifts_budget_and_k(results, [(("x", "S1"), ("x", "S2"))], 0.3)
+
+
+def test_modelling_shifts_budget_and_k_agrees_when_budget_size_and_k_hold():
+    # on DICES the paper's budgets stay equal (x1) and S1 needs more through higher p-values
+    finding = _rq2(curve(1.2, best_k=20), curve(1, best_k=5), {"x": "DICES"})
+    assert claim(finding, "budget ratio as the paper's").holds
+    assert finding.verdict == findings.AGREES and finding.numbers["larger_k"] == 8
+
+
+def test_a_budget_far_above_the_papers_is_only_partial_agreement():
+    finding = _rq2(curve(3, best_k=20), curve(0.5, best_k=5), {"x": "DICES"})  # x10 where the paper has x1
+    assert claim(finding, "needs a larger budget").holds and not claim(finding, "budget ratio as the paper's").holds
+    assert finding.verdict == findings.PARTLY and "budget ratio as the paper's does not" in finding.verdict_sentence()
+
+
+def test_without_paper_values_no_size_is_judged_and_k_must_move_up():
+    finding = _rq2(curve(3, best_k=20), curve(0.5, best_k=5))
+    assert [c.rule.name for c in finding.claims] == ["needs a larger budget", "best K larger"]
+    assert finding.verdict == findings.AGREES
+    assert _rq2(curve(3, best_k=5), curve(0.5, best_k=20)).verdict == findings.PARTLY  # K moves down
+    assert _rq2(curve(0.5, best_k=20), curve(3, best_k=5)).verdict == findings.DISAGREES  # the budget shrinks
+
+
+# ------------------------------------------------------------------------------------------ RQ2, Finding 2
+
+def families(dist_k, vote_k, dist_nk=1000, vote_nk=10000):
+    def p(nk, k, metric):
+        best, start = (dist_k, dist_nk) if metric in DISTRIBUTION_METRICS else (vote_k, vote_nk)
+        return 0.01 if (k == best and nk >= start) else 0.5
+    return p
+
+
+def test_distribution_metrics_agree_only_with_the_papers_k_classes():
+    agree = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): families(40, 20)}), 0.3)
+    assert agree.verdict == findings.AGREES
+    assert agree.numbers["distribution"]["K"] == 40 and agree.numbers["vote"]["K"] == 20
+    # the vote metrics at K = 1, where the paper's median is 24.5: the classes differ
+    vote_one = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): families(20, 1)}), 0.3)
+    assert vote_one.verdict == findings.PARTLY and not claim(vote_one, "best K classes as the paper's").holds
+    assert claim(vote_one, "larger best K").holds and claim(vote_one, "budget ratio as the paper's").holds
+
+
+def test_distribution_metrics_budget_rules_on_both_sides():
+    far = findings.distribution_metrics_favour_large_k(
+        results_for({("d", "S2"): families(40, 20, dist_nk=250, vote_nk=10000)}), 0.3)  # x40 where the paper has x5
+    assert claim(far, "smaller budget").holds and not claim(far, "budget ratio as the paper's").holds
+    reversed_ = findings.distribution_metrics_favour_large_k(
+        results_for({("d", "S2"): families(40, 20, dist_nk=10000, vote_nk=1000)}), 0.3)
+    assert reversed_.verdict == findings.DISAGREES
+    never = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): lambda *a: 0.9}), 0.3)
+    assert never.verdict == findings.UNCHECKED
+
+
+def test_family_claim_reads_only_s2_on_the_papers_dices_and_d3code():
+    results = results_for({("dices", "S2"): families(40, 20), ("dices", "S1"): families(1, 40, 10000, 1000),
+                           ("tox", "S2"): families(1, 40, 10000, 1000)}, imitates={"dices": "DICES",
+                                                                                   "tox": "Toxicity"})
+    finding = findings.distribution_metrics_favour_large_k(results, 0.3)
+    assert finding.verdict == findings.AGREES and "dices, S2" in finding.ours and "tox" not in finding.ours
+
+
+# ------------------------------------------------------------------------------------------ RQ3
+
+def _rq3(s3, s2, imitates=None, null_sd=None):
+    results = results_for({("t", "S3"): s3, ("t", "S2"): s2}, imitates=imitates, null_sd=null_sd)
+    return findings.batches_raise_budget(results, ("t", "S3"), ("t", "S2"), 0.3)
+
+
 def test_batches_raise_budget_counts_budgets_and_null_spread():
-    results = results_for({("t", "S3"): falling(3), ("t", "S2"): falling(0.5)})
-    finding = findings.batches_raise_budget(results, ("t", "S3"), ("t", "S2"), 0.3)
+    finding = _rq3(curve(3), curve(0.5))
     assert finding.verdict == findings.AGREES
     assert finding.numbers["more"] == 8 and finding.numbers["spread"] == pytest.approx(1.5)
     assert finding.numbers["median_ratio"] == 10
 
 
-def test_distribution_metrics_favour_large_k():
-    def p(nk, k, metric):
-        if metric in ("mae", "wins", "kl_div", "jsd"):
-            return 0.01 if (k == 20 and nk >= 1000) else 0.5
-        return 0.01 if (k == 1 and nk >= 10000) else 0.5
-    finding = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): p}), 0.3)
-    assert finding.verdict == findings.AGREES
-    assert finding.numbers["distribution"]["K"] == 20 and finding.numbers["vote"]["K"] == 1
-    never = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): lambda *a: 0.9}), 0.3)
-    assert never.verdict == findings.UNCHECKED
+def test_batches_budget_size_against_the_papers_toxicity():
+    near = _rq3(curve(1), curve(0.5), {"t": "Toxicity"})  # x2.5 against the paper's x3.75
+    assert claim(near, "budget ratio as the paper's").holds and near.verdict == findings.AGREES
+    far = _rq3(curve(3), curve(0.5), {"t": "Toxicity"})  # x10
+    assert not claim(far, "budget ratio as the paper's").holds and far.verdict == findings.PARTLY
 
 
-def test_few_raters_split_curves_compares_spreads():
-    results = results_for({("full", "S1"): lambda nk, k, m: 0.1, ("cut", "S1"): lambda nk, k, m: 0.05 * k})
-    finding = findings.few_raters_split_curves(results, ("full", "S1"), ("cut", "S1"), 0.3, 5)
-    assert finding.verdict == findings.AGREES and finding.numbers["full"] == 0
+@pytest.mark.parametrize("larger, verdict", [(8, findings.AGREES), (7, findings.AGREES), (5, findings.PARTLY),
+                                             (2, findings.DISAGREES)])
+def test_batches_need_more_for_every_metric_but_one(larger, verdict):
+    def s3(nk, k, metric):  # a larger budget for the first ``larger`` metrics, the same for the rest
+        return curve(3)(nk, k, metric) if METRICS.index(metric) < larger else curve(0.5)(nk, k, metric)
+    finding = _rq3(s3, curve(0.5))
+    assert finding.numbers["more"] == larger and finding.verdict == verdict
+    assert claim(finding, "for every metric").holds == (larger >= 7)
+    if 1 < larger < 7:
+        assert METRIC_NAMES[METRICS[-1]] in claim(finding, "for every metric").ours
 
 
-def test_modelling_shifts_budget_and_k():
-    def modelled(nk, k, metric):
-        return 0.01 if (k == 20 and nk >= 10000) else 0.5
-
-    def independent(nk, k, metric):
-        return 0.01 if (k == 5 and nk >= 1000) else 0.5
-    results = results_for({("x", "S1"): modelled, ("x", "S2"): independent})
-    finding = findings.modelling_shifts_budget_and_k(results, [(("x", "S1"), ("x", "S2"))], 0.3)
-    assert finding.verdict == findings.AGREES and finding.numbers["larger_k"] == 8
+METRIC_NAMES = findings.METRIC_LABELS
 
 
-def test_finding_box_is_myst_with_a_citation():
-    finding = findings.Finding("Q?", "paper", "ours", findings.PARTLY)
-    text = finding.markdown("Finding")
-    assert text.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026`" in text
-    with pytest.raises(ValueError):
-        findings.Finding("Q", "p", "o", "maybe")
+def test_a_narrower_null_breaks_only_the_variance_sub_claim():
+    finding = _rq3(curve(3), curve(0.5), null_sd={"S3": 0.01})
+    assert not claim(finding, "wider null").holds and finding.verdict == findings.PARTLY
 
+
+# ------------------------------------------------------------------------------------------ RQ4
+
+def _rq4(cut_s1, cut_s2, full=lambda nk, k, m: 0.1):
+    results = results_for({("full", "S1"): full, ("full", "S2"): full, ("cut", "S1"): cut_s1,
+                           ("cut", "S2"): cut_s2})
+    return findings.few_raters_split_curves(results, "full", "cut", ["S1", "S2"], 0.3, 5)
+
+
+def test_few_raters_split_curves_is_judged_under_both_samplers():
+    apart, together = (lambda nk, k, m: 0.02 * k), (lambda nk, k, m: 0.1)
+    assert _rq4(apart, apart).verdict == findings.AGREES
+    partly = _rq4(apart, together)
+    assert partly.verdict == findings.PARTLY and partly.numbers["S1"]["cut"] > partly.numbers["S2"]["cut"] == 0
+    assert "S2: K curves further apart does not" in partly.verdict_sentence()
+    assert _rq4(together, together).verdict == findings.DISAGREES
+
+
+def test_rq4_answers_whether_a_few_raters_suffice():
+    fewer = _rq4(curve(3, 40), curve(3, 40), full=curve(0.5))
+    assert fewer.numbers["S1"]["more"] == 8 and "do not suffice for most metrics" in fewer.ours
+    same = _rq4(curve(0.5, 40), curve(0.5, 40), full=curve(0.5))
+    assert same.numbers["S2"]["same_or_less"] == 8 and "suffice for most metrics" in same.ours
+    assert "do not suffice" not in same.ours
+
+
+# ------------------------------------------------------------------------------------------ the other helpers
 
 def test_rule_effects_measure_the_vote_metrics_change_with_k():
-    up = results_for({("r", "S2"): falling()})
+    up = results_for({("r", "S2"): curve()})
     down = up.copy()
     down["delta"] = 0.1 / down["K"]
     effects = findings.rule_effects({"dirichlet": up, "uniform": down}, 0.3, 1000)
     assert effects["dirichlet"] > 1 > effects["uniform"]
-    assert effects["uniform"] == pytest.approx(1 / 20)
+    assert effects["uniform"] == pytest.approx(1 / 40)
 
 
-def test_batches_need_more_for_most_metrics_not_just_some():
-    def s3(nk, k, metric):  # larger budget for two metrics only
-        return falling(3)(nk, k, metric) if metric in ("precision", "f1") else falling(0.5)(nk, k, metric)
-    results = results_for({("t", "S3"): s3, ("t", "S2"): falling(0.5)})
-    finding = findings.batches_raise_budget(results, ("t", "S3"), ("t", "S2"), 0.3)
-    assert finding.numbers["more"] == 2 and finding.verdict == findings.PARTLY  # the null is still wider
+def test_glued_rows_are_what_the_intro_reads():
+    text = (ROOT / "book" / "intro.md").read_text()
+    keys = set(re.findall(r"::(\w+)_row_verdict", text))
+    assert keys == {"rq1_finding", "rq2_finding", "rq2_families", "rq3_finding", "rq4_finding"}
+    for key in keys:
+        for column in ("claim", "paper", "ours", "verdict"):
+            assert f"{key}_row_{column}" in text, f"the intro's table lacks {key}'s {column}"
+        chapter = key.split("_")[0]
+        assert f'.glue("{key}"' in (ROOT / "notebooks" / f"{chapter}.md").read_text()
