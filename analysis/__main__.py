@@ -189,6 +189,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--analysis", type=int, choices=(1, 2), default=1,
                         help="1: drop items with a warning for any system; 2: drop warnings per system (default 1)")
     report.add_argument("--by", choices=("category", "phenomenon"), default="category")
+    from analysis import compare
+
+    compare.add_cli(commands)
     return parser
 
 
@@ -285,7 +288,10 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite}
+    from analysis import compare
+
+    handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
+                "compare": compare.run_cli}
     try:
         if args.command == "run":
             _check_run(args)
