@@ -485,6 +485,19 @@ def info(name: str) -> dict:
     return summary
 
 
+PAPER_STAND_INS = {"dices350": "dices-synthetic", "d3code": "d3code-synthetic", "toxicity_kumar2021": "toxicity-synthetic"}
+
+
+def paper_or_stand_in(name: str) -> str:
+    """The paper's dataset ``name`` (given by its registry name or its stand-in's) when its files are in the cache
+    and intact, else its stand-in."""
+    paper = next((p for p, stand_in in PAPER_STAND_INS.items() if name in (p, stand_in)), None)
+    if paper is None:
+        raise DataError(f"{name!r} is not one of the paper's datasets ({', '.join(PAPER_STAND_INS)}) or their "
+                        "stand-ins")
+    return paper if available(paper) else PAPER_STAND_INS[paper]
+
+
 def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
     """A stand-in or registered dataset by name, or an annotation file by path.
 
