@@ -445,3 +445,44 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict,
               real_summary=findings.summary([("RQ1, crossed sets", crossed), ("RQ3, batched set", batched),
                                              ("RQ1, batched set", batched_raters), ("RQ2, many raters", large)]))
     return results, pairs, {g: found[0] if found else None for g, found in pairs.items()}
+
+
+# ------------------------------------------------------------------------------------------ public text
+
+def redact(text: str) -> str:
+    """``text`` without the paths of the machine that built the book: the dataset cache becomes
+    ``$ANNOTATION_DATA_DIR``, the cell cache ``$ANALYSIS_CACHE_DIR``, the build folder ``$BOOK_BUILD_DIR``, the
+    home folder ``~`` (for messages shown on a page)."""
+    places = [(str(datasets.data_dir()), f"${datasets.DATA_ENV}"), (os.environ.get("ANALYSIS_CACHE_DIR"),
+              "$ANALYSIS_CACHE_DIR"), (os.environ.get(BUILD_ENV), f"${BUILD_ENV}"),
+              (str(Path(__file__).resolve().parents[1]), "."), (str(Path.home()), "~")]
+    for path, name in sorted(((p, n) for p, n in places if p and len(p) > 1), key=lambda pn: -len(pn[0])):
+        text = text.replace(path, name)
+    return text
+
+
+def _source(url: str | None) -> str:
+    """Where a registered file comes from: ``github.com/owner/repository`` for GitHub (the registry pins the
+    commit), else the host."""
+    if not url:
+        return "built locally from the upstream files"
+    found = re.match(r"https://raw\.githubusercontent\.com/([^/]+)/([^/]+)/", url)
+    if found:
+        return f"github.com/{found[1]}/{found[2]}"
+    return re.sub(r"^https?://([^/]+).*", r"\1", url)
+
+
+def registry_table(names: list[str]) -> tables.Table:
+    """The registered datasets ``names`` as a citation table: what each is, its source, licence and size (from the
+    registry, so it is shown whether or not the files are in the cache)."""
+    rows = []
+    for name in names:
+        entry = datasets.registered(name)
+        counts = entry["counts"]
+        files = [f for f in entry["files"] if f.get("role") != "upstream"] or entry["files"]
+        rows.append({"dataset": name, "what it is": entry["description"],
+                     "source": "; ".join(dict.fromkeys(_source(f["url"]) for f in files)),
+                     "licence": entry["licence"], "items": counts.get("items"), "raters": counts.get("raters"),
+                     "ratings": counts.get("ratings"), "in the cache": entry["in_cache"]})
+    return tables.Table(pd.DataFrame(rows), "from the dataset registry (analysis/resources/registry.csv and "
+                                            "counts.csv); sizes once loaded")

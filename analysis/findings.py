@@ -129,8 +129,8 @@ class Finding:
         """The sub-claims as a Markdown list: each with the paper's value, ours, and whether it holds."""
         if not self.checked:
             return ""
-        return "\n".join(f"- *{c.name}*{' (main)' if c.main else ''}: the paper {c.paper}; ours {c.ours}; "
-                         f"**{c.mark}** ({c.rule.holds_when}; size: {c.rule.size})." for c in self.claims)
+        return "\n".join(f"- *{c.name}*{' (main)' if c.main else ''}: the paper: {c.paper}; ours: {c.ours}; "
+                         f"**{c.mark}** (rule: {c.rule.holds_when}; size: {c.rule.size})." for c in self.claims)
 
     def markdown(self, title: str = "Finding") -> str:
         """The finding box as MyST Markdown (an admonition), for ``{glue:md}`` with ``:format: myst``."""
@@ -205,7 +205,7 @@ def _within(ours: float, paper: float, factor: float = BUDGET_STEP) -> bool:
 
 
 def _k_class(k: float) -> str:
-    return f"K ≥ {LARGE_K}" if k >= LARGE_K else "K ≤ 10"
+    return f"K ≥ {LARGE_K}" if k >= LARGE_K else "K ≤ 10" if k <= 10 else f"between 10 and {LARGE_K}"
 
 
 def _x(ratio: float) -> str:
@@ -613,8 +613,8 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
         parts.append(f"under {sampler}, the median range of p-values across K is {spread[full]:.3f} with all raters "
                      f"and {spread[cut]:.3f} with {n_raters}, so the cut pool's curves lie "
                      f"{'further apart' if spread[cut] > spread[full] else 'no further apart'}")
-        answers.append(f"under {sampler}, {suffice['same_or_less']} of {suffice['compared']} metrics" if
-                       suffice["compared"] else f"under {sampler}, no metric reaches significance with either pool")
+        answers.append(f"{suffice['same_or_less']} of {suffice['compared']} metrics under {sampler}" if
+                       suffice["compared"] else f"none under {sampler}, where no metric reaches significance")
     if not parts:
         return Finding(QUESTIONS["rq4"], paper, "The runs share no cell, so the spreads cannot be compared.",
                        UNCHECKED, claim=CLAIMS["rq4"])
@@ -622,7 +622,7 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     enough = sum(n["same_or_less"] for n in counts), sum(n["compared"] for n in counts)
     answer = ("" if not enough[1] else
               f" Do {n_raters} raters suffice? They reach p < 0.05 at the full pool's smallest significant budget or "
-              f"below for {'; '.join(answers)}; for the rest they need a larger budget or never reach significance "
+              f"below for {_names(answers)}; for the rest they need a larger budget or never reach significance "
               f"on this grid. So on this run {n_raters} raters "
               + ("suffice for most metrics." if 2 * enough[0] > enough[1] else "do not suffice for most metrics."))
     ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + answer
@@ -684,6 +684,31 @@ def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: i
     parts = [f"{ratio:.2f} times under the {rule} rule" for rule, ratio in effects.items()]
     return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + " and ".join(parts) +
             f" its value at K = {ks[0]} (median over runs and vote metrics).")
+
+
+KL_FLOOR = 1e-12  # VET's smoothing of every count before KL-Div (the methods page's metric table)
+
+
+def kl_note(results: pd.DataFrame | None, epsilon: float) -> str:
+    """What KL-Div's smoothing does to this run, measured, as one Markdown paragraph ("" without KL-Div cells).
+
+    A label that G's responses on an item hold and X's lack costs about ``ln(1/1e-12)`` = 27.6 nats times G's
+    share of it, so at small K KL-Div counts mostly such misses; the note gives Δ at the smallest K and the cells
+    where B scores better (Δ < 0) with their p-values.
+    """
+    if results is None or not len(results):
+        return ""
+    kl = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == "kl_div")]
+    if not len(kl):
+        return ""
+    k0 = int(kl["K"].min())
+    at_k0 = float(kl.loc[kl["K"] == k0, "delta"].median())
+    negative = kl[kl["delta"] < 0]
+    runs = ", ".join(_label(r) for r in tables.runs(negative))
+    return (f"In this run KL-Div's Δ at K = {k0} is {at_k0:.2f} (median over runs and budgets). "
+            + (f"{len(negative)} of its {len(kl)} cells have a negative Δ, B scoring better than A, at K = "
+               f"{int(negative['K'].min())}–{int(negative['K'].max())} ({runs}); their median p-value is "
+               f"{negative['p_value'].median():.2f}." if len(negative) else "No cell has a negative Δ."))
 
 
 def summary(checks: list[tuple[str, Finding]]) -> str:

@@ -258,7 +258,8 @@ def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "j
     wide = wide.reset_index()
     wide.insert(0, "run", [run_label(d, s) for d, s in zip(wide.pop("dataset"), wide.pop("sampler"))])
     wide["metric"] = wide["metric"].map(METRIC_LABELS)
-    return Table(wide, f"best K at each budget, ε = {epsilon:g}; {_rule(results)}; * : no K reaches p < 0.05 there")
+    return Table(wide, f"best K at each budget (the smallest K on ties), ε = {epsilon:g}; {_rule(results)}; "
+                       "* : no K reaches p < 0.05 there")
 
 
 # --------------------------------------------------------------------------------------------- run comparisons

@@ -81,7 +81,7 @@ def test_partly_names_what_holds_and_what_does_not():
     assert finding.verdict_sentence() == "partly agrees with the paper: x, S1: one holds; two does not."
     box = finding.markdown("Finding")
     assert box.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026`" in box
-    assert "*two*: the paper p; ours o; **does not hold**" in box and "{ref}`verdict-rules`" in box
+    assert "*two*: the paper: p; ours: o; **does not hold**" in box and "{ref}`verdict-rules`" in box
     assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
 
 
@@ -309,3 +309,15 @@ def test_glued_rows_are_what_the_intro_reads():
             assert f"{key}_row_{column}" in text, f"the intro's table lacks {key}'s {column}"
         chapter = key.split("_")[0]
         assert f'.glue("{key}"' in (ROOT / "notebooks" / f"{chapter}.md").read_text()
+
+
+def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():
+    results = results_for({("d", "S2"): lambda nk, k, m: 0.99 if k in (5, 20) else 0.01})
+    kl = results["metric"] == "kl_div"
+    results.loc[kl, "delta"] = [{1: 1.9, 5: -0.01, 20: -0.02, 40: 0.1}[k] for k in results.loc[kl, "K"]]
+    note = findings.kl_note(results, 0.3)
+    assert "Δ at K = 1 is 1.90" in note and "12 of its 24 cells have a negative Δ" in note
+    assert "K = 5–20 (d, S2)" in note and "median p-value is 0.99" in note
+    results.loc[kl, "delta"] = 0.2
+    assert "No cell has a negative Δ" in findings.kl_note(results, 0.3)
+    assert findings.kl_note(None, 0.3) == ""
