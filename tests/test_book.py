@@ -117,6 +117,50 @@ def test_no_page_shows_nan_empty_tables_tracebacks_or_verdicts_without_data(smal
     assert not re.search(r"\b(agrees|disagrees)\b", real), "a verdict on the real-data page without data"
 
 
+# a path of the machine that built the book: its checkout, home or caches, or any absolute path under the usual roots
+MACHINE_PATH = r"(?<![\w.:/-])/(?:home|root|tmp|Users|work|var|opt|mnt|srv)/\S+|\.cache/annotator|[A-Z]:\\\\\w"
+
+
+def test_no_page_prints_a_path_of_the_machine_that_built_it(small_book):
+    html = small_book / "_build" / "html"
+    literal = {str(p) for p in (ROOT, Path.home(), TEST_BUILD, EMPTY_DATA) if len(str(p)) > 1}
+    for page in sorted(html.rglob("*.html")):
+        if page.parent.name in ("_static", "_sources") or page.name in ("genindex.html", "search.html"):
+            continue
+        text = _article_text(page)
+        found = re.search(MACHINE_PATH, text) or next((re.search(re.escape(p), text) for p in literal
+                                                      if p in text), None)
+        assert not found, f"{page.relative_to(html)} prints a path: ...{text[max(0, found.start() - 80):found.end()]}"
+
+
+def test_machine_path_pattern_finds_paths_and_spares_urls():
+    for text in ("the file /root/.cache/annotator-bootstrap/data/x.csv is missing", "see /home/ann/book", "/tmp/x"):
+        assert re.search(MACHINE_PATH, text), text
+    for text in ("github.com/Le-Wi-Di/le-wi-di.github.io", "https://example.org/work/tmp/x", "1/2 and 3/4",
+                 "$ANNOTATION_DATA_DIR/dices350"):
+        assert not re.search(MACHINE_PATH, text), text
+
+
+VERDICT = r"(agrees|partly agrees|disagrees|cannot be checked)"
+# the intro's rows, in order, and the finding box each copies: (chapter, index of the box on the chapter's page)
+INTRO_ROWS = [("rq1", 0), ("rq2", 0), ("rq2", 1), ("rq3", 0), ("rq4", 0)]
+
+
+def test_intro_results_table_matches_every_chapter(small_book):
+    html = small_book / "_build" / "html"
+    intro = (html / "book" / "intro.html").read_text()
+    table = re.search(r"<table.*?</table>", intro, re.S).group(0)
+    rows = re.findall(r"<tr.*?</tr>", table, re.S)[1:]
+    assert len(rows) == len(INTRO_ROWS)
+    for row, (chapter, index) in zip(rows, INTRO_ROWS):
+        cells = [html_module.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td.*?</td>", row, re.S)]
+        assert f"notebooks/{chapter}.html" in row, f"intro row {cells[0]!r} does not link {chapter}"
+        page = _article_text(html / "notebooks" / f"{chapter}.html")
+        boxes = re.findall(rf"Finding(?: \d)?: {VERDICT}", page)
+        assert cells[3] == boxes[index], f"intro says {cells[3]!r} for {cells[0]!r}, {chapter} says {boxes[index]!r}"
+        assert cells[3] in ("agrees", "partly agrees", "disagrees", "cannot be checked")
+
+
 def test_rq_chapters_open_with_a_finding_and_reference_every_figure(small_book):
     html = small_book / "_build" / "html" / "notebooks"
     for name in RQ_CHAPTERS:
@@ -214,6 +258,44 @@ def test_chapters_show_tables_and_figures_in_a_browser(small_book):
         browser.quit()
     for name in RQ_CHAPTERS:
         assert (small_book / f"screenshot-{name}.png").stat().st_size > 10_000
+
+
+TABLES_JS = """
+const column = (document.querySelector('article.bd-article') || document.querySelector('main'))
+    .getBoundingClientRect().width;
+return Array.from(document.querySelectorAll('article table')).map((table, i) => {
+  let scroller = table, scrolls = false;
+  for (; scroller && scroller.tagName !== 'ARTICLE'; scroller = scroller.parentElement) {
+    const style = getComputedStyle(scroller);
+    if (['auto', 'scroll'].includes(style.overflowX)) { scrolls = true; break; }
+  }
+  const cells = Array.from(table.querySelectorAll('td, th')).map(c => getComputedStyle(c));
+  return {index: i, width: table.getBoundingClientRect().width, column: column,
+          wide: table.scrollWidth > table.clientWidth + 1, scrolls: scrolls,
+          breaks: cells.filter(s => s.overflowWrap === 'anywhere' || s.wordBreak === 'break-all'
+                                    || s.hyphens === 'auto').length};
+});
+"""
+
+
+def test_tables_fit_at_768_px_without_breaking_words(small_book):
+    """At 768 px every table lies inside the content column, no cell may break a word mid-word, and a table wider
+    than the column scrolls sideways (in itself or in a scrolling container) instead of being clipped."""
+    html = small_book / "_build" / "html"
+    pages = [html / "book" / "intro.html", html / "book" / "methods.html"] + [
+        html / "notebooks" / f"{name}.html" for name in CHAPTERS + ["provenance"]]
+    browser = _browser()
+    try:
+        browser.set_window_size(768, 1600)
+        for page in pages:
+            browser.get(page.as_uri())
+            for table in browser.execute_script(TABLES_JS):
+                where = f"{page.name}, table {table['index']}"
+                assert table["breaks"] == 0, f"{where}: cells that break words mid-word"
+                assert table["width"] <= table["column"] + 0.5 or table["scrolls"], f"{where} is clipped"
+                assert not table["wide"] or table["scrolls"], f"{where} is wider than its box and does not scroll"
+    finally:
+        browser.quit()
 
 
 def _run_chapter(name: str, output: Path, *parameters: str) -> dict:
