@@ -114,3 +114,30 @@ def test_provenance_round_trips_through_the_build_folder(tmp_path, monkeypatch, 
 def test_bold_table_marks_cells_in_html_only():
     table = chapter.BoldTable(pd.DataFrame({"A": ["**90.0**", "80.0"]}))
     assert "<strong>90.0</strong>" in table._repr_html_() and "**90.0**" in repr(table)
+
+
+def test_redact_hides_the_paths_of_the_building_machine(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from analysis import datasets
+
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path / "data"))
+    monkeypatch.setenv("ANALYSIS_CACHE_DIR", str(tmp_path / "cells"))
+    message = f"dataset 'x' is not in the cache: {tmp_path}/data/x/a.csv is missing; cells in {tmp_path}/cells"
+    assert chapter.redact(message) == ("dataset 'x' is not in the cache: $ANNOTATION_DATA_DIR/x/a.csv is missing; "
+                                       "cells in $ANALYSIS_CACHE_DIR")
+    assert chapter.redact(f"{Path.home()}/notes.txt") == "~/notes.txt"
+
+
+def test_registry_table_cites_each_set_with_source_licence_and_size():
+    from analysis import datasets
+
+    names = ["lewidi23_armis", "truthinfer_duck"]
+    frame = chapter.registry_table(names).frame
+    for row, name in zip(frame.itertuples(), names):
+        entry = datasets.registered(name)
+        assert row.dataset == name and row.licence == entry["licence"] and row._2 == entry["description"]
+        assert (row.items, row.raters, row.ratings) == tuple(entry["counts"][k] for k in ("items", "raters",
+                                                                                            "ratings"))
+        assert row.source.startswith("github.com/") and "raw.githubusercontent" not in row.source
+    assert str(datasets.data_dir()) not in repr(chapter.registry_table(names))
