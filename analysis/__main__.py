@@ -189,9 +189,10 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--analysis", type=int, choices=(1, 2), default=1,
                         help="1: drop items with a warning for any system; 2: drop warnings per system (default 1)")
     report.add_argument("--by", choices=("category", "phenomenon"), default="category")
-    from analysis import compare
+    from analysis import compare, power
 
     compare.add_cli(commands)
+    power.add_cli(commands)
     return parser
 
 
@@ -288,10 +289,10 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from analysis import compare
+    from analysis import compare, power
 
     handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
-                "compare": compare.run_cli}
+                "compare": compare.run_cli, "plan": power.run_cli}
     try:
         if args.command == "run":
             _check_run(args)

@@ -1,0 +1,346 @@
+"""Planning a study (METHOD section 11): the power of each design, the cheapest design that reaches a target power,
+and the smallest effect a given design detects.
+
+The power of a design (N items, K ratings each) is the share of its alternative replicates whose own p-value
+(:func:`analysis.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte Carlo
+error. Replicates come from the pilot data through :func:`analysis.grid.simulate_cell`, so a design with more
+items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect is
+``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
+pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis.data import AnnotationDataset
+from analysis.errors import ParameterError
+from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell, write_atomic
+from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.pvalues import replicate_p_values
+from analysis.samplers import check_sampler
+from analysis.engine import Simulator, check_perturbation
+
+Z95 = 1.959963984540054
+BISECTION_STEPS = 7  # epsilon to within 1/128
+DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
+
+
+def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson 95 % band of a binomial share ``successes / n``."""
+    share = np.asarray(successes, float) / n
+    centre = (share + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+    half = Z95 / (1 + Z95**2 / n) * np.sqrt(share * (1 - share) / n + Z95**2 / (4 * n**2))
+    return centre - half, centre + half
+
+
+def design_cost(n, k, cost_item: float, cost_rating: float):
+    """What N items with K ratings each cost."""
+    return np.asarray(n) * cost_item + np.asarray(n) * np.asarray(k) * cost_rating
+
+
+@dataclass
+class Planner:
+    """Simulates designs on one pilot dataset and sampler; results are kept per (N, K, epsilon)."""
+
+    ds: AnnotationDataset
+    sampler: str
+    n_samples: int = 200
+    seed: int = 0
+    alpha: float = ALPHA
+    perturbation: str = "dirichlet"
+    _done: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.simulator = Simulator(self.ds, self.sampler)
+
+    def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+        """(power, Delta) per metric (METRICS order) of N items with K ratings each at ``epsilon``."""
+        key = (int(n), int(k), round(float(epsilon), 9))
+        if key not in self._done:
+            alt, null = simulate_cell(self.simulator, Cell(self.sampler, self.perturbation, key[2], n * k, k),
+                                      self.n_samples, self.seed)
+            power = np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
+                              for m in range(len(METRICS))])
+            self._done[key] = power, alt.mean(0)
+        return self._done[key]
+
+    def smallest_epsilon(self, n: int, k: int, metric: int, target: float) -> float | None:
+        """The smallest epsilon (to 1/128) whose power reaches ``target`` at (N, K); None if epsilon 1 does not."""
+        if self.cell(n, k, 1.0)[0][metric] < target:
+            return None
+        low, high = 0.0, 1.0
+        for _ in range(BISECTION_STEPS):
+            mid = (low + high) / 2
+            low, high = (low, mid) if self.cell(n, k, mid)[0][metric] >= target else (mid, high)
+        return high
+
+    def epsilon_for(self, n: int, k: int, metric: int, delta: float) -> float:
+        """The smallest epsilon (to 1/1024) whose mean Delta of ``metric`` at (N, K) reaches ``delta`` (bisection)."""
+        largest = self.cell(n, k, 1.0)[1][metric]
+        if not 0 < delta <= largest:
+            raise ParameterError(f"a target Delta of {delta:g} for {metric_name(metric)} is out of reach: at "
+                                 f"N = {n}, K = {k} the pilot gives Delta between 0 and {largest:.4g} (epsilon 1)")
+        low, high = 0.0, 1.0
+        for _ in range(BISECTION_STEPS + 3):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.cell(n, k, mid)[1][metric] < delta else (low, mid)
+        return high
+
+
+def metric_name(m: int) -> str:
+    return METRIC_LABELS[METRICS[m]]
+
+
+def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
+    """The pilot's own design: its items, and the median number of ratings per item."""
+    return ds.n_items, max(1, int(np.median(ds.raters_per_item)))
+
+
+def default_grid(ds: AnnotationDataset) -> tuple[list[int], list[int]]:
+    """Item counts from a quarter to sixteen times the pilot's, and K from 1 to twice the pilot's."""
+    n, k = pilot_design(ds)
+    ns = sorted({max(2, int(round(n * f))) for f in DEFAULT_N_FACTORS})
+    ks = sorted({1, 2, 3, 5, k, 2 * k})
+    return ns, ks
+
+
+def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
+               target_delta: tuple[str, float] | None) -> None:
+    """Refuse what no plan can mean: negative costs, probabilities outside (0, 1), no effect or two effects."""
+    for name, value in (("cost_item (--cost-item)", cost_item), ("cost_rating (--cost-rating)", cost_rating)):
+        if not value >= 0:
+            raise ParameterError(f"{name} must be >= 0, got {value:g}")
+    if cost_item == 0 and cost_rating == 0:
+        raise ParameterError("cost_item and cost_rating are both 0: every design would cost nothing")
+    for name, value in (("power (--power)", power), ("alpha (--alpha)", alpha)):
+        if not 0 < value < 1:
+            raise ParameterError(f"{name} must lie in (0, 1), got {value:g}")
+    if (epsilon is None) == (target_delta is None):
+        raise ParameterError("give the effect either as epsilon or as a target Delta (METRIC=VALUE), not both")
+    if epsilon is not None and not 0 < epsilon <= 1:
+        raise ParameterError(f"the effect (--epsilon) must lie in (0, 1], got {epsilon:g}")
+
+
+@dataclass
+class Plan:
+    """What :func:`plan` found: every design's power, the cheapest per metric, the pilot's own design."""
+
+    designs: pd.DataFrame  # metric, N, K, cost, power, power_low, power_high, delta, extrapolated, beyond_raters
+    cheapest: pd.DataFrame  # per metric: the cheapest design reaching the target power (NaN where none does)
+    pilot: pd.DataFrame  # per metric: the pilot design's power and smallest detectable epsilon with its Delta
+    epsilon: float
+    target: float
+    provenance: dict
+
+
+def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
+         target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
+         cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
+         metrics="all", perturbation: str = "dirichlet") -> Plan:
+    """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
+    design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon."""
+    from analysis.compare import default_sampler
+
+    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta)
+    chosen = check_metrics(metrics)
+    if int(n_samples) != n_samples or n_samples < 2:
+        raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    grid_ns, grid_ks = default_grid(ds)
+    ns, ks = sorted(set(ns or grid_ns)), sorted(set(ks or grid_ks))
+    if min(ns + ks) < 1:
+        raise ParameterError(f"N and K values must be >= 1, got {min(ns + ks)}")
+    planner = Planner(ds, check_sampler(sampler or default_sampler(ds)), int(n_samples), int(seed), alpha,
+                      check_perturbation(perturbation))
+    pilot_n, pilot_k = pilot_design(ds)
+    if target_delta is not None:
+        metric, value = target_delta
+        epsilon = planner.epsilon_for(pilot_n, pilot_k, METRICS.index(check_metrics([metric])[0]), value)
+    rows = []
+    for n in ns:
+        for k in ks:
+            powers, effect = planner.cell(n, k, epsilon)
+            low, high = wilson(np.rint(powers * n_samples), n_samples)
+            for m, metric in enumerate(METRICS):
+                if metric in chosen:
+                    rows.append({"metric": metric, "N": n, "K": k, "cost": float(design_cost(n, k, cost_item,
+                                                                                          cost_rating)),
+                                 "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
+                                 "extrapolated": n > ds.n_items, "beyond_raters": k > ds.raters_per_item.max()})
+    designs = pd.DataFrame(rows)
+    pilot_rows = []
+    for m, metric in enumerate(METRICS):
+        if metric in chosen:
+            powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
+            low, high = wilson(np.rint(powers[m] * n_samples), n_samples)
+            smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power)
+            pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
+                               "cost": float(design_cost(pilot_n, pilot_k, cost_item, cost_rating)),
+                               "power": powers[m], "power_low": float(low), "power_high": float(high),
+                               "smallest_epsilon": smallest,
+                               "smallest_delta": np.nan if smallest is None else
+                               planner.cell(pilot_n, pilot_k, smallest)[1][m]})
+    provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(),
+                  "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
+                                 "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating,
+                                 "power": power, "alpha": alpha, "n_samples": int(n_samples), "seed": int(seed),
+                                 "perturbation": planner.perturbation}}
+    return Plan(designs, cheapest(designs, power), pd.DataFrame(pilot_rows), float(epsilon), power, provenance)
+
+
+def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
+    """Per metric, the cheapest design whose power reaches ``target`` (the more powerful one on equal cost); a row
+    of NaN where no design of the grid does."""
+    rows = []
+    for metric, group in designs.groupby("metric", sort=False):
+        enough = group[group["power"] >= target].sort_values(["cost", "power"], ascending=[True, False])
+        rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}))
+    return pd.DataFrame(rows).reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------------ reporting
+
+def _design(row) -> str:
+    note = " (extrapolated: more items than the pilot, resampled)" if row["extrapolated"] else ""
+    return (f"N = {int(row['N']):,} items x K = {int(row['K'])} (cost {row['cost']:,.6g}), power {row['power']:.2f} "
+            f"[{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
+
+
+def summary_lines(result: Plan) -> list[str]:
+    """One line per metric: the cheapest design reaching the target power, and what the pilot's design gives."""
+    lines = []
+    pilot = result.pilot.set_index("metric")
+    for _, row in result.cheapest.iterrows():
+        metric = row["metric"]
+        best = _design(row) if pd.notna(row.get("N")) else "no design of the grid reaches it"
+        p = pilot.loc[metric]
+        smallest = ("not reached at epsilon <= 1" if pd.isna(p["smallest_epsilon"]) else
+                    f"epsilon {p['smallest_epsilon']:.3g} (Delta {p['smallest_delta']:.3g})")
+        lines.append(f"{METRIC_LABELS[metric]}: cheapest with power >= {result.target:g}: {best}. The pilot's "
+                     f"N = {int(p['N']):,} x K = {int(p['K'])}: power {p['power']:.2f} [{p['power_low']:.2f}, "
+                     f"{p['power_high']:.2f}]; smallest detectable effect {smallest}.")
+    return lines
+
+
+def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
+    """Power against cost, one panel per metric and one line per K with its band; a star marks the cheapest design
+    reaching the target power, hollow markers the extrapolated designs."""
+    import matplotlib.pyplot as plt
+
+    shown = [m for m in metrics if m in set(result.designs["metric"])]
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharey=True, squeeze=False)
+    best = result.cheapest.set_index("metric")
+    for ax, metric in zip(axes[0], shown):
+        table = result.designs[result.designs["metric"] == metric]
+        for k, line in table.groupby("K"):
+            line = line.sort_values("cost")
+            drawn = ax.plot(line["cost"], line["power"], marker="o", ms=3, lw=1.2, label=f"K = {k}")[0]
+            ax.fill_between(line["cost"], line["power_low"], line["power_high"], color=drawn.get_color(), alpha=0.15)
+            far = line[line["extrapolated"]]
+            ax.plot(far["cost"], far["power"], "o", ms=5, mfc="white", color=drawn.get_color())
+        if pd.notna(best.loc[metric].get("N")):
+            ax.plot(best.loc[metric, "cost"], best.loc[metric, "power"], "*", ms=14, color="black", zorder=5)
+        ax.axhline(result.target, color="grey", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlabel("cost")
+    axes[0][0].set_ylabel("power")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def save(result: Plan, path: str) -> None:
+    """Every design's power as CSV, and the pilot's design and the provenance as ``<path>.json``."""
+    write_atomic(path, result.designs.to_csv(index=False))
+    note = {**result.provenance, "epsilon_used": result.epsilon,
+            "cheapest": result.cheapest.to_dict("records"), "pilot": result.pilot.to_dict("records")}
+    write_atomic(f"{path}.json", json.dumps(note, indent=2, default=str))
+
+
+def save_figure(fig, path: str) -> None:
+    """Write a figure atomically (a temporary file in the same folder, then a rename); its format from the suffix."""
+    folder, name = os.path.split(os.path.abspath(path))
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=os.path.splitext(name)[1])
+    os.close(handle)
+    try:
+        fig.savefig(tmp, dpi=150, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# ------------------------------------------------------------------------------------------ command line
+
+def _target_delta(text: str) -> tuple[str, float]:
+    metric, _, value = text.partition("=")
+    try:
+        return metric.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected METRIC=VALUE, e.g. accuracy=0.05, got {text!r}") from None
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def add_cli(commands) -> None:
+    """Register ``plan`` on the command line's subparsers."""
+    from analysis.compare import data_arguments
+
+    cli = commands.add_parser("plan", help="plan a study: power of N x K designs, the cheapest reaching a target",
+                              description="Power, cost and the smallest detectable effect (METHOD section 11).")
+    data_arguments(cli)
+    effect = cli.add_mutually_exclusive_group(required=True)
+    effect.add_argument("--epsilon", type=float, help="the effect as B's perturbation strength (METHOD section 3)")
+    effect.add_argument("--target-delta", type=_target_delta, metavar="METRIC=VALUE",
+                        help="the effect as a Delta of one metric, e.g. accuracy=0.05")
+    cli.add_argument("--sampler", choices=("S1", "S2", "S3"), default=None,
+                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
+    cli.add_argument("--cost-item", type=float, default=0.0, help="cost of one item (default: 0)")
+    cli.add_argument("--cost-rating", type=float, default=1.0, help="cost of one rating (default: 1)")
+    cli.add_argument("--power", type=float, default=0.8, help="target power in (0, 1) (default: 0.8)")
+    cli.add_argument("--alpha", type=float, default=ALPHA, help="significance level in (0, 1) (default: 0.05)")
+    cli.add_argument("--ns", type=_ints, default=None, help="comma-separated item counts (default: around the pilot's)")
+    cli.add_argument("--ks", type=_ints, default=None, help="comma-separated ratings per item (default: 1 to 2x the pilot's)")
+    cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
+    cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
+    cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    cli.add_argument("--out", default=None, help="CSV of every design's power; the summary goes to OUT.json")
+    cli.add_argument("--figure", default=None, help="a PNG or PDF of power against cost")
+
+
+def run_cli(args: argparse.Namespace) -> None:
+    """The ``plan`` command."""
+    from analysis.compare import load_data
+
+    check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta)
+    result = plan(load_data(args), sampler=args.sampler, epsilon=args.epsilon, target_delta=args.target_delta,
+                  ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
+                  alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
+                  metrics="all" if args.metrics == "all" else args.metrics.split(","))
+    how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
+    print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
+          f"{args.n_samples} replicates per design; power is the share of replicates with p < {args.alpha:g}")
+    if result.designs["extrapolated"].any():
+        print(f"note: designs with more than the pilot's {result.pilot['N'].iloc[0]:,} items are extrapolations "
+              "(items resampled with replacement)", file=sys.stderr)
+    print("\n".join(summary_lines(result)))
+    if args.out:
+        save(result, args.out)
+        print(f"wrote {len(result.designs)} rows to {args.out}", file=sys.stderr)
+    if args.figure:
+        save_figure(figure(result), args.figure)
+        print(f"wrote the figure to {args.figure}", file=sys.stderr)
