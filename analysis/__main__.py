@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
+import signal
 import sys
-
-import pandas as pd
 
 from analysis import __version__
 from analysis.errors import AnalysisError
+
+
+PROG = "python -m analysis"
+DESCRIPTION = ("Multi-level bootstrap p-values for comparing two models against disaggregated human ratings: "
+               "simulate a grid of budgets, summarise it as the paper's Table 1, manage the registered datasets, "
+               "judge MT test suites.")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,25 +33,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _split(text: str) -> list[str]:
+    """Comma-separated values, stripped; an empty one (``1,,5``, a trailing comma) is refused."""
+    values = [v.strip() for v in text.split(",")]
+    if "" in values:
+        raise argparse.ArgumentTypeError(f"an empty value in {text!r}; separate the values by single commas")
+    return values
+
+
 def _comma_list(cast, what: str):
     """An argparse type for comma-separated values of ``cast``."""
     def parse(text: str) -> list:
+        values = _split(text)
         try:
-            values = [cast(v) for v in text.split(",") if v.strip()]
+            return [cast(v) for v in values]
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
-        if not values:
-            raise argparse.ArgumentTypeError("expected at least one value")
-        return values
     return parse
 
 
 _ints, _floats = _comma_list(int, "integers"), _comma_list(float, "numbers")
 
 
+def _metrics(text: str) -> str | list[str]:
+    return text if text == "all" else _split(text)
+
+
 def _labels(text: str) -> list:
     """--labels: comma-separated labels, numbers when every one is a number."""
-    values = [v.strip() for v in text.split(",") if v.strip()]
+    values = _split(text)
     if len(values) < 2:
         raise argparse.ArgumentTypeError(f"expected two labels or more, got {text!r}")
     if len(set(values)) < len(values):
@@ -77,7 +93,11 @@ def _unique(values: list, flag: str) -> list:
 
 
 def _check_run(args) -> None:
-    """Command-line checks of 'run' that name the flag: ranges, and repeated grid values (removed, with a note)."""
+    """Command-line checks of 'run', before any work, that name the flag: ranges, the output and the cache folder,
+    the memory a cell needs; repeated grid values are removed, with a note. ``args.out`` becomes the file to write."""
+    from analysis.grid import default_cache_dir
+    from analysis.io import output_file, writable_folder
+
     for flag, values in (("--budgets", args.budgets), ("--ks", args.ks)):
         bad = [v for v in values if v < 1]
         if bad:
@@ -89,17 +109,68 @@ def _check_run(args) -> None:
         raise AnalysisError(f"--n-samples must be >= 2, got {args.n_samples}")
     if args.jobs < 1:
         raise AnalysisError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.seed < 0:
+        raise AnalysisError(f"--seed must be an integer >= 0, got {args.seed}")
     args.budgets, args.ks = _unique(args.budgets, "--budgets"), _unique(args.ks, "--ks")
     args.epsilons = _unique(args.epsilons, "--epsilons")
+    args.out = output_file(args.out, inputs=[args.data], sidecar=".json")
+    if not args.no_cache:
+        writable_folder(args.cache_dir or default_cache_dir(), "--cache-dir")
+    _check_memory(args)
 
 
-def _note_large_k(ds, ks) -> None:
-    """One line when K exceeds every item's rater pool: raters are then drawn with replacement."""
+# Memory of one cell, an upper bound measured on the engine (tests/test_bad_inputs.py checks it): the metric tables
+# hold (K + 1)**2 entries, the replicates' deltas a row each, and the S1 and S3 kernels a few words per drawn item.
+BYTES_PER_TABLE_ENTRY, BYTES_PER_REPLICATE, BYTES_PER_ITEM = 160, 2048, 64
+
+
+def cell_bytes(n: int, k: int, n_samples: int) -> int:
+    """The memory one cell of N items and K responses per item needs, at most, with ``n_samples`` replicates."""
+    return BYTES_PER_TABLE_ENTRY * (k + 1) ** 2 + BYTES_PER_REPLICATE * n_samples + BYTES_PER_ITEM * n
+
+
+def _memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _check_memory(args) -> None:
+    """Refuse a grid whose largest cell, times the worker processes, would not fit in this machine's memory."""
+    cells = [(b // k, k) for b in args.budgets for k in args.ks if b >= k]
+    if not cells:
+        return
+    n, k = max(cells, key=lambda cell: cell_bytes(*cell, args.n_samples))
+    workers = min(args.jobs, len(cells))
+    need, have = workers * cell_bytes(n, k, args.n_samples), _memory()
+    if need <= have:
+        return
+    share = have // workers - BYTES_PER_REPLICATE * args.n_samples - BYTES_PER_ITEM * n
+    fits = math.isqrt(share // BYTES_PER_TABLE_ENTRY) - 1 if share > BYTES_PER_TABLE_ENTRY else 0
+    lower = f"lower --ks (K up to {fits} fits)" if fits >= 1 else "lower --n-samples or --budgets"
+    raise AnalysisError(f"the cell N = {n}, K = {k} needs about {need / 2**30:,.1f} GiB of memory"
+                        f"{f' with --jobs {workers}' if workers > 1 else ''}, more than this machine's "
+                        f"{have / 2**30:.1f} GiB; {lower}{' or --jobs' if workers > 1 else ''}")
+
+
+def _notes(ds, args) -> None:
+    """One line each: dropped rows, a K beyond every item's rater pool, a budget of far more items than the data
+    hold, and labels given with --labels that no rating has."""
+    if ds.n_dropped:
+        print(f"note: dropped {ds.n_dropped} row(s) without a label", file=sys.stderr)
     largest = int(ds.raters_per_item.max())
-    above = [k for k in ks if k > largest]
+    above = [k for k in args.ks if k > largest]
     if above:
         print(f"note: K {','.join(map(str, above))} exceeds the largest rater pool of an item ({largest}); raters "
               "are drawn with replacement", file=sys.stderr)
+    n, budget, k = max((b // k, b, k) for b in args.budgets for k in args.ks)
+    if n >= FAR_MORE_ITEMS * ds.n_items:
+        print(f"note: --budgets {budget} at K {k} draws N = {n:,} items, {n // ds.n_items:,} times the "
+              f"{ds.n_items} items of the data (with replacement)", file=sys.stderr)
+    unseen = [str(name) for name, count in zip(ds.label_names, ds.item_label_counts.sum(axis=0)) if count == 0]
+    if args.labels and unseen:
+        print(f"note: no rating has the label(s) {', '.join(unseen)} given with --labels", file=sys.stderr)
+
+
+FAR_MORE_ITEMS = 1000  # a budget whose N is this many times the data's items gets a note
 
 
 # Python argument names in the library's messages, and the flags that set them on the command line
@@ -116,23 +187,25 @@ def _cli_words(message: str) -> str:
     return message
 
 
-def _read_csv(path: str, what: str, **options) -> pd.DataFrame:
-    """A CSV read with one-line errors for a missing, empty, binary or malformed file."""
+def _read_csv(path: str, what: str, **options):
+    """A CSV read (a pandas DataFrame) with one-line errors for a missing, empty, binary or malformed file."""
+    import pandas as pd
+
+    from analysis.data import read_error
+
     try:
         return pd.read_csv(path, **options)
     except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        reason = "not a UTF-8 text file (binary?)" if isinstance(err, UnicodeDecodeError) else \
-            str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise AnalysisError(f"cannot read {path} as {what}: {reason}") from None
+        raise AnalysisError(f"cannot read {path} as {what}: {read_error(err)}") from None
 
 
 def _parser() -> argparse.ArgumentParser:
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
 
-    parser = _Parser(prog="python -m analysis", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands (python -m analysis COMMAND --help for its options)")
 
     run = commands.add_parser("run", help="simulate a grid of budgets and write the tidy p-value table",
                               description="Simulate the N x K grid for one dataset and sampler.")
@@ -143,7 +216,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--batch", default=None, help="optional batch column (needed by S3 unless batches can be inferred)")
     run.add_argument("--labels", type=_labels, default=None,
                      help="comma-separated label order, e.g. 1,2,3,? (default: sorted; needed when labels mix "
-                          "numbers and text)")
+                          "numbers and text, look continuous or are more than 50)")
+    run.add_argument("--normalize-labels", action="store_true",
+                     help="count labels that differ only in case or surrounding spaces as one (each group takes "
+                          "its most frequent spelling); without it such labels are an error")
     run.add_argument("--duplicates", choices=("error", "first", "last"), default="error",
                      help="what to do with a repeated (item, rater) pair (default: error)")
     run.add_argument("--sampler", required=True, choices=("S1", "S2", "S3"), help="bootstrap sampler")
@@ -152,9 +228,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--epsilons", type=_floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
     run.add_argument("--perturbation", choices=("dirichlet", "uniform"), default="dirichlet",
                      help="how B is perturbed: per-item Dirichlet noise as in VET (default) or a uniform other label")
-    run.add_argument("--metrics", default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
+    run.add_argument("--metrics", type=_metrics, default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
-    run.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    run.add_argument("--seed", type=int, default=0, help="random seed, an integer >= 0 (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
     run.add_argument("--scheduler", default=None,
                      help="address of a dask.distributed scheduler (tcp://HOST:8786): run the cells on that cluster "
@@ -162,7 +238,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cache-dir", default=None, help="cache of finished cells (default: $ANALYSIS_CACHE_DIR or ~/.cache/annotator-bootstrap)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cell cache")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--out", required=True, help="output CSV; provenance goes to OUT.json")
+    run.add_argument("--out", required=True,
+                     help="output CSV, provenance to OUT.json beside it; a link is written through to its target; "
+                          "never an input, a folder, a device or '-'")
 
     t1 = commands.add_parser("table1", help="print the Table 1 summary of a results CSV",
                              description="Smallest budget with p < alpha per metric, as in the paper's Table 1.")
@@ -180,10 +258,14 @@ def _parser() -> argparse.ArgumentParser:
     suite = commands.add_parser("testsuite", help="regex-checked MT test suites: judge outputs, report accuracy",
                                 description="Judge MT outputs with a test suite's rules and report accuracy.")
     steps = suite.add_subparsers(dest="action", required=True)
-    judge = steps.add_parser("judge", help="write one row per (item, system) with the judgement and its reason")
-    judge.add_argument("--rules", required=True, help="the suite's items.json (DFKI schema)")
-    judge.add_argument("--outputs", required=True, help="outputs: CSV/TSV (item_id, system, output) or WMT JSON lines")
-    judge.add_argument("--out", required=True, help="judgements CSV")
+    judge = steps.add_parser("judge", help="write one row per (item, system) with the judgement and its reason",
+                             description="Judge outputs with a suite's rules. 'testsuite judge --rules demo "
+                                         "--outputs demo --out judgements.csv' runs the bundled demo suite.")
+    judge.add_argument("--rules", required=True,
+                       help="the suite's items.json (DFKI schema), or 'demo' for the bundled 40-item demo suite")
+    judge.add_argument("--outputs", required=True, help="outputs: CSV/TSV (item_id, system, output) or WMT JSON "
+                                                        "lines, or 'demo' for the demo suite's outputs")
+    judge.add_argument("--out", required=True, help="judgements CSV (never an input, a folder, a device or '-')")
     report = steps.add_parser("report", help="accuracy per category or phenomenon, first clusters in bold")
     report.add_argument("judgements", help="a CSV written by 'testsuite judge'")
     report.add_argument("--analysis", type=int, choices=(1, 2), default=1,
@@ -198,11 +280,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _testsuite(args) -> None:
     from analysis import testsuite
-    from analysis.io import write_atomic
+    from analysis.io import output_file, write_atomic
 
     if args.action == "judge":
-        table = testsuite.judge_all(testsuite.load_rules(args.rules), testsuite.load_outputs(args.outputs))
-        write_atomic(args.out, table.to_csv(index=False))
+        demo = dict(zip(("rules", "outputs"), testsuite.demo_paths()))
+        rules, outputs = (demo[flag] if getattr(args, flag) == "demo" else getattr(args, flag) for flag in demo)
+        out = output_file(args.out, inputs=[rules, outputs])
+        table = testsuite.judge_all(testsuite.load_rules(rules), testsuite.load_outputs(outputs))
+        write_atomic(out, table.to_csv(index=False))
         skipped = ", ".join(f"{n} {why}" for why, n in table.attrs["not_scored"].items() if n)
         print(f"wrote {len(table)} judgements ({len(testsuite.judged(table))} scored) to {args.out}"
               + (f"; not scored: {skipped}" if skipped else ""), file=sys.stderr)
@@ -256,12 +341,9 @@ def _run(args) -> None:
     from analysis import datasets, grid
 
     ds = datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
-                       duplicates=args.duplicates, label_order=args.labels)
-    if ds.n_dropped:
-        print(f"dropped {ds.n_dropped} row(s) without a label", file=sys.stderr)
-    _note_large_k(ds, args.ks)
-    metrics = "all" if args.metrics == "all" else args.metrics.split(",")
-    table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=metrics,
+                       duplicates=args.duplicates, label_order=args.labels, normalize_labels=args.normalize_labels)
+    _notes(ds, args)
+    table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
                      cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,
                      scheduler=args.scheduler)
@@ -270,6 +352,8 @@ def _run(args) -> None:
 
 
 def _table1(args) -> None:
+    import pandas as pd
+
     from analysis import grid
 
     results = _read_csv(args.results, "a results CSV")
@@ -300,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     except AnalysisError as err:
         print(f"{parser.prog} {args.command}: error: {_cli_words(str(err))}", file=sys.stderr)
         return 2
+    except MemoryError:  # a safety net: _check_memory refuses the cells known to be too large
+        print(f"{parser.prog} {args.command}: error: out of memory; lower --ks, --budgets, --n-samples or --jobs",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt as stop:
         cached = getattr(stop, "cached", None)
         kept = "" if cached is None else (f"; {cached[0]} of {cached[1]} cells are cached in {cached[2]}, and the "
@@ -329,6 +417,15 @@ def entry_point() -> None:
     except BrokenPipeError:
         _quiet_stdout()
         code = 141
+    except KeyboardInterrupt:  # before main could catch it (while the modules load)
+        print(f"\n{PROG}: interrupted; no output written", file=sys.stderr)
+        code = 130
+    if code == 130:
+        # After Ctrl-C, leave at once: the interpreter's shutdown would wait for the worker pool's threads, and a
+        # second Ctrl-C there prints a traceback ("Exception ignored in: <module 'threading'>").
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -9,6 +9,8 @@ design of the table (fully crossed, batched or sparse) is detected once and cach
 from __future__ import annotations
 
 import hashlib
+import re
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -206,6 +208,7 @@ def from_table(
             raise DataError(f"item {item_ids[bad]!r} appears in more than one batch of column {batch!r}")
         item_batch = np.empty(len(item_ids), dtype=np.int32)
         item_batch[per_item["i"].to_numpy()] = per_item["b"].to_numpy()
+        _check_batches(item_batch[item_codes], rater_codes, item_batch, frame[batch].to_numpy(), rater_ids, batch)
         item_batch = pd.factorize(item_batch, sort=True)[0].astype(np.int32)
 
     return AnnotationDataset(
@@ -220,6 +223,20 @@ def from_table(
         n_dropped=n_dropped,
         provenance=provenance,
     )
+
+
+def _check_batches(row_batch, row_rater, item_batch, batch_names, rater_ids, column: str) -> None:
+    """Each batch must have one rater set: every rater of a batch rated at least half of its items (a few missing
+    ratings are fine: S3 fills them from the item's other raters)."""
+    n_items = np.bincount(item_batch)
+    pairs, rated = np.unique(np.stack([row_batch, row_rater]), axis=1, return_counts=True)
+    short = rated * 2 < n_items[pairs[0]]
+    if short.any():
+        b, r = pairs[:, np.argmax(short)]
+        name = batch_names[np.argmax(row_batch == b)]
+        raise DataError(f"batch {name!r} of column {column!r} has no fixed rater set: rater {rater_ids[r]!r} rated "
+                        f"{rated[np.argmax(short)]} of its {n_items[b]} items; fix the batch column, or leave --batch "
+                        "out (S3 then infers batches from items with the same raters; S2 needs none)")
 
 
 def _label_values(values: pd.Series, label: str) -> pd.Series:
@@ -301,20 +318,35 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _missing_columns(path: Path, found, wanted) -> DataError:
+COLUMN_FLAGS = "Name the right ones with --item, --rater and --label (item=, rater=, label= in Python)."
+CHUNK_ROWS = 1_000_000  # rows a CSV with columns beyond the needed ones is read at a time
+
+
+def _missing_columns(path: Path, found, wanted, hint: str) -> DataError:
     missing = [c for c in wanted if c not in found]
-    return DataError(f"column(s) {missing} not found in {path.name}; it has columns {list(found)}. Name the right "
-                     "ones with --item, --rater and --label (item=, rater=, label= in Python).")
+    return DataError(f"column(s) {missing} not found in {path.name}; it has columns {list(found)}. {hint}".rstrip())
 
 
-def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None) -> pd.DataFrame:
+def read_error(err: Exception) -> str:
+    """Why a file could not be read, in one line."""
+    if isinstance(err, UnicodeDecodeError):
+        return (f"not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start}): save it as UTF-8 "
+                "(from Latin-1, for example), unless it is not a text file at all")
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None, hint: str = "") -> pd.DataFrame:
     """Read a CSV, TSV, JSON-lines or Parquet file, only ``columns`` when given, with clear errors.
 
-    ``dtype`` is passed to the CSV reader (``str`` keeps ids such as ``00000001`` as written).
+    ``dtype`` is passed to the CSV reader (``str`` keeps ids such as ``00000001`` as written); ``hint`` ends the
+    message of missing columns. A CSV row with more fields than the header is an error that gives its line.
 
-    Reading only the needed columns keeps memory proportional to (rows x those columns).
+    Keeping only the needed columns keeps memory proportional to (rows x those columns).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a file")
     if not path.is_file():
         raise DataError(f"no such file: {path}")
     name = path.name.lower()
@@ -328,25 +360,47 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
 
             found = pq.read_schema(path).names
             if columns and set(columns) - set(found):
-                raise _missing_columns(path, found, columns)
+                raise _missing_columns(path, found, columns, hint)
             return pd.read_parquet(path, columns=list(columns) if columns else None)
         if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
             table = pd.read_json(path, lines=True)
             if columns and set(columns) - set(table.columns):
-                raise _missing_columns(path, table.columns, columns)
+                raise _missing_columns(path, table.columns, columns, hint)
             return table[list(columns)] if columns else table
         if name.endswith((".tsv", ".tsv.gz", ".tab", ".csv", ".csv.gz")):
             sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".tab")) else ","
             found = pd.read_csv(path, sep=sep, nrows=0).columns
             if columns and set(columns) - set(found):
-                raise _missing_columns(path, found, columns)
-            return pd.read_csv(path, sep=sep, usecols=list(columns) if columns else None, dtype=dtype,
-                               keep_default_na=dtype is not str)
+                raise _missing_columns(path, found, columns, hint)
+            return _read_csv(path, found, columns, sep=sep, dtype=dtype, keep_default_na=dtype is not str)
     except DataError:
         raise
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
-        raise DataError(f"cannot read {path}: {err}") from err
+        raise DataError(f"cannot read {path}: {read_error(err)}") from err
     raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet")
+
+
+def _read_csv(path: Path, found, columns, **options) -> pd.DataFrame:
+    """Every field of a CSV parsed, so that a row longer than the header is caught (pandas drops the surplus of a
+    row silently when told which columns to keep); the columns beyond ``columns`` are dropped chunk by chunk."""
+    options["index_col"] = False  # a longer first row would otherwise become an index, silently
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # pandas' word for that longer first row
+            if not columns or set(found) <= set(columns):
+                table = pd.read_csv(path, **options)
+                return table[list(columns)] if columns else table
+            return pd.concat(chunk[list(columns)] for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS, **options))
+    except pd.errors.ParserWarning:
+        raise DataError(f"{path.name} line 2 has more fields than the header's {len(found)}; quote a field that "
+                        "holds the separator") from None
+    except pd.errors.ParserError as err:
+        where = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
+        if not where:
+            raise
+        expected, line, saw = where.groups()
+        raise DataError(f"{path.name} line {line} has {saw} fields, the header {expected}; quote a field that holds "
+                        "the separator") from None
 
 
 def load_annotations(
@@ -357,11 +411,21 @@ def load_annotations(
     batch: str | None = None,
     label_order: Sequence | None = None,
     duplicates: DuplicatePolicy = "error",
+    normalize_labels: bool = False,
 ) -> AnnotationDataset:
-    """Load one's own annotation file (CSV, TSV, JSON lines, Parquet) as a dataset."""
+    """Load one's own annotation file (CSV, TSV, JSON lines, Parquet) as a dataset.
+
+    Beyond :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and
+    it needs two items and two raters. ``normalize_labels`` counts labels that differ only in case or surrounding
+    spaces as one label, spelt as most of its ratings spell it.
+    """
     path = Path(path)
-    table = read_table(path, columns=[item, rater, label] + ([batch] if batch else []))
-    return from_table(
+    table = read_table(path, columns=[item, rater, label] + ([batch] if batch else []), hint=COLUMN_FLAGS)
+    if normalize_labels:
+        table[label] = normalized_labels(table[label])
+    if label_order is None:
+        check_labels(table[label], label)
+    ds = from_table(
         table,
         item=item,
         rater=rater,
@@ -372,3 +436,50 @@ def load_annotations(
         name=path.stem,
         provenance=f"file {path.name} (sha256 {file_sha256(path)})",
     )
+    for what, count in (("item", ds.n_items), ("rater", ds.n_raters)):
+        if count < 2:
+            raise DataError(f"{path.name} has {count} {what} with a label; comparing models needs 2 {what}s or more")
+    return ds
+
+
+MAX_LABELS = 50  # more distinct labels than this need their order given (--labels)
+MAX_DECIMALS = 2  # numeric labels with more decimals than this look like measurements, not categories
+
+
+def _variants(values: pd.Series) -> pd.Series:
+    """The spellings of text labels grouped by their case-folded, stripped form: one row per spelling."""
+    text = pd.Series(pd.unique(values.dropna()), dtype=object)
+    text = text[text.map(lambda v: isinstance(v, str))]
+    return text.groupby(text.str.strip().str.casefold().to_numpy()).agg(list)
+
+
+def normalized_labels(values: pd.Series) -> pd.Series:
+    """Labels that differ only in case or surrounding spaces, replaced by their most frequent spelling."""
+    counts = values.value_counts()
+    spelling = {}
+    for forms in _variants(values):
+        chosen = max(sorted(forms), key=lambda form: counts[form])
+        spelling.update({form: chosen for form in forms})
+    return values.map(lambda v: spelling.get(v, v))
+
+
+def check_labels(values: pd.Series, label: str) -> None:
+    """Refuse labels that are probably not the categories meant: spellings of one label that differ only in case
+    or spaces, more than :data:`MAX_LABELS` labels, or numbers with more than :data:`MAX_DECIMALS` decimals."""
+    groups = [forms for forms in _variants(values) if len(forms) > 1]
+    if groups:
+        shown = "; ".join(", ".join(repr(form) for form in sorted(forms)) for forms in groups[:3])
+        raise DataError(f"the label column {label!r} spells a label in several ways ({shown}); give "
+                        "--normalize-labels to count them as one (normalize_labels=True in Python), or list every "
+                        "spelling in order with --labels if they are different labels")
+    distinct = pd.unique(values.dropna())
+    numbers = pd.to_numeric(pd.Series(distinct).astype(str).str.strip(), errors="coerce")
+    if numbers.notna().all() and (numbers.round(MAX_DECIMALS) != numbers).any():
+        fine = numbers[numbers.round(MAX_DECIMALS) != numbers].head(3)
+        raise DataError(f"the label column {label!r} holds numbers such as {', '.join(f'{v:g}' for v in fine)}, "
+                        f"{len(distinct)} distinct values that look like measurements, not categories; bin them "
+                        "into categories first, or give every label in order with --labels (label_order= in Python)")
+    if len(distinct) > MAX_LABELS:
+        raise DataError(f"the label column {label!r} has {len(distinct)} distinct labels, more than {MAX_LABELS}; "
+                        f"is {label!r} the label? If it is, give every label in order with --labels (label_order= "
+                        "in Python)")

@@ -13,6 +13,7 @@ download records one in ``<cache>/<dataset>/SHA256SUMS`` and later loads check a
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import os
 import shutil
@@ -268,8 +269,14 @@ def names() -> list[str]:
 
 def entry(name: str) -> Entry:
     if name not in ENTRIES:
-        raise DataError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+        raise DataError(f"unknown dataset {name!r}{_did_you_mean(name, ENTRIES)}; `python -m analysis datasets list` "
+                        "lists the registered ones")
     return ENTRIES[name]
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def _recorded_hashes(folder: Path) -> dict[str, str]:
@@ -501,14 +508,16 @@ def paper_or_stand_in(name: str) -> str:
 def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
     """A stand-in or registered dataset by name, or an annotation file by path.
 
-    ``file_options`` (``item``, ``rater``, ``label``, ``batch``, ``label_order``, ``duplicates``) are passed to
-    :func:`analysis.data.load_annotations` for a file and ignored for a name.
+    ``file_options`` (``item``, ``rater``, ``label``, ``batch``, ``label_order``, ``duplicates``,
+    ``normalize_labels``) are passed to :func:`analysis.data.load_annotations` for a file and ignored for a name.
     """
     key = str(name_or_path)
     if key in STAND_INS:
         return make_stand_in(key)
     if key in ENTRIES:
         return load_entry(key)
-    if Path(key).is_file():
-        return load_annotations(key, **file_options)
-    raise DataError(f"{key!r} is neither a dataset name ({', '.join(names())}) nor an existing file")
+    path = Path(key).expanduser()
+    if path.exists() or path.suffix or len(path.parts) > 1:  # a path, not a name: read_table says what is wrong
+        return load_annotations(path, **file_options)
+    raise DataError(f"{key!r} is neither a file nor a dataset name{_did_you_mean(key, names())}; "
+                    "`python -m analysis datasets list` lists the names")

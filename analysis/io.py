@@ -32,18 +32,19 @@ def _umask() -> int:
     return current
 
 
-def writable_folder(folder: str | Path, flag: str) -> Path:
+def writable_folder(folder: str | Path, flag: str, named: str | Path | None = None) -> Path:
     """``folder`` checked as a place to write into: a folder, or a path whose nearest existing part is a folder in
-    which this user can create files (the rest is created when written)."""
+    which this user can create files (the rest is created when written). Errors say ``flag`` and what it
+    ``named`` (default: the folder)."""
     folder = Path(folder).expanduser()
-    existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    named = folder if named is None else named
     if not existing.is_dir():
-        where = "" if existing == folder else f" ({existing} is a file)"
-        raise ParameterError(f"{flag} {folder} is not a folder{where}")
+        raise ParameterError(f"{flag} {named}: {existing} is a file, not a folder")
     try:  # a real probe: permissions alone say yes to root on /proc or a read-only mount
         handle, probe = tempfile.mkstemp(dir=existing, prefix=".write-check.")
     except OSError as err:
-        raise ParameterError(f"{flag} {folder}: cannot create a file in {existing} ({err.strerror})") from None
+        raise ParameterError(f"{flag} {named}: cannot create a file in {existing} ({err.strerror})") from None
     os.close(handle)
     os.unlink(probe)
     return folder
@@ -52,13 +53,18 @@ def writable_folder(folder: str | Path, flag: str) -> Path:
 def output_file(out: str, inputs: Iterable[str | Path] = (), sidecar: str = "", flag: str = "--out") -> Path:
     """The file that ``out`` names, checked before any work; for a symbolic link, the link's target.
 
-    Refused, each with one line: ``-``, a folder, a device, pipe or socket (``/dev/stdout``), one of ``inputs``
-    under any name, and a place this user cannot write. ``sidecar`` (say ``".json"``) names a second output
-    written beside the first; it is checked the same way and may not be a link.
+    Refused, each with one line: ``-``, a folder, a device, pipe or socket, a path in ``/dev``, ``/proc`` or
+    ``/sys`` (``/dev/stdout``, however it resolves), one of ``inputs`` under any name, and a place this user
+    cannot write. ``sidecar`` (say ``".json"``) names a second output written beside the first; it is checked
+    the same way and may not be a link.
     """
     if out == "-":
         raise ParameterError(f"{flag} -: standard output is not supported; name a file")
     target = Path(out).expanduser()
+    for path in (target.absolute(), target.resolve()):
+        if path.parts[1:2] in (("dev",), ("proc",), ("sys",)):
+            raise ParameterError(f"{flag} {out} is in /{path.parts[1]}, a folder of the system, not of files; name "
+                                 "a file elsewhere")
     _check_output(target, inputs, flag)
     target = target.resolve() if target.is_symlink() else target  # the link stays and points at the new file
     if sidecar:
@@ -67,14 +73,14 @@ def output_file(out: str, inputs: Iterable[str | Path] = (), sidecar: str = "", 
             raise ParameterError(f"{flag}: {beside}, where the provenance goes, is a symbolic link; remove it or "
                                  "name another output")
         _check_output(beside, inputs, flag)
-    writable_folder(target.parent, flag)
+    writable_folder(target.parent, flag, named=out)
     return target
 
 
 def _check_output(path: Path, inputs: Iterable[str | Path], flag: str) -> None:
     try:
         mode = path.stat().st_mode  # follows links: /dev/stdout is the terminal or pipe behind it
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the folder check says what is wrong with the folders
         mode = None
     except OSError as err:
         raise ParameterError(f"{flag} {path}: {err.strerror}") from None

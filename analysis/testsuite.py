@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from analysis.data import read_table
+from analysis.data import read_error, read_table
 from analysis.errors import AnalysisError, DataError, ParameterError
 
 PASS, FAIL, WARNING = "pass", "fail", "warning"
@@ -110,7 +110,8 @@ def load_rules(path: str | Path) -> dict[str, Rule]:
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))["items"]
     except (OSError, ValueError, KeyError, TypeError) as err:  # ValueError: bad JSON or not UTF-8 text
-        raise DataError(f"{path} is not a test-suite items.json with an 'items' list: {err}") from None
+        reason = "it has no 'items' key" if isinstance(err, (KeyError, TypeError)) else read_error(err)
+        raise DataError(f"{path} is not a test-suite items.json with an 'items' list: {reason}") from None
     if not isinstance(items, list):
         raise DataError(f"{path}: 'items' is not a list")
     rules = {}

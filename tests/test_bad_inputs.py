@@ -46,6 +46,29 @@ def make_files(folder: Path) -> None:
     ratings([str(v) for v in range(1, 11)] + ["?"]).to_csv(folder / "stray.csv", index=False)
     ratings([1, 2, 3]).to_csv(folder / "good.csv", index=False)
     pd.concat([ratings([1, 2]), ratings([2, 1]).head(1)]).to_csv(folder / "dup.csv", index=False)
+    (folder / "link.csv").symlink_to("good.csv")
+    (folder / "adir").mkdir()
+    (folder / "afile").write_text("not a folder\n")
+    (folder / "sidecar.csv.json").mkdir()
+    ratings(["safe", " safe", "Safe", "safe ", "unsafe"]).to_csv(folder / "variants.csv", index=False)
+    ratings([round(0.1234 + n / 97, 4) for n in range(30)]).to_csv(folder / "floats.csv", index=False)
+    pd.DataFrame({"item": [n // 2 for n in range(80)], "rater": [n % 2 for n in range(80)],
+                  "label": [n % 60 for n in range(80)]}).to_csv(folder / "many.csv", index=False)
+    (folder / "ragged.csv").write_text("item,rater,label\n1,a,x\n1,b,y\n2,a,x\n2,b,y,z\n")
+    (folder / "ragged_first.csv").write_text("item,rater,label,note\n1,a,x,,extra\n1,b,y,\n2,a,x,\n")
+    ratings([1, 2]).query("item == 0").to_csv(folder / "one_item.csv", index=False)
+    ratings([1, 2]).query("rater == 0").to_csv(folder / "one_rater.csv", index=False)
+    batched = ratings([1, 2]).assign(batch=lambda t: "b" + (t["item"] // 5).astype(str))
+    batched.loc[batched.index[-1], "rater"] = 7  # one item of batch b1 has a rater the others lack
+    batched.to_csv(folder / "batch.csv", index=False)
+    (folder / "latin1.csv").write_bytes("item,rater,label\n1,a,caf\u00e9\n1,b,th\u00e9\n".encode("latin-1"))
+    (folder / "no_items.json").write_text('{"rules": []}')
+
+
+def snapshot(folder: Path) -> dict:
+    """Every path under ``folder`` with its content (links as their target), to see that nothing changed."""
+    return {str(p.relative_to(folder)): os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else None
+            for p in sorted(folder.rglob("*"))}
 
 
 # (name, arguments, what stderr must contain); every case exits 2 with one line and writes nothing
@@ -86,6 +109,49 @@ BAD_INPUTS = [
     ("datasets info of an unknown name", ["datasets", "info", "nope"], "nope"),
     ("datasets fetch with no name", ["datasets", "fetch"], "give one dataset name or --all"),
     ("datasets fetch of an unknown name", ["datasets", "fetch", "nope"], "unknown dataset"),
+    # outputs: never an input, a folder, a device, a file of the system or standard output; checked before any work
+    ("run --out the input", [*RUN, "--data", "good.csv", "--out", "good.csv"], "is the input good.csv"),
+    ("run --out a link to the input", [*RUN, "--data", "good.csv", "--out", "link.csv"], "is the input good.csv"),
+    ("run --out /dev/stdout", [*RUN, "--data", "good.csv", "--out", "/dev/stdout"], "is in /dev"),
+    ("run --out /proc/r.csv", [*RUN, "--data", "good.csv", "--out", "/proc/r.csv"], "is in /proc"),
+    ("run --out -", [*RUN, "--data", "good.csv", "--out", "-"], "standard output is not supported"),
+    ("run --out a folder", [*RUN, "--data", "good.csv", "--out", "adir"], "adir is a folder"),
+    ("run --out in a file", [*RUN, "--data", "good.csv", "--out", "afile/r.csv"], "afile is a file, not a folder"),
+    ("run --out whose .json is a folder", [*RUN, "--data", "good.csv", "--out", "sidecar.csv"],
+     "sidecar.csv.json is a folder"),
+    ("judge --out the outputs file", ["testsuite", "judge", "--rules", "RULES", "--outputs", "good.csv", "--out",
+                                      "good.csv"], "is the input good.csv"),
+    # run parameters
+    ("run with a cell too large for memory", [*RUN, "--data", "good.csv", "--budgets", "100000", "--ks", "100000",
+                                              "--out", "r.csv"], "GiB of memory"),
+    ("run --seed -1", [*RUN, "--data", "good.csv", "--seed", "-1", "--out", "r.csv"], "--seed must be"),
+    ("run --cache-dir a file", [*RUN[:-1], "--data", "good.csv", "--cache-dir", "afile", "--out", "r.csv"],
+     "--cache-dir afile: afile is a file"),
+    ("run --ks 1,,5", [*RUN, "--data", "good.csv", "--ks", "1,,5", "--out", "r.csv"], "an empty value in '1,,5'"),
+    ("run --budgets 100,", [*RUN, "--data", "good.csv", "--budgets", "100,", "--out", "r.csv"], "an empty value"),
+    ("run --metrics mae,,jsd", [*RUN, "--data", "good.csv", "--metrics", "mae,,jsd", "--out", "r.csv"],
+     "an empty value"),
+    ("run --labels 1,,2", [*RUN, "--data", "good.csv", "--labels", "1,,2,3", "--out", "r.csv"], "an empty value"),
+    ("run --data a folder", [*RUN, "--data", "adir", "--out", "r.csv"], "adir is a folder, not a file"),
+    ("run --data a mistyped name", [*RUN, "--data", "dices-synthtic", "--out", "r.csv"],
+     "did you mean dices-synthetic"),
+    ("run --data a missing path", [*RUN, "--data", "data/ratings.csv", "--out", "r.csv"],
+     "no such file: data/ratings.csv"),
+    # dirty data, named
+    ("run with labels spelt four ways", [*RUN, "--data", "variants.csv", "--out", "r.csv"],
+     "(' safe', 'Safe', 'safe', 'safe '); give --normalize-labels"),
+    ("run with continuous labels", [*RUN, "--data", "floats.csv", "--out", "r.csv"], "look like measurements"),
+    ("run with 60 labels", [*RUN, "--data", "many.csv", "--out", "r.csv"], "60 distinct labels, more than 50"),
+    ("run with a long row", [*RUN, "--data", "ragged.csv", "--out", "r.csv"], "line 5 has 4 fields, the header 3"),
+    ("run with a long first row", [*RUN, "--data", "ragged_first.csv", "--out", "r.csv"],
+     "line 2 has more fields than the header's 4"),
+    ("run on one item", [*RUN, "--data", "one_item.csv", "--out", "r.csv"], "has 1 item with a label"),
+    ("run on one rater", [*RUN, "--data", "one_rater.csv", "--out", "r.csv"], "has 1 rater with a label"),
+    ("run --batch with a stray rater", [*RUN, "--data", "batch.csv", "--batch", "batch", "--sampler", "S3", "--out",
+                                        "r.csv"], "batch 'b1' of column 'batch' has no fixed rater set"),
+    ("run on a Latin-1 file", [*RUN, "--data", "latin1.csv", "--out", "r.csv"], "not UTF-8 text (byte 0xe9"),
+    ("judge --rules without items", ["testsuite", "judge", "--rules", "no_items.json", "--outputs", "OUTPUTS",
+                                     "--out", "out.csv"], "it has no 'items' key"),
 ]
 
 
@@ -104,13 +170,13 @@ def test_bad_input_gets_one_error_line_and_exit_2(name, args, message, tmp_path,
     make_files(tmp_path)
     rules, outputs = ts.demo_paths()
     args = [str(rules) if a == "RULES" else str(outputs) if a == "OUTPUTS" else a for a in args]
-    before = set(os.listdir(tmp_path))
+    before = snapshot(tmp_path)
     code, out, err = call(args, capsys)
     assert code == 2, (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "error:" in lines[0] and message in lines[0], err
     assert "Traceback" not in err and out == ""
-    assert set(os.listdir(tmp_path)) == before  # no partial output
+    assert snapshot(tmp_path) == before  # nothing written, replaced or left behind
 
 
 def test_no_traceback_from_a_real_process(tmp_path):

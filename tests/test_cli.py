@@ -36,7 +36,7 @@ def test_own_file_with_named_columns(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "--data", "nowhere.csv", "--sampler", "S2", "--out", "x.csv"], "neither a dataset name"),
+    (["run", "--data", "nowhere.csv", "--sampler", "S2", "--out", "x.csv"], "no such file: nowhere.csv"),
     (["run", "--data", "dices-synthetic", "--sampler", "S3", "--out", "x.csv"], "S3 needs batched"),
     (["run", "--data", "dices-synthetic", "--sampler", "S2", "--ks", "0", "--out", "x.csv"], ">= 1"),
     (["run", "--data", "dices-synthetic", "--sampler", "S2", "--metrics", "bleu", "--out", "x.csv"], "unknown metric"),
