@@ -29,7 +29,8 @@ import pandas as pd
 from analysis import __version__
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
-from analysis.grid import engine_fingerprint, write_atomic
+from analysis.grid import engine_fingerprint
+from analysis.io import write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, REGISTRY, check_metrics, deltas, scores
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler, group_layout, make_plan

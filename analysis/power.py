@@ -23,7 +23,8 @@ import pandas as pd
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell, write_atomic
+from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell
+from analysis.io import write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler
