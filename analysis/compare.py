@@ -2,10 +2,11 @@
 
 A system's outputs give, per item, a label distribution ``q_i``: its one label (a point mass), the shares of its
 sampled labels, or its label probabilities (``p_<label>`` columns). In a bootstrap replicate the sampler (S1, S2
-or S3) draws the items and the gold's rater columns, and each system answers every drawn item with ``K`` labels
-drawn from its ``q_i`` (its own samples drawn with replacement, draws from its probabilities, or its one label
-``K`` times). A and B answer the same drawn items (paired). The null replicates are the same draws with A's and
-B's answers swapped per item slot with probability 1/2.
+or S3) draws the items and the gold's ``K`` rater columns, and each system answers every drawn item with its
+``q_i`` on the scale of ``K`` responses (for a system of one label per item, that label ``K`` times; for samples
+or probabilities, their expected counts rather than ``K`` draws, so that replicates and the observed scores treat
+a system alike). A and B answer the same drawn items (paired). The null replicates are the same drawn items with
+A's and B's answers swapped per item slot with probability 1/2.
 
 The p-value is the observed delta's own p-value against the null replicates, ``#{delta*_i >= delta} / n``
 (:func:`analysis.pvalues.replicate_p_values`, ties toward the null): with one observed study this is the test
@@ -194,10 +195,12 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     """(alternative, null) deltas, each (n_samples, 8) in METRICS order; ``share_a[i]`` is A's label distribution
     on item ``i`` of ``ds``.
 
-    An alternative replicate draws items and the gold's rater columns with the sampler and ``k`` responses of each
-    system per item. Its null twin takes the same drawn items, swaps A and B per item slot with probability 1/2, and
-    scores them as the observed delta is scored (all ratings, whole distributions): under the hypothesis that A and
-    B are exchangeable on every item, that is the observed delta's exact permutation law, whatever the raters.
+    An alternative replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
+    drawn item with its whole label distribution on the scale of ``k`` responses (drawing ``k`` labels from it would
+    add noise that the observed scores do not have, and move the interval away from the estimate). Its null twin
+    takes the same drawn items, swaps A and B per item slot with probability 1/2, and scores them as the observed
+    delta is scored (all ratings): under the hypothesis that A and B are exchangeable on every item, that is the
+    observed delta's exact permutation law, whatever the raters.
     """
     plan = make_plan(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
@@ -207,9 +210,9 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     for start in range(0, n_samples, chunk):
         reps = min(chunk, n_samples - start)
         item, gold = draw_gold(plan, ds.n_items, k, reps, rng)
-        alt.append(deltas(gold, rng.multinomial(k, share_a[item]), rng.multinomial(k, share_b[item])))
-        swap = rng.random(item.shape)[..., None] < 0.5
         a, b = full[1][item], full[2][item]
+        alt.append(delta_values(gold, a, b))
+        swap = rng.random(item.shape)[..., None] < 0.5
         null.append(delta_values(full[0][item], np.where(swap, b, a), np.where(swap, a, b)))
     stack = lambda parts: np.column_stack([np.concatenate([p[m] for p in parts]) for m in METRICS])  # noqa: E731
     return stack(alt), stack(null)
@@ -267,10 +270,12 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
             continue
         score_a, score_b, delta = seen[metric]
         p = float(replicate_p_values(null[:, m], [delta])[0])
+        if two_sided:  # each tail counts its ties, so that a delta inside a block of equal null deltas gets p = 1
+            p = min(1.0, 2 * min(p, float(replicate_p_values(-null[:, m], [-delta])[0])))
         low, high = np.quantile(alt[:, m], [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
         rows.append({"metric": metric, "score_a": score_a, "score_b": score_b, "delta": delta,
                      "ci_low": float(low), "ci_high": float(high),
-                     "p_value": min(1.0, 2 * min(p, 1 - p)) if two_sided else p, "items": len(both), "K": int(k),
+                     "p_value": p, "items": len(both), "K": int(k),
                      "sampler": sampler, "n_samples": int(n_samples), "seed": int(seed), "signature": signature})
     table = pd.DataFrame(rows)
     table.attrs["left_out"] = [str(v) for v in ds.item_ids[left_out]]
@@ -305,14 +310,42 @@ def sentence(table: pd.DataFrame, metric: str | None = None) -> str:
             f"replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; {row['signature']}).")
 
 
-def text_table(table: pd.DataFrame) -> str:
-    """The result as a terminal table."""
-    shown = pd.DataFrame({
-        "metric": table["metric"].map(METRIC_LABELS), "A": table["score_a"].map(_number),
-        "B": table["score_b"].map(_number), "delta": table["delta"].map(_number),
+def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
+    """The result as people read it: per sampler and metric, both scores, delta, interval and p."""
+    return pd.DataFrame({
+        "sampler": table["sampler"], "metric": table["metric"].map(METRIC_LABELS),
+        names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
+        "delta": table["delta"].map(_number),
         "95% interval": [f"[{_number(lo)}, {_number(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
         "p": [p_text(p, n) for p, n in zip(table["p_value"], table["n_samples"])]})
-    return shown.to_string(index=False)
+
+
+def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
+    """What a comparison under one or more samplers found, in words (Markdown)."""
+    row = table.iloc[0]
+    parts = [f"On {row['items']:,} test items with K = {row['K']} ratings each"]
+    significant = table.groupby("metric", sort=False)["p_value"].max() < alpha
+    direction = table.groupby("metric", sort=False)["delta"].first()
+    for better, sign in ((names[0], 1), (names[1], -1)):
+        found = [METRIC_LABELS[m] for m in significant.index if significant[m] and np.sign(direction[m]) == sign]
+        if found:
+            parts.append(f"{better} is better on {', '.join(found)} (p < {alpha:g} under every sampler)")
+    tied = [METRIC_LABELS[m] for m in significant.index if not significant[m]]
+    if tied:
+        parts.append(f"neither is shown better on {', '.join(tied)}")
+    text = "; ".join(parts) + "."
+    widths = (table["ci_high"] - table["ci_low"]).groupby(table["sampler"]).median()
+    if len(widths) > 1:
+        text += (" The median interval width is " + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
+                 + ": modelling the raters as the same people across items "
+                 + ("widens" if widths.get("S1", widths.get("S3", 0)) > widths.get("S2", 0) else "does not widen")
+                 + " the intervals.")
+    return text
+
+
+def text_table(table: pd.DataFrame) -> str:
+    """The result as a terminal table."""
+    return readable(table).drop(columns="sampler").to_string(index=False)
 
 
 def save(table: pd.DataFrame, path: str | Path) -> None:
@@ -363,7 +396,7 @@ def add_cli(commands) -> None:
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=1000, help="bootstrap replicates (default: 1000)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    cli.add_argument("--two-sided", action="store_true", help="two-sided p: 2 min(p, 1 - p)")
+    cli.add_argument("--two-sided", action="store_true", help="two-sided p: twice the smaller tail, at most 1")
     cli.add_argument("--out", default=None, help="output CSV; provenance goes to OUT.json")
 
 
@@ -384,3 +417,71 @@ def run_cli(args: argparse.Namespace) -> None:
     if args.out:
         save(table, args.out)
         print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------ the chapter's worked example
+
+def lewidi_texts(name: str) -> pd.DataFrame:
+    """The texts of a LeWiDi dataset in the cache: one row per item (``split:id``, as the registry keys it), with its
+    split and text."""
+    from analysis import datasets
+
+    datasets.verify(name)
+    rows = []
+    for path in sorted((datasets.data_dir() / name).glob("*_*.json")):
+        split = path.stem.rsplit("_", 1)[-1]
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(entries, dict) and all(isinstance(e, dict) and "text" in e for e in entries.values()):
+            rows += [(f"{split}:{key}", split, str(entry["text"])) for key, entry in entries.items()]
+    return pd.DataFrame(rows, columns=["item", "split", "text"])
+
+
+def text_classifiers(seed: int = 0) -> dict:
+    """The two scikit-learn systems of the worked example: TF-IDF features with logistic regression, and with
+    multinomial naive Bayes."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import MultinomialNB
+    from sklearn.pipeline import make_pipeline
+
+    features = dict(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    return {"tfidf-logreg": make_pipeline(TfidfVectorizer(**features), LogisticRegression(max_iter=2000,
+                                                                                          random_state=seed)),
+            "tfidf-nb": make_pipeline(TfidfVectorizer(**features), MultinomialNB())}
+
+
+def train_and_predict(ds: AnnotationDataset, texts: pd.DataFrame, systems=("tfidf-logreg", "tfidf-nb"),
+                      train: str = "train", test: str = "test", seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Train each named system on the ``train`` split's texts and plurality labels and return its label
+    probabilities on the ``test`` split's items (``item`` and ``p_<label>`` columns)."""
+    known = text_classifiers(seed)
+    unknown = [s for s in systems if s not in known]
+    if unknown:
+        raise ParameterError(f"unknown system(s) {unknown}; choose from {', '.join(known)}")
+    code = {_text(v): c for c, v in enumerate(ds.item_ids)}
+    texts = texts[texts["item"].isin(code)]
+    fit, score = texts[texts["split"] == train], texts[texts["split"] == test]
+    votes = ds.item_label_counts.argmax(1)[fit["item"].map(code).to_numpy()]
+    out = {}
+    for name in systems:
+        model = known[name].fit(fit["text"], votes)
+        probs = np.zeros((len(score), ds.n_labels))
+        probs[:, model.classes_] = model.predict_proba(score["text"])
+        out[name] = pd.DataFrame({"item": score["item"].to_numpy(),
+                                  **{f"{PROBABILITY_PREFIX}{_text(v)}": probs[:, c]
+                                     for c, v in enumerate(ds.label_names)}})
+    return out
+
+
+def compare_samplers(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFrame, samplers, **options):
+    """:func:`compare` under each sampler, one frame."""
+    return pd.concat([compare(ds, outputs_a, outputs_b, sampler=s, **options) for s in samplers], ignore_index=True)
+
+
+def clearest(table: pd.DataFrame) -> pd.Series:
+    """The clearest difference of a comparison: the metric with the largest p-value under its samplers being the
+    smallest, ties broken by the largest |delta| per interval width (averaged over the samplers); its first row."""
+    width = (table["ci_high"] - table["ci_low"]).replace(0, np.nan)
+    ranked = table.assign(worst_p=table.groupby("metric")["p_value"].transform("max"),
+                          clarity=(table["delta"].abs() / width).groupby(table["metric"]).transform("mean"))
+    return ranked.sort_values(["worst_p", "clarity"], ascending=[True, False]).iloc[0]

@@ -107,10 +107,10 @@ def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
 
 
 def default_grid(ds: AnnotationDataset) -> tuple[list[int], list[int]]:
-    """Item counts from a quarter to sixteen times the pilot's, and K from 1 to twice the pilot's."""
+    """Item counts from a quarter to sixteen times the pilot's, and K from 1 to 20 and twice the pilot's."""
     n, k = pilot_design(ds)
     ns = sorted({max(2, int(round(n * f))) for f in DEFAULT_N_FACTORS})
-    ks = sorted({1, 2, 3, 5, k, 2 * k})
+    ks = sorted({1, 2, 3, 5, 10, 20, k, 2 * k})
     return ns, ks
 
 
@@ -229,6 +229,35 @@ def summary_lines(result: Plan) -> list[str]:
                      f"N = {int(p['N']):,} x K = {int(p['K'])}: power {p['power']:.2f} [{p['power_low']:.2f}, "
                      f"{p['power_high']:.2f}]; smallest detectable effect {smallest}.")
     return lines
+
+
+def summary(result: Plan) -> str:
+    """The plan in words (Markdown): the effect, then per metric the cheapest design and the pilot's power."""
+    how = result.provenance["parameters"]
+    target = how["target_delta"]
+    effect = (f"a {METRIC_LABELS[target[0]]} Δ of {target[1]:.3g}, which ε = {result.epsilon:.3g} gives on the pilot's "
+              "design" if target else f"ε = {result.epsilon:g}")
+    return (f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} replicates per design; a design "
+            f"costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g}).\n\n"
+            + "\n".join(f"- {line}" for line in summary_lines(result)))
+
+
+def readable(result: Plan) -> pd.DataFrame:
+    """Per metric, the cheapest design reaching the target power and the pilot's own design, as people read them."""
+    best = result.cheapest.set_index("metric")
+    rows = []
+    for _, p in result.pilot.iterrows():
+        b = best.loc[p["metric"]]
+        reached = pd.notna(b.get("N"))
+        rows.append({"metric": METRIC_LABELS[p["metric"]],
+                     "cheapest N × K": f"{int(b['N']):,} × {int(b['K'])}" if reached else "none in the grid",
+                     "its cost": f"{b['cost']:,.6g}" if reached else "–",
+                     "its power": f"{b['power']:.2f} [{b['power_low']:.2f}, {b['power_high']:.2f}]" if reached else "–",
+                     "pilot N × K": f"{int(p['N']):,} × {int(p['K'])}",
+                     "pilot power": f"{p['power']:.2f} [{p['power_low']:.2f}, {p['power_high']:.2f}]",
+                     "smallest ε (Δ) at the pilot": "–" if pd.isna(p["smallest_epsilon"]) else
+                     f"{p['smallest_epsilon']:.3g} ({p['smallest_delta']:.3g})"})
+    return pd.DataFrame(rows)
 
 
 def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):

@@ -133,3 +133,9 @@ def test_cli_refuses_bad_outputs_with_one_line_and_writes_nothing(files, capsys,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "error:" in err and message in err, err
     assert not out.exists()
+
+
+def test_two_sided_p_of_identical_votes_is_one(small):
+    a = pd.DataFrame({"item": small.item_ids, "label": votes(small)})
+    result = compare(small, a, a.copy(), n_samples=50, two_sided=True, metrics=["accuracy"])
+    assert result["p_value"].iloc[0] == 1.0 and result["delta"].iloc[0] == 0
