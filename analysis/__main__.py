@@ -367,7 +367,9 @@ def _table1(args) -> None:
         results["p_value"] = p
     if results.empty:
         raise AnalysisError(f"{args.results} has no result row (only a header)")
-    print(grid.table1_wide(grid.table1(results, alpha=args.alpha)).to_string())
+    from analysis import power
+
+    print(power.table1_text(results, args.alpha))
 
 
 def main(argv: list[str] | None = None) -> int:

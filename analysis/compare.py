@@ -298,6 +298,10 @@ def p_text(p: float, n_samples: int) -> str:
     return f"< {1 / n_samples:.2g}" if p == 0 else f"{p:.3f}" if p >= 0.001 else "< 0.001"
 
 
+def _favour(delta: float) -> str:
+    return " in A's favour" if delta > 0 else " in B's favour" if delta < 0 else ", no difference"
+
+
 def sentence(table: pd.DataFrame, metric: str | None = None) -> str:
     """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
@@ -305,7 +309,7 @@ def sentence(table: pd.DataFrame, metric: str | None = None) -> str:
     p = p_text(row["p_value"], row["n_samples"])
     return (f"On {row['items']:,} items with K = {row['K']} ratings each, system A scored "
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for system B "
-            f"(delta {_number(row['delta'])} in A's favour, 95 % bootstrap interval [{_number(row['ci_low'])}, "
+            f"(delta {_number(row['delta'])}{_favour(row['delta'])}, 95 % bootstrap interval [{_number(row['ci_low'])}, "
             f"{_number(row['ci_high'])}], {sided} p {'= ' if p[0] != '<' else ''}{p}; {row['n_samples']:,} "
             f"replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; {row['signature']}).")
 

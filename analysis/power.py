@@ -309,6 +309,27 @@ def save_figure(fig, path: str) -> None:
         raise
 
 
+def table1_text(results: pd.DataFrame, alpha: float = ALPHA) -> str:
+    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001", a legend for "–", and
+    per run and metric the cheapest significant design (the smallest budget N x K, then the smallest p)."""
+    from analysis.grid import table1, table1_wide
+
+    wide = table1_wide(table1(results, alpha=alpha))
+    is_p = wide.index.get_level_values("stat") == "p-value"
+    wide[is_p] = wide[is_p].replace("0.000", "< 0.001")
+    lines = [wide.to_string(), "",
+             f"–: no budget of the grid reaches p < {alpha:g} for that metric; try larger --budgets (or more --ks).",
+             f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):"]
+    hits = results[results["p_value"] < alpha]
+    for (dataset, sampler, epsilon), run in results.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        found = hits[(hits["dataset"] == dataset) & (hits["sampler"] == sampler) & (hits["epsilon"] == epsilon)]
+        best = found.sort_values(["NK", "p_value", "K"]).groupby("metric", sort=False).first()
+        designs = [f"{METRIC_LABELS[m]} {int(best.loc[m, 'NK']) // int(best.loc[m, 'K'])} x {int(best.loc[m, 'K'])}"
+                   if m in best.index else f"{METRIC_LABELS[m]} none" for m in METRICS if m in set(run["metric"])]
+        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + "; ".join(designs))
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------------------ command line
 
 def _target_delta(text: str) -> tuple[str, float]:

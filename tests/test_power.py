@@ -116,3 +116,13 @@ def test_cli_prints_the_cheapest_design_and_writes_the_table_and_figure(tmp_path
     printed = capsys.readouterr()
     assert "cheapest with power >= 0.8" in printed.out and "extrapolation" in printed.err
     assert len(pd.read_csv(out)) == 3 * 2 * 8 and fig.stat().st_size > 0
+
+
+def test_table1_prints_small_p_a_legend_and_the_cheapest_significant_design():
+    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": k, "metric": m, "delta": 0.05,
+             "p_value": 0.0001 if m == "accuracy" and nk >= 1000 else 0.2}
+            for nk in (100, 1000) for k in (1, 5) for m in METRICS]
+    text = power.table1_text(pd.DataFrame(rows))
+    assert "< 0.001" in text and "0.000" not in text
+    assert "–: no budget of the grid reaches p < 0.05" in text
+    assert "Accuracy 1000 x 1" in text and "MAE none" in text
