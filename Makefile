@@ -13,7 +13,7 @@ JOBS ?= 2
 BUILD ?= $(CURDIR)/_build
 OUT ?= $(CURDIR)
 SRC := $(BUILD)/src
-CHAPTERS := calibration rq1 rq2 rq3 rq4 why realdata testsuite speed
+CHAPTERS := calibration rq1 rq2 rq3 rq4 why realdata testsuite compare speed
 NOTEBOOKS := $(CHAPTERS) provenance
 PARAMS ?=
 
