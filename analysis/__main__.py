@@ -369,7 +369,7 @@ def _table1(args) -> None:
         raise AnalysisError(f"{args.results} has no result row (only a header)")
     from analysis import power
 
-    print(power.table1_text(results, args.alpha))
+    print(power.table1_text(results, args.alpha, power.data_size(args.results)))
 
 
 def main(argv: list[str] | None = None) -> int:

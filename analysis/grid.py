@@ -354,7 +354,8 @@ def provenance(dataset: AnnotationDataset, **parameters) -> dict:
     """What produced a result: package version, engine fingerprint, parameters, seed and the data's hash and origin."""
     return {"version": __version__, "engine": engine_fingerprint(), "numpy": np.__version__,
             "numba": numba.__version__, "dataset": dataset.name, "data_sha256": dataset.sha256,
-            "data_provenance": dataset.provenance, "parameters": parameters}
+            "data_provenance": dataset.provenance, "data_items": dataset.n_items,
+            "data_raters_per_item_max": int(dataset.raters_per_item.max()), "parameters": parameters}
 
 
 def save_results(table: pd.DataFrame, path: str | Path) -> None:

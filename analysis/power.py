@@ -309,24 +309,44 @@ def save_figure(fig, path: str) -> None:
         raise
 
 
-def table1_text(results: pd.DataFrame, alpha: float = ALPHA) -> str:
-    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001", a legend for "–", and
-    per run and metric the cheapest significant design (the smallest budget N x K, then the smallest p)."""
+def data_size(results_path: str) -> dict | None:
+    """The data's item count and largest rater pool, from the provenance 'run' writes beside its results (None
+    when that file or those fields are missing)."""
+    try:
+        note = json.loads(open(f"{results_path}.json", encoding="utf-8").read())
+        return {"items": int(note["data_items"]), "raters": int(note["data_raters_per_item_max"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None = None) -> str:
+    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001", a legend for "–",
+    per run and metric the cheapest significant design (the smallest budget N x K, then the smallest p), and, given
+    the data's size (:func:`data_size`), a note on every reported design with more items than the data have or more
+    ratings per item than an item has."""
     from analysis.grid import table1, table1_wide
 
-    wide = table1_wide(table1(results, alpha=alpha))
+    summary = table1(results, alpha=alpha)
+    wide = table1_wide(summary)
     is_p = wide.index.get_level_values("stat") == "p-value"
     wide[is_p] = wide[is_p].replace("0.000", "< 0.001")
     lines = [wide.to_string(), "",
              f"–: no budget of the grid reaches p < {alpha:g} for that metric; try larger --budgets (or more --ks).",
              f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):"]
-    hits = results[results["p_value"] < alpha]
-    for (dataset, sampler, epsilon), run in results.groupby(["dataset", "sampler", "epsilon"], sort=False):
-        found = hits[(hits["dataset"] == dataset) & (hits["sampler"] == sampler) & (hits["epsilon"] == epsilon)]
-        best = found.sort_values(["NK", "p_value", "K"]).groupby("metric", sort=False).first()
-        designs = [f"{METRIC_LABELS[m]} {int(best.loc[m, 'NK']) // int(best.loc[m, 'K'])} x {int(best.loc[m, 'K'])}"
-                   if m in best.index else f"{METRIC_LABELS[m]} none" for m in METRICS if m in set(run["metric"])]
+    for (dataset, sampler, epsilon), run in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        designs = [f"{METRIC_LABELS[r.metric]} " + ("none" if pd.isna(r.NK) else f"{r.NK // r.K} x {r.K}")
+                   for r in run.itertuples()]
         lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + "; ".join(designs))
+    found = summary.dropna(subset=["NK"])
+    for r in found.itertuples() if data else ():
+        n = r.NK // r.K
+        if n > data["items"]:
+            lines.append(f"note: {METRIC_LABELS[r.metric]} at NK {r.NK}, K {r.K} means N = {n:,} items, "
+                         f"{n / data['items']:.3g} times the {data['items']:,} of the data: items are drawn with "
+                         "replacement, so this design is an extrapolation")
+        if r.K > data["raters"]:
+            lines.append(f"note: {METRIC_LABELS[r.metric]} at K {r.K} asks for more ratings per item than any item "
+                         f"has ({data['raters']}): raters are drawn with replacement")
     return "\n".join(lines)
 
 
