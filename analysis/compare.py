@@ -31,7 +31,7 @@ from analysis import __version__
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
 from analysis.grid import engine_fingerprint
-from analysis.io import write_atomic
+from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, REGISTRY, check_metrics, deltas, scores
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler, group_layout, make_plan
@@ -406,6 +406,7 @@ def add_cli(commands) -> None:
 
 def run_cli(args: argparse.Namespace) -> None:
     """The ``compare`` command."""
+    out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json") if args.out else None
     table = compare(load_data(args), read_system(args.a), read_system(args.b), sampler=args.sampler, k=args.k,
                     n_samples=args.n_samples, seed=args.seed, two_sided=args.two_sided,
                     metrics="all" if args.metrics == "all" else args.metrics.split(","))
@@ -418,8 +419,8 @@ def run_cli(args: argparse.Namespace) -> None:
           f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better")
     print(text_table(table))
     print(f"\n{sentence(table)}")
-    if args.out:
-        save(table, args.out)
+    if out:
+        save(table, out)
         print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 
 

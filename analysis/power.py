@@ -24,7 +24,7 @@ import pandas as pd
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell
-from analysis.io import write_atomic
+from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler
@@ -398,6 +398,8 @@ def run_cli(args: argparse.Namespace) -> None:
     from analysis.compare import load_data
 
     check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta)
+    out = output_file(args.out, inputs=[args.data], sidecar=".json") if args.out else None
+    picture = output_file(args.figure, inputs=[args.data], flag="--figure") if args.figure else None
     result = plan(load_data(args), sampler=args.sampler, epsilon=args.epsilon, target_delta=args.target_delta,
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
@@ -409,9 +411,9 @@ def run_cli(args: argparse.Namespace) -> None:
         print(f"note: designs with more than the pilot's {result.pilot['N'].iloc[0]:,} items are extrapolations "
               "(items resampled with replacement)", file=sys.stderr)
     print("\n".join(summary_lines(result)))
-    if args.out:
-        save(result, args.out)
+    if out:
+        save(result, out)
         print(f"wrote {len(result.designs)} rows to {args.out}", file=sys.stderr)
-    if args.figure:
-        save_figure(figure(result), args.figure)
+    if picture:
+        save_figure(figure(result), picture)
         print(f"wrote the figure to {args.figure}", file=sys.stderr)
