@@ -11,7 +11,7 @@ from scipy import stats
 from analysis.__main__ import main
 from analysis.compare import compare, read_outputs, sentence
 from analysis.data import from_table
-from conftest import crossed_table
+from conftest import batched_table, crossed_table
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +139,29 @@ def test_two_sided_p_of_identical_votes_is_one(small):
     a = pd.DataFrame({"item": small.item_ids, "label": votes(small)})
     result = compare(small, a, a.copy(), n_samples=50, two_sided=True, metrics=["accuracy"])
     assert result["p_value"].iloc[0] == 1.0 and result["delta"].iloc[0] == 0
+
+
+def test_the_gold_draw_follows_the_sampler(batched):
+    """Raters who always give the same label: under S1 every item of a replicate takes its labels from the same
+    drawn raters, so all its slots have one count vector; under S2 each item draws its own raters."""
+    from analysis.compare import draw_gold
+    from analysis.samplers import make_plan
+
+    table = crossed_table(n_items=30, n_raters=9, n_labels=3, seed=0)
+    table["label"] = table["rater"] % 3
+    ds = from_table(table)
+    rng = np.random.default_rng(0)
+    for sampler, shared in (("S1", True), ("S2", False)):
+        item, gold = draw_gold(make_plan(ds, sampler), ds.n_items, 4, 50, rng)
+        assert gold.shape == (50, 30, 3) and (gold.sum(-1) == 4).all()
+        same = (gold == gold[:, :1]).all(axis=(1, 2))
+        assert same.all() if shared else same.mean() < 0.05
+    item, gold = draw_gold(make_plan(batched, "S3"), batched.n_items, 3, 20, rng)
+    assert (gold.sum(-1) == 3).all() and item.shape[1] <= batched.n_items
+
+
+def test_s3_compares_on_a_ragged_batched_design():
+    ds = from_table(batched_table(ragged=True), batch="batch")
+    a = pd.DataFrame({"item": ds.item_ids, "label": ds.item_label_counts.argmax(1)})
+    result = compare(ds, a, a.assign(label=(a["label"] + 1) % 3), n_samples=50)
+    assert (result["sampler"] == "S3").all() and (result.set_index("metric").loc["accuracy", "delta"] > 0)
