@@ -686,9 +686,6 @@ def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: i
             f" its value at K = {ks[0]} (median over runs and vote metrics).")
 
 
-KL_FLOOR = 1e-12  # VET's smoothing of every count before KL-Div (the methods page's metric table)
-
-
 def kl_note(results: pd.DataFrame | None, epsilon: float) -> str:
     """What KL-Div's smoothing does to this run, measured, as one Markdown paragraph ("" without KL-Div cells).
 
