@@ -298,18 +298,18 @@ def p_text(p: float, n_samples: int) -> str:
     return f"< {1 / n_samples:.2g}" if p == 0 else f"{p:.3f}" if p >= 0.001 else "< 0.001"
 
 
-def _favour(delta: float) -> str:
-    return " in A's favour" if delta > 0 else " in B's favour" if delta < 0 else ", no difference"
+def _favour(delta: float, names) -> str:
+    return f" in favour of {names[0]}" if delta > 0 else f" in favour of {names[1]}" if delta < 0 else ", no difference"
 
 
-def sentence(table: pd.DataFrame, metric: str | None = None) -> str:
+def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", "system B")) -> str:
     """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
     sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
     p = p_text(row["p_value"], row["n_samples"])
-    return (f"On {row['items']:,} items with K = {row['K']} ratings each, system A scored "
-            f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for system B "
-            f"(delta {_number(row['delta'])}{_favour(row['delta'])}, 95 % bootstrap interval [{_number(row['ci_low'])}, "
+    return (f"On {row['items']:,} items with K = {row['K']} ratings each, {names[0]} scored "
+            f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for {names[1]} "
+            f"(delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval [{_number(row['ci_low'])}, "
             f"{_number(row['ci_high'])}], {sided} p {'= ' if p[0] != '<' else ''}{p}; {row['n_samples']:,} "
             f"replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; {row['signature']}).")
 
@@ -338,9 +338,9 @@ def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
     if tied:
         parts.append(f"neither is shown better on {', '.join(tied)}")
     text = "; ".join(parts) + "."
-    widths = (table["ci_high"] - table["ci_low"]).groupby(table["sampler"]).median()
+    widths = (table["ci_high"] - table["ci_low"]).replace(0, np.nan).groupby(table["sampler"]).median()
     if len(widths) > 1:
-        text += (" The median interval width is " + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
+        text += (" The median width of the intervals that are not a single point is " + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
                  + ": modelling the raters as the same people across items "
                  + ("widens" if widths.get("S1", widths.get("S3", 0)) > widths.get("S2", 0) else "does not widen")
                  + " the intervals.")
