@@ -8,9 +8,9 @@ or probabilities, their expected counts rather than ``K`` draws, so that replica
 a system alike). A and B answer the same drawn items (paired). The null replicates are the same drawn items with
 A's and B's answers swapped per item slot with probability 1/2.
 
-The p-value is the observed delta's own p-value against the null replicates, ``#{delta*_i >= delta} / n``
-(:func:`analysis.pvalues.replicate_p_values`, ties toward the null): with one observed study this is the test
-whose p is uniform when A and B are exchangeable. The interval is the percentile 95 % interval of the replicates'
+The p-value is the observed delta's own p-value against the null replicates, ``(1 + #{delta*_i >= delta}) /
+(1 + n)`` (:func:`permutation_p`, ties toward the null), not the pairwise p of METHOD section 4: with one observed
+study, this is the test whose p is uniform when A and B are exchangeable on every item, whatever the raters. The interval is the percentile 95 % interval of the replicates'
 deltas. Everything is plain numpy on count arrays; the metrics are :func:`analysis.metrics.scores` and
 :func:`analysis.metrics.deltas`.
 """
@@ -229,6 +229,13 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
     return out
 
 
+def permutation_p(null: np.ndarray, delta: float) -> float:
+    """``(1 + #{null_i >= delta}) / (1 + n)``: the observed answers count as one of the equally likely swaps, so
+    that ``P(p <= a) <= a`` holds exactly (ties count toward the null, :func:`analysis.pvalues.replicate_p_values`)."""
+    above = np.rint(replicate_p_values(null, [delta])[0] * len(null))
+    return float((1 + above) / (1 + len(null)))
+
+
 def engine() -> str:
     """The fingerprint of what decides compare's numbers: the simulating engine's and this module's source."""
     digest = hashlib.sha256(engine_fingerprint().encode())
@@ -269,9 +276,9 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
         if metric not in chosen:
             continue
         score_a, score_b, delta = seen[metric]
-        p = float(replicate_p_values(null[:, m], [delta])[0])
+        p = permutation_p(null[:, m], delta)
         if two_sided:  # each tail counts its ties, so that a delta inside a block of equal null deltas gets p = 1
-            p = min(1.0, 2 * min(p, float(replicate_p_values(-null[:, m], [-delta])[0])))
+            p = min(1.0, 2 * min(p, permutation_p(-null[:, m], -delta)))
         low, high = np.quantile(alt[:, m], [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
         rows.append({"metric": metric, "score_a": score_a, "score_b": score_b, "delta": delta,
                      "ci_low": float(low), "ci_high": float(high),
@@ -293,9 +300,9 @@ def _number(value: float) -> str:
     return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
 
 
-def p_text(p: float, n_samples: int) -> str:
-    """A p-value as printed: ``< 1/n`` when no null replicate reached the observed delta."""
-    return f"< {1 / n_samples:.2g}" if p == 0 else f"{p:.3f}" if p >= 0.001 else "< 0.001"
+def p_text(p: float) -> str:
+    """A p-value as printed: three decimals, or "< 0.001"."""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _favour(delta: float, names) -> str:
@@ -306,7 +313,7 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
     """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
     sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
-    p = p_text(row["p_value"], row["n_samples"])
+    p = p_text(row["p_value"])
     return (f"On {row['items']:,} items with K = {row['K']} ratings each, {names[0]} scored "
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for {names[1]} "
             f"(delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval [{_number(row['ci_low'])}, "
@@ -321,7 +328,7 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
         names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
         "delta": table["delta"].map(_number),
         "95% interval": [f"[{_number(lo)}, {_number(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "p": [p_text(p, n) for p, n in zip(table["p_value"], table["n_samples"])]})
+        "p": table["p_value"].map(p_text)})
 
 
 def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
