@@ -263,7 +263,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
     sampler = check_sampler(sampler or default_sampler(used))
     k = int(np.median(used.raters_per_item)) if k is None else k
     if int(k) != k or k < 1:
-        raise ParameterError(f"K must be an integer >= 1, got {k!r}")
+        raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
     alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed))
@@ -414,7 +414,8 @@ def add_cli(commands) -> None:
 def run_cli(args: argparse.Namespace) -> None:
     """The ``compare`` command."""
     out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json") if args.out else None
-    table = compare(load_data(args), read_system(args.a), read_system(args.b), sampler=args.sampler, k=args.k,
+    ds = load_data(args)
+    table = compare(ds, read_system(args.a), read_system(args.b), sampler=args.sampler, k=args.k,
                     n_samples=args.n_samples, seed=args.seed, two_sided=args.two_sided,
                     metrics="all" if args.metrics == "all" else args.metrics.split(","))
     left_out = table.attrs["left_out"]
@@ -422,6 +423,9 @@ def run_cli(args: argparse.Namespace) -> None:
         print(f"note: {len(left_out)} item(s) that a system did not answer are left out of both: "
               f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
     row = table.iloc[0]
+    if row["items"] + len(left_out) < ds.n_items:
+        print(f"note: the systems list {row['items'] + len(left_out):,} of the {ds.n_items:,} annotated items; the "
+              "others are not compared", file=sys.stderr)
     print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
           f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better")
     print(text_table(table))

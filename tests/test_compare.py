@@ -165,3 +165,12 @@ def test_s3_compares_on_a_ragged_batched_design():
     a = pd.DataFrame({"item": ds.item_ids, "label": ds.item_label_counts.argmax(1)})
     result = compare(ds, a, a.assign(label=(a["label"] + 1) % 3), n_samples=50)
     assert (result["sampler"] == "S3").all() and (result.set_index("metric").loc["accuracy", "delta"] > 0)
+
+
+def test_cli_notes_annotated_items_the_systems_do_not_list(files, small, capsys):
+    a = pd.read_csv(files / "a.csv").iloc[:30]
+    a.to_csv(files / "part_a.csv", index=False)
+    a.assign(label=(a["label"] + 1) % 3).to_csv(files / "part_b.csv", index=False)
+    assert main(["compare", "--data", str(files / "ratings.csv"), "--a", str(files / "part_a.csv"), "--b",
+                 str(files / "part_b.csv"), "--n-samples", "20", "--sampler", "S2"]) == 0
+    assert "list 30 of the 40 annotated items" in capsys.readouterr().err
