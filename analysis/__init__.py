@@ -2,7 +2,7 @@
 
 The package owns the engine behind the book: annotation datasets (:mod:`analysis.data`), seeded
 synthetic stand-ins (:mod:`analysis.synthetic`), the samplers S1-S3 (:mod:`analysis.samplers`),
-the simulation of G, A and B (:mod:`analysis.simulate`), the eight metrics (:mod:`analysis.metrics`),
+the simulation engine for G, A and B (:mod:`analysis.engine`), the eight metrics (:mod:`analysis.metrics`),
 p-values (:mod:`analysis.pvalues`) and the experiment grid with its cache (:mod:`analysis.grid`).
 """
 
@@ -11,7 +11,9 @@ import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-KERNEL_MODULES = ("samplers", "simulate", "metrics")  # the modules whose numba kernels inline each other
+HERE = Path(__file__).parent
+# the sources whose numba kernels inline each other
+KERNEL_SOURCES = (HERE / "samplers.py", HERE / "metrics.py", *sorted((HERE / "engine").glob("*.py")))
 
 
 def _kernel_cache_dir() -> str:
@@ -22,8 +24,8 @@ def _kernel_cache_dir() -> str:
     kernel sources makes any edit compile afresh. A ``NUMBA_CACHE_DIR`` set by the user is left alone.
     """
     digest = hashlib.sha256()
-    for module in KERNEL_MODULES:
-        digest.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    for source in KERNEL_SOURCES:
+        digest.update(source.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return str(base / "annotator-bootstrap" / "numba" / digest.hexdigest()[:16])
 

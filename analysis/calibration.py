@@ -19,9 +19,9 @@ from scipy.stats import kurtosis
 
 from analysis.data import AnnotationDataset
 from analysis.grid import ALPHA, cells, simulate_cell
-from analysis.metrics import METRICS
+from analysis.metrics import CONTINUOUS_METRICS, METRICS
 from analysis.pvalues import replicate_p_values
-from analysis.simulate import Simulator
+from analysis.engine import Simulator
 
 BUDGETS = (200, 1000, 5000)
 KS = (1, 2, 3, 5, 10, 20)
@@ -108,7 +108,7 @@ def verdict(result: Calibration, max_k: int = 5, z: float = 4.5) -> dict:
     outside = small[np.abs(np.log(small["sd_ratio"])) > tolerance]
     n = int(table["n_samples"].iloc[0]) if len(table) else 0
     p = result.p_values
-    continuous = p[p["metric"].isin(["kl_div", "jsd"])]
+    continuous = p[p["metric"].isin(CONTINUOUS_METRICS)]
     cells_per_metric = max(1, len(table.drop_duplicates(["dataset", "sampler", "NK", "K"])))
     share_low, share_high = share_limits(len(continuous), n * cells_per_metric) if n else (np.nan, np.nan)
     share_continuous = float((continuous["p"] < ALPHA).mean()) if len(continuous) else np.nan

@@ -30,15 +30,16 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from analysis import __version__
+from analysis import KERNEL_SOURCES, __version__
 from analysis.data import AnnotationDataset
 from analysis.engine.exact import settle_cell
 from analysis.errors import Interrupted, ParameterError
 from analysis.io import write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
-from analysis.samplers import SAMPLERS, check_sampler, replicate_size
-from analysis.simulate import PERTURBATIONS, Simulator, check_perturbation
+from analysis.samplers import SAMPLERS, check_sampler
+from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
+from analysis.engine.plan import estimated_seconds
 
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
 PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
@@ -109,6 +110,19 @@ def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -
     return settle_cell(alt.deltas, null.deltas, alt.confusion, null.confusion, METRICS)
 
 
+def explain(simulator: Simulator, cells_: list[Cell], n_samples: int) -> pd.DataFrame:
+    """Each cell's plans (alternative and null) and a rough estimate of its cost (``run --explain``)."""
+    rows = []
+    for cell in cells_:
+        plans = [simulator.plan(cell.N, cell.K, cell.epsilon, null, cell.perturbation) for null in (False, True)]
+        seconds = sum(estimated_seconds(p, simulator.design, cell.N, cell.K, n_samples) for p in plans)
+        rows.append({"epsilon": cell.epsilon, "NK": cell.NK, "K": cell.K, "N": cell.N,
+                     "alternative": plans[0].describe(), "null": plans[1].describe(),
+                     "responses": 2 * n_samples * 3 * simulator.design.slots(cell.N) * cell.K,
+                     "seconds (rough)": round(seconds, 3)})
+    return pd.DataFrame(rows)
+
+
 def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> dict[str, dict[str, float]]:
     """Per metric: p-value, effect size, the spread of both distributions, and the share of alternative
     replicates whose own p-value ``p_j`` lies below ``alpha`` (about ``alpha`` at epsilon 0 when calibrated)."""
@@ -126,8 +140,7 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> d
     }
 
 
-ENGINE_MODULES = ("data", "samplers", "slotlaw", "perturbation", "simulate", "metrics", "pvalues", "grid",
-                  "engine/exact")
+ENGINE_SOURCES = tuple(Path(__file__).parent / f"{name}.py" for name in ("data", "pvalues", "grid")) + KERNEL_SOURCES
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,8 +150,8 @@ def engine_fingerprint() -> str:
     Any change to the kernels, the metrics, the p-value or the seeding changes it, so cached cells are recomputed.
     """
     digest = hashlib.sha256(f"numpy {np.__version__}; numba {numba.__version__}".encode())
-    for module in ENGINE_MODULES:
-        digest.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    for source in ENGINE_SOURCES:
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -337,7 +350,7 @@ def run(
 
     rows = []
     for cell in grid:
-        n_drawn = replicate_size(simulator.plan, cell.N)
+        n_drawn = simulator.design.slots(cell.N)
         for metric in chosen:
             rows.append({"dataset": dataset.name, "sampler": cell.sampler, "perturbation": cell.perturbation,
                          "epsilon": cell.epsilon, "NK": cell.NK, "K": cell.K, "N": cell.N, "n_drawn": n_drawn,

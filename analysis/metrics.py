@@ -30,12 +30,16 @@ class Metric:
 
     ``family`` is ``"vote"`` for metrics of plurality votes and ``"distribution"`` for metrics of label
     distributions. ``delta`` is always oriented so that positive means A is better, whatever the direction.
+    ``continuous``: it takes so many values per cell that ties are rare (the calibration's size check pools these);
+    ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.engine.exact` settles.
     """
 
     name: str
     label: str
     higher_is_better: bool
     family: str
+    continuous: bool = False
+    quotients: bool = False
 
 
 # The one declaration every module reads. The order is the paper's column order and the kernels' output order.
@@ -43,16 +47,21 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("accuracy", "Accuracy", True, "vote"),
     Metric("mae", "MAE", False, "distribution"),
     Metric("wins", "Wins", True, "distribution"),
-    Metric("precision", "Precision", True, "vote"),
+    Metric("precision", "Precision", True, "vote", quotients=True),
     Metric("recall", "Recall", True, "vote"),
-    Metric("f1", "F1-Score", True, "vote"),
-    Metric("kl_div", "KL-Div", False, "distribution"),
-    Metric("jsd", "JSD", False, "distribution"),
+    Metric("f1", "F1-Score", True, "vote", quotients=True),
+    Metric("kl_div", "KL-Div", False, "distribution", continuous=True),
+    Metric("jsd", "JSD", False, "distribution", continuous=True),
 )
 METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY)
 METRIC_LABELS: dict[str, str] = {m.name: m.label for m in REGISTRY}
 VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "vote")
 DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "distribution")
+CONTINUOUS_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.continuous)
+QUOTIENT_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.quotients)
+# each metric's column in the kernels' output rows, read from the registry (numba takes them as constants)
+ACCURACY, MAE, WINS, PRECISION, RECALL, F1, KL_DIV, JSD = (METRICS.index(name) for name in (
+    "accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"))
 SMOOTHING = 1e-12
 FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
 
@@ -314,7 +323,7 @@ def add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, weight):
 
 @numba.njit(cache=True)
 def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out, confusion):
-    """Write the eight deltas (METRICS order) of a replicate of ``n_items`` items from its sums into ``out``, and
+    """Write the eight deltas (METRICS order, each at its registry column) of a replicate of ``n_items`` items from its sums into ``out``, and
     its two confusion matrices into ``confusion`` (2 x labels x labels), from which :mod:`analysis.exact` settles
     the ties of precision and F1.
 
@@ -332,14 +341,14 @@ def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out, confusion):
         for d in range(n_labels):
             confusion[0, c, d] = conf_a[c, d]
             confusion[1, c, d] = conf_b[c, d]
-    out[0] = (sums[0] - sums[1]) / n_items
-    out[1] = (sums[3] - sums[2]) / (k * n_items * n_labels)
-    out[2] = (sums[4] - sums[5]) / n_items
-    out[3] = prec_a - prec_b
-    out[4] = (hits_a - hits_b) / n_items
-    out[5] = f1_a - f1_b
-    out[6] = (sums[7] - sums[6]) / (FIXED * n_items)
-    out[7] = (sums[9] - sums[8]) / (FIXED * n_items)
+    out[ACCURACY] = (sums[0] - sums[1]) / n_items
+    out[MAE] = (sums[3] - sums[2]) / (k * n_items * n_labels)
+    out[WINS] = (sums[4] - sums[5]) / n_items
+    out[PRECISION] = prec_a - prec_b
+    out[RECALL] = (hits_a - hits_b) / n_items
+    out[F1] = f1_a - f1_b
+    out[KL_DIV] = (sums[7] - sums[6]) / (FIXED * n_items)
+    out[JSD] = (sums[9] - sums[8]) / (FIXED * n_items)
 
 
 @numba.njit(cache=True)

@@ -1,8 +1,8 @@
 """Figures for the book, drawn from the tidy result table.
 
 Every figure is sized to the book's content column (:data:`COLUMN_INCHES` at :data:`DPI`, so it is shown at its
-natural size and its 9 pt tick labels stay 9 pt), has at most :data:`MAX_PANELS` panels, and reads its metric
-labels from the metric registry. The main figures follow the paper's Figures 1-3: p-value against budget for a few
+natural size and its 9 pt tick labels stay 9 pt), has one panel per metric or run it is given, never dropping
+one, and reads its metric labels from the metric registry. The main figures follow the paper's Figures 1-3: p-value against budget for a few
 chosen K (a discrete legend), one panel per metric, on a log p-axis with the 0.05 line marked
 (:func:`p_value_figure`). :func:`p_value_heatmaps` marks p < 0.05 cells with a dot; :func:`effect_by_rule` draws
 the effect size against K under both perturbation rules, beside the paper's values. :func:`all_metrics_curves` is
@@ -23,7 +23,6 @@ from analysis.metrics import METRIC_LABELS, METRICS
 
 DPI = 100
 COLUMN_INCHES = 7.4  # 740 px at DPI: a figure in the content column at 1400 px gets at most about 760 px (the browser test checks it)
-MAX_PANELS = 8
 FONT = 9  # points, for tick labels, legends and panel titles
 P_FLOOR = 1e-4  # p-values below this (including 0) are drawn at the floor of the log axis
 PREFERRED_KS = (1, 5, 20, 100, 10, 40, 3)  # in order of preference: the small, middle and large K of the grid
@@ -88,7 +87,7 @@ def _label_axes(panels, xlabel: str, ylabel: str) -> None:
 
 
 def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks=None, title: str = "") -> plt.Figure:
-    """The paper's Figures 1-3: p-value against budget for a few K, one panel per metric (at most 8).
+    """The paper's Figures 1-3: p-value against budget for a few K, one panel per metric.
 
     ``runs`` are one or two ``(dataset, sampler)`` runs, drawn with solid and dashed lines; colour is K (a discrete
     legend). The p-axis is logarithmic with p = 0.05 marked; p-values below :data:`P_FLOOR` are drawn at the floor.
@@ -98,7 +97,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
         return None
     runs = [tables._as_run(r) for r in runs]
     chosen = pd.concat([tables.select(results, run, epsilon) for run in runs])
-    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])][:MAX_PANELS]
+    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])]
     ks = ks or choose_ks(chosen["K"])
     colours = plt.get_cmap("tab10")
     with plt.rc_context(STYLE):
@@ -130,12 +129,12 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
 
 
 def p_value_heatmaps(results: pd.DataFrame, epsilon: float, metric: str = "accuracy", runs=None) -> plt.Figure:
-    """p over (budget, K) for one metric, one panel per run (at most 8); a dot marks cells with p < 0.05.
+    """p over (budget, K) for one metric, one panel per run; a dot marks cells with p < 0.05.
     Returns ``None`` without results."""
     if results is None:
         return None
     chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)]
-    runs = [tables._as_run(r) for r in (runs or tables.runs(chosen))][:MAX_PANELS]
+    runs = [tables._as_run(r) for r in (runs or tables.runs(chosen))]
     with plt.rc_context(STYLE):
         n = len(runs)
         cols = min(n, 3) if n != 4 else 2
@@ -178,7 +177,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
     first = next(iter(by_rule.values()))
     runs = tables.runs(first)
     colours = plt.get_cmap("tab10")
-    metrics = list(metrics)[:MAX_PANELS]
+    metrics = list(metrics)
     with plt.rc_context(STYLE):
         fig, axes = _panel_grid(len(metrics), 2.0, sharey=False)
         for i, (ax, metric) in enumerate(zip(axes, metrics)):
@@ -212,9 +211,9 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
 
 
 def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Figure:
-    """Effect size Δ against K (mean over budgets), one panel per metric (at most 8), one line per run."""
+    """Effect size Δ against K (mean over budgets), one panel per metric, one line per run."""
     chosen = results[np.isclose(results["epsilon"], epsilon)]
-    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])][:MAX_PANELS]
+    metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])]
     runs = tables.runs(chosen)
     colours = plt.get_cmap("tab10")
     with plt.rc_context(STYLE):

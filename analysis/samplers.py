@@ -402,9 +402,3 @@ def sample(ds: AnnotationDataset, sampler: str, n: int, k: int, seed: int) -> Sa
         raters=plan.raters[plan.rater_start[first_slot][:, None] + columns],
         labels=labels,
     )
-
-
-def replicate_size(plan: GroupPlan, n: int) -> int:
-    """Items in one replicate of ``n``: ``n`` for S1 and S2, ``B * n_b <= n`` for S3."""
-    n_drawn, per_group = group_layout(n, plan.single_group, plan.group_size)
-    return int(n_drawn * per_group)

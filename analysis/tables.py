@@ -49,15 +49,8 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------------------------- run identity
 
-def run_id(dataset: str, sampler: str) -> tuple[str, str]:
-    return (str(dataset), str(sampler))
-
-
 def _as_run(run) -> tuple[str, str]:
-    """A run given as ``(dataset, sampler)`` or, for older callers, as ``"dataset:sampler"``."""
-    if isinstance(run, str):
-        dataset, _, sampler = run.rpartition(":")
-        return dataset, sampler
+    """A run's ``(dataset, sampler)``, from that pair or a longer key that starts with it."""
     return tuple(run)[:2]
 
 
@@ -229,15 +222,6 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
     return Table(pd.DataFrame(rows), caption)
-
-
-def p_value_table(results: pd.DataFrame, epsilon: float, metric: str) -> Table:
-    """p-values of one metric at one epsilon: rows the runs and K, columns the budgets."""
-    chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)].copy()
-    chosen["run"] = [run_label(d, s) for d, s in zip(chosen["dataset"], chosen["sampler"])]
-    wide = chosen.pivot_table(index=["run", "K"], columns="NK", values="p_value", sort=False).round(3)
-    wide.columns = [f"NK = {c}" for c in wide.columns]
-    return Table(wide.reset_index())
 
 
 def best_k(results: pd.DataFrame, epsilon: float, metrics=("accuracy", "mae", "jsd")) -> Table:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.data import AnnotationDataset
 from analysis.grid import Cell, simulate_cell
-from analysis.simulate import Simulator
+from analysis.engine import Simulator
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
 # seconds for ONE metric each (measured by this project's maintainers; see the book's speed page).

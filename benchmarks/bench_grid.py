@@ -19,7 +19,7 @@ import numpy as np
 from analysis import __version__
 from analysis.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
                            simulate_cell)
-from analysis.simulate import Simulator
+from analysis.engine import Simulator
 from analysis.synthetic import make_stand_in
 from analysis.timing import time_cell, time_cells
 

@@ -43,9 +43,11 @@ def batched_table(n_batches=15, batch_size=6, raters_per_batch=4, n_labels=3, se
     rows = []
     for b in range(n_batches):
         raters = rng.choice(200, raters_per_batch, replace=False)
+        dropped = dict.fromkeys(raters, 0)  # ragged: each rater still rates at least half of the batch's items
         for i in range(batch_size):
             for r in raters:
-                if ragged and rng.random() < 0.25:
+                if ragged and rng.random() < 0.25 and dropped[r] < batch_size // 2:
+                    dropped[r] += 1
                     continue
                 rows.append((f"b{b}i{i}", f"r{r}", int(rng.integers(n_labels)), b))
     return pd.DataFrame(rows, columns=["item", "rater", "label", "batch"])

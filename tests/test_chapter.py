@@ -24,7 +24,7 @@ def test_samplers_and_comparisons_follow_the_design(crossed, batched, sparse):
 
 def test_compare_runs_counts_cells_and_direction(crossed):
     results = pd.concat([run(crossed, s, **SMALL) for s in ("S1", "S2")])
-    stats = chapter.compare_runs(results, "crossed:S1", "crossed:S2", 0.3)
+    stats = chapter.compare_runs(results, ("crossed", "S1"), ("crossed", "S2"), 0.3)
     assert stats["cells"] == 2 * 2 * 8
     assert 0 <= stats["share_higher"] <= 1
     a = results[results["sampler"] == "S1"]["p_value"].to_numpy()

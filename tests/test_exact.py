@@ -54,7 +54,7 @@ def test_settle_keeps_the_exact_order_of_close_values():
 @pytest.mark.parametrize("sampler, fixture", [("S1", "crossed"), ("S2", "sparse"), ("S3", "batched")])
 def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request, sampler, fixture):
     from analysis.grid import Cell, simulate_cell, summarise_cell
-    from analysis.simulate import Simulator, METHODS
+    from analysis.engine import METHODS, Simulator
 
     ds = request.getfixturevalue(fixture)
     a, r = METRICS.index("accuracy"), METRICS.index("recall")

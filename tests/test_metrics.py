@@ -9,10 +9,10 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
-from analysis.engine.exact import VOTE_RATIOS, exact_delta
+from analysis.engine.exact import exact_delta
 from analysis.errors import ParameterError
-from analysis.metrics import (METRICS, SUMS, add_item, add_pair, check_metrics, deltas, divergence_tables, fill_deltas,
-                              pair_tables, scores, votes)
+from analysis.metrics import (METRICS, QUOTIENT_METRICS, SUMS, add_item, add_pair, check_metrics, deltas,
+                              divergence_tables, fill_deltas, pair_tables, scores, votes)
 from analysis.samplers import composition_index, composition_space
 
 
@@ -74,7 +74,7 @@ def test_fused_kernel_equals_numpy_reference(sets):
     for r in range(gold.shape[0]):
         fill_deltas(gold[r], a[r], b[r], gold.shape[1], k, kl, js, conf, conf.copy(), out, confusion)
         for m, name in enumerate(METRICS):
-            if name in VOTE_RATIOS:  # a float sum of quotients in the kernel; exact once its ties are settled
+            if name in QUOTIENT_METRICS:  # a float sum of quotients in the kernel; exact once its ties are settled
                 assert out[m] == pytest.approx(expected[name][r], rel=1e-12, abs=1e-12), name
                 assert exact_delta(confusion, name) == expected[name][r], name
             else:  # integer sums over one denominator: the same float on both paths

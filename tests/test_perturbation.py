@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from analysis.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
+from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
 from analysis.samplers import compositions
-from analysis.simulate import dirichlet_noise
+from analysis.engine.rule import dirichlet_noise
 
 C = 3
 DRAWS = 100_000

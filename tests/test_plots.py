@@ -1,13 +1,16 @@
-"""Figures: the paper's layout, at most 8 panels, sized to the content column, readable ticks, p < 0.05 marked."""
+"""Figures: the paper's layout, one panel per metric (none dropped), sized to the content column, readable ticks, p < 0.05
+marked."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from analysis import plots  # noqa: E402
+from analysis.metrics import METRICS  # noqa: E402
 from tests.test_findings import falling, results_for  # noqa: E402
 
 
@@ -29,7 +32,7 @@ def _check_size_and_fonts(fig):
 def test_p_value_figure_follows_the_papers_figures(results):
     fig = plots.p_value_figure(results, [("dices-synthetic", "S1"), ("dices-synthetic", "S2")], 0.3)
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(panels) == 8 <= plots.MAX_PANELS
+    assert len(panels) == len(METRICS)
     assert panels[0].get_title() == "(a) Accuracy"
     for ax in panels:
         assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
@@ -92,3 +95,15 @@ def test_figures_fit_the_column_at_the_papers_grid():
         fig.savefig(buffer, format="png", bbox_inches="tight")
         width = Image.open(buffer).size[0]
         assert width <= plots.COLUMN_INCHES * plots.DPI * 1.03, f"{fig._suptitle.get_text()}: {width} px"
+
+
+def test_a_ninth_metric_gets_its_own_panel(monkeypatch, results):
+    """Figures draw every metric they are given: a metric added to the registry is never dropped."""
+    extra = results[results["metric"] == "accuracy"].assign(metric="brier")
+    monkeypatch.setitem(plots.METRIC_LABELS, "brier", "Brier")
+    both = pd.concat([results, extra])
+    fig = plots.p_value_figure(both, [("dices-synthetic", "S1")], 0.3, metrics=[*METRICS, "brier"])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert len(titles) == len(METRICS) + 1 and titles[-1].endswith("Brier")
+    effects = plots.effect_sizes(both, 0.3, metrics=[*METRICS, "brier"])
+    assert len([ax for ax in effects.axes if ax.get_visible()]) == len(METRICS) + 1

@@ -93,8 +93,7 @@ def test_numba_caches_kernels_by_a_hash_of_every_kernel_source(tmp_path, monkeyp
 
     import analysis
 
-    digest = hashlib.sha256(b"".join((Path(analysis.__file__).parent / f"{m}.py").read_bytes()
-                                     for m in analysis.KERNEL_MODULES)).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join(source.read_bytes() for source in analysis.KERNEL_SOURCES)).hexdigest()[:16]
     if os.environ.get("NUMBA_CACHE_DIR") == analysis._kernel_cache_dir():
         assert numba.config.CACHE_DIR.endswith(digest)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -9,8 +9,8 @@ from scipy.stats import binom, chisquare, multinomial
 
 from analysis.data import from_table
 from analysis.errors import ParameterError, TopologyError
-from analysis.samplers import (BINOMIAL_FROM, add_counts, composition_entry, composition_tables, item_shares, make_plan,
-                               replicate_size, sample)
+from analysis.samplers import (BINOMIAL_FROM, add_counts, composition_entry, composition_tables, group_layout, item_shares,
+                               make_plan, sample)
 from conftest import batched_table
 
 
@@ -42,7 +42,7 @@ def test_s3_items_and_raters_come_from_the_drawn_batch(batched):
     s = sample(batched, "S3", n=n, k=3, seed=3)
     group_size = 6
     n_batches = int(np.ceil(n / group_size))
-    assert len(s.items) == n_batches * max(1, n // n_batches) == replicate_size(make_plan(batched, "S3"), n) <= n
+    assert len(s.items) == n_batches * max(1, n // n_batches) == int(np.prod(group_layout(n, False, make_plan(batched, "S3").group_size))) <= n
     batch = batched.item_batch
     assert (batch[s.items] == s.groups).all()
     per_group = len(s.items) // n_batches

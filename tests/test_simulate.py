@@ -14,8 +14,9 @@ from analysis.errors import ParameterError
 from analysis.grid import run
 from analysis.metrics import METRICS
 from analysis.pvalues import p_values, replicate_p_values
-from analysis import perturbation, simulate
-from analysis.simulate import DIRICHLET, UNIFORM, Simulator, perturb_labels, split_law
+from analysis.engine import Simulator, perturbation, plan, tables
+from analysis.engine.rule import DIRICHLET, UNIFORM, perturb_labels
+from analysis.engine.split import split_law
 from analysis.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
 
@@ -154,7 +155,7 @@ def test_s2_counts_path_agrees_with_the_response_path(dices, perturbation, null,
     within 15 % (the sd of a ratio of two sds from 800 replicates is about 0.035). K = 3 and 20 draw their
     multinomials from alias tables, K = 60 as binomial chains."""
     n_samples = 800
-    assert Simulator(dices, "S2").tabled(k) == (k < 60)
+    assert plan.alias_fits(Simulator(dices, "S2").design, k) == (k < 60)
     out = {}
     for method in ("counts", "responses"):
         sim = Simulator(dices, "S2", method=method)
@@ -234,15 +235,15 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
 @pytest.mark.parametrize("null", [False, True])
 def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatch, fixture, n, k, perturbation,
                                                              paired, null):
-    """S3's direct kernel with B's perturbation drawn from tables (analysis.perturbation) and slots counted per
+    """S3's direct kernel with B's perturbation drawn from tables (analysis.engine.perturbation) and slots counted per
     triple of count vectors, or without pair tables with the replaced responses picked by masks, is an exact
     rearrangement of the response-by-response kernel: same tolerances as the by-item test, from 1500
     replicates."""
     n_samples = 1500
     if not paired:
-        monkeypatch.setattr(simulate, "PAIR_ROWS", 0)
+        monkeypatch.setattr(tables, "PAIR_ROWS", 0)
     ds = request.getfixturevalue(fixture)
-    assert Simulator(ds, "S3").kernel(n, k) == "tables"
+    assert plan.auto_method(Simulator(ds, "S3").design, k) == "tables"
     out = {}
     for method in ("tables", "responses"):
         out[method] = Simulator(ds, "S3", method=method).replicates(n, k, 0.3, n_samples, np.random.default_rng(31),
@@ -273,7 +274,7 @@ def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture
 
 def test_s2_kernel_choice_on_many_item_distributions():
     sim = Simulator(make_stand_in("d3code-synthetic"), "S2")
-    assert [sim.kernel(1000, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
+    assert [plan.auto_method(sim.design, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
 
 
 @pytest.mark.parametrize("sampler, fixture, method, k, epsilon, most", [
@@ -289,7 +290,7 @@ def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, s
     same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees noise that is
     not shared by a slot's replaced responses."""
     monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)
-    monkeypatch.setattr(simulate, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
+    monkeypatch.setattr(plan, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, sampler, method=method)
     assert sim.noise_tables(k).most == most
@@ -307,7 +308,7 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
     ds = request.getfixturevalue(fixture)
     paired = Simulator(ds, sampler, method="responses")
     assert paired.pair_tables(k).paired
-    monkeypatch.setattr(simulate, "PAIR_ROWS", 0)
+    monkeypatch.setattr(tables, "PAIR_ROWS", 0)
     counted = Simulator(ds, sampler, method="responses")
     assert not counted.pair_tables(k).paired
     for null in (False, True):
@@ -327,7 +328,7 @@ def test_s2_from_the_slot_law_agrees_with_the_response_path(request, fixture, n,
     n_samples = 1500
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, "S2", method="law")
-    chain = n >= simulate.CHAIN_FROM * sim.law_tables(k, 0.3, perturbation, null).order.size
+    chain = plan.chain(n, sim.law_tables(k, 0.3, perturbation, null).order.size)
     assert chain == (n >= 900)
     out = {}
     for method in ("law", "responses"):
@@ -350,10 +351,10 @@ def test_dirichlet_effect_on_votes_grows_with_k_and_uniform_effect_does_not():
     replacement keeps every item's label order, so it does not (d3code stand-in, S2, NK = 5000, eps = 0.3)."""
     ds = make_stand_in("d3code-synthetic")
     deltas = {}
-    for perturbation in ("dirichlet", "uniform"):
+    for rule in ("dirichlet", "uniform"):
         table = run(ds, "S2", budgets=(5000,), ks=(1, 100), epsilons=(0.3,), n_samples=200, seed=2,
-                    use_cache=False, progress=False, metrics=["accuracy"], perturbation=perturbation)
-        deltas[perturbation] = table.set_index("K")["delta"]
+                    use_cache=False, progress=False, metrics=["accuracy"], perturbation=rule)
+        deltas[rule] = table.set_index("K")["delta"]
     assert deltas["dirichlet"][100] >= 2 * deltas["dirichlet"][1]
     assert deltas["uniform"][100] < 1.5 * deltas["uniform"][1]
 
@@ -388,9 +389,9 @@ def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
     field too narrow would carry into the next label and shift every metric)."""
     ds = from_table(batched_table(n_labels=13, seed=4), batch="batch", name="many labels")
     assert ds.n_labels == 13
-    assert not simulate.packs(19, 13) and simulate.packs(15, 13)
-    assert Simulator(ds, "S3").kernel(12, 19) == "items"
-    assert Simulator(ds, "S3").kernel(12, 15) == "tables"
+    assert not tables.packs(19, 13) and tables.packs(15, 13)
+    assert plan.auto_method(Simulator(ds, "S3").design, 19) == "items"
+    assert plan.auto_method(Simulator(ds, "S3").design, 15) == "tables"
     with pytest.raises(ParameterError, match="method='items'"):
         Simulator(ds, "S3", method="responses").replicates(12, 19, 0.3, 5, np.random.default_rng(0), null=False)
     out = {method: Simulator(ds, "S3", method=method).replicates(12, 15, 0.3, 800, np.random.default_rng(2), null=True)

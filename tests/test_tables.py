@@ -70,7 +70,6 @@ def test_comparisons_and_budget_ratios():
     results = results_for({("t", "S3"): falling(3), ("t", "S2"): falling(0.5)})
     stats = tables.compare_runs(results, ("t", "S3"), ("t", "S2"), 0.3)
     assert stats["share_higher"] == 1.0 and stats["cells"] == 3 * 3 * 8
-    assert tables.compare_runs(results, "t:S3", "t:S2", 0.3) == stats  # the older string form still works
     ratios = tables.budget_ratios(results, ("t", "S3"), ("t", "S2"), 0.3).frame
     assert list(ratios["ratio"]) == [10.0] * 8
     assert tables.budget_ratios(None, None, None, 0.3) is None

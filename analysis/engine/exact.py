@@ -15,9 +15,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from analysis.metrics import QUOTIENT_METRICS
+
 # Far above the rounding error of a float precision or F1 delta (a few ulps of 1), far below any gap that matters.
 TOLERANCE = 1e-12
-VOTE_RATIOS = ("precision", "f1")  # the metrics whose deltas are sums of quotients
 
 
 def exact_score(confusion: np.ndarray, metric: str) -> Fraction:
@@ -69,7 +70,7 @@ def settle_cell(alt: np.ndarray, null: np.ndarray, alt_confusion: np.ndarray, nu
     settled together, across both sets, so that the p-value compares them exactly."""
     alt, null = alt.copy(), null.copy()
     confusion = np.concatenate([alt_confusion, null_confusion])
-    for metric in VOTE_RATIOS:
+    for metric in QUOTIENT_METRICS:
         m = metrics.index(metric)
         both = settle(np.concatenate([alt[:, m], null[:, m]]), confusion, metric)
         alt[:, m], null[:, m] = both[:len(alt)], both[len(alt):]

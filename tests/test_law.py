@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from analysis import slotlaw
+from analysis.engine import law, rule
 from analysis.samplers import compositions, multinomial_pmf
-from analysis.slotlaw import LawTables, slot_law
+from analysis.engine.law import LawTables, slot_law
 
 LABELS = [[0, 0, 1], [1, 2], [2, 2, 2, 0], [0, 1, 2, 1, 1], [2], [0, 1]]
 C = 3
@@ -83,9 +83,9 @@ def test_the_test_sees_noise_that_is_not_shared(monkeypatch):
     is rejected on the same simulated slots that the right law passes."""
     triples = simulated_triples(2, 0.5, "dirichlet", True, np.random.default_rng(21))
     assert chi_square_p(slot_law(SHARES, 2, 0.5, "dirichlet", True), triples) > 1e-4
-    shared = slotlaw.dirichlet_pairs
+    shared = rule.dirichlet_pairs
     # row and column 0 are the empty noise vector, so column 0 is one noise vector's own Dirichlet-multinomial law
-    monkeypatch.setattr(slotlaw, "dirichlet_pairs", lambda comp: np.outer(shared(comp)[:, 0], shared(comp)[0, :]))
+    monkeypatch.setattr(law, "dirichlet_pairs", lambda comp: np.outer(shared(comp)[:, 0], shared(comp)[0, :]))
     assert chi_square_p(slot_law(SHARES, 2, 0.5, "dirichlet", True), triples) < 1e-4
 
 

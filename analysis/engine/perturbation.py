@@ -9,10 +9,10 @@ from an alias table instead of one draw per response:
 
 * each response of label ``c`` is kept with probability ``1 - epsilon``: the kept vector ``k <= x`` has law
   ``prod_c Binomial(k_c; x_c, 1 - epsilon)``;
-* ``"dirichlet"``: the replaced responses of A* and B* draw their labels from the slot's one
-  ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint Dirichlet-multinomial (:func:`analysis.slotlaw.dirichlet_pairs`), so
+* the Dirichlet rule: the replaced responses of A* and B* draw their labels from the slot's one
+  ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint Dirichlet-multinomial (:func:`analysis.engine.rule.dirichlet_pairs`), so
   ``P(x_a', x_b') = sum over noise vectors n_a, n_b of P(n_a, n_b) P(k_a = x_a' - n_a) P(k_b = x_b' - n_b)``;
-* ``"uniform"``: each replaced response of label ``c`` takes one of the other labels uniformly, independently, so
+* the uniform rule: each replaced response of label ``c`` takes one of the other labels uniformly, independently, so
   each side's vector moves by its own product of multinomials.
 
 Vectors are numbered as in :func:`analysis.samplers.composition_space`: ``x`` of ``t`` responses is row
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import betabinom, binom
 
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
-from analysis.slotlaw import dirichlet_pairs
+from analysis.engine.rule import dirichlet_pairs, shares_noise
 
 
 def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
@@ -110,13 +110,13 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
 
     laws = []
     hs = range(k + 1) if null else [0]
-    if rule == "dirichlet":
+    if shares_noise(rule):
         pairs = dirichlet_pairs(comp)
         moves = {t: NoiseMoves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     else:
         uniform = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     for h in hs:
-        if rule == "dirichlet":  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
+        if shares_noise(rule):  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
             law = sum(np.einsum("ap,bq->abpq", moves[h].given(n), moves[k - h].mixed(pairs[n, :start[k - h + 1]]))
                       for n in range(start[h + 1]))
         else:
@@ -218,13 +218,13 @@ class NoiseTables:
     The replaced responses take their labels from the slot's ``eta ~ Dirichlet(1/C, ..., 1/C)`` whatever labels
     they had, so once a kernel knows how many of A*'s (``m_a``) and B*'s (``m_b``) perturbable responses are
     replaced, their noise vectors ``(n_a, n_b)`` have the joint Dirichlet-multinomial law
-    (:func:`analysis.slotlaw.dirichlet_pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
+    (:func:`analysis.engine.rule.dirichlet_pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
     ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
     ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
     ``NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
     beta-binomials: ``chain[c, m, x]`` is the probability that at most ``x`` of ``m`` labels that go to label ``c``
     or a later one go to ``c`` (``BetaBinomial(m, 1/C, (C - 1 - c)/C)``, the Dirichlet's aggregation property);
-    then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.simulate.dirichlet_noise`)."""
+    then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.engine.rule.dirichlet_noise`)."""
 
     most: int
     base: np.ndarray

@@ -1,4 +1,4 @@
-"""The exact law of one S2 item slot: the joint law of its gold, A and B count vectors (METHOD sections 3, 4, 9).
+"""The law kernel: S2 drawn from the exact law of one item slot, and that law: the joint law of its gold, A and B count vectors (METHOD sections 3, 4, 9).
 
 Under S2 the slots of a replicate are independent and alike: each draws a uniform item, then its own rater
 columns for G, A and B (and, under the null, its own split of A's and B's columns). A replicate of ``N'`` slots is
@@ -16,8 +16,8 @@ is ``n_b``:
 * the alternative: A has no noise; B replaces ``m_b ~ Binomial(K', epsilon)`` responses;
 * the null: ``H ~ Hypergeometric(2K'; K', K')`` of B's columns go to A*, so A* holds ``Binomial(H, epsilon)``
   noise responses and B* ``Binomial(K' - H, epsilon)``;
-* ``"dirichlet"``: both noise vectors come from the slot's one ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint
-  Dirichlet-multinomial law; ``"uniform"``: each noise response is independently label ``c`` with probability
+* the Dirichlet rule: both noise vectors come from the slot's one ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint
+  Dirichlet-multinomial law; the uniform rule: each noise response is independently label ``c`` with probability
   ``(1 - p_c) / (C - 1)`` (a uniform other label, averaged over the replaced label), an item-dependent factor
   folded into ``U``.
 
@@ -28,13 +28,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-from scipy.special import gammaln
 from scipy.stats import binom, hypergeom
 
+from analysis.engine.rule import dirichlet_pairs, shares_noise
+from analysis.engine.tables import alias_draw, binomial
+from analysis.metrics import SUMS, add_pair, finish_deltas
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
+MASK20 = (1 << 20) - 1  # a packed triple holds three 20-bit rows (LawTables)
+TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inversion
 
 
 def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
@@ -49,27 +54,11 @@ def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
     return fire.T @ (split[:, None] * fire[::-1])
 
 
-def dirichlet_pairs(comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
-    """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``), when
-    both are drawn from one ``eta ~ Dirichlet(1/C, ..., 1/C)``: the two multinomial coefficients times the
-    Dirichlet moment of the sum."""
-    other = comp if other is None else other
-    n_labels = comp.shape[1]
-    alpha = 1.0 / n_labels
-
-    def log_coef(vectors):
-        return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
-
-    both = comp[:, None, :] + other[None, :, :]
-    log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(1 + both.sum(2))
-    return np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :] + log_moment)
-
-
 def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) -> np.ndarray:
     """The law of one S2 slot's (gold, A, B) count vectors of ``k`` responses, shape ``(V, V, V)``.
 
-    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` is ``"dirichlet"`` or
-    ``"uniform"``; ``null`` selects the permutation null instead of the alternative."""
+    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` names the perturbation
+    rule (:mod:`analysis.engine.rule`); ``null`` selects the permutation null instead of the alternative."""
     distinct, counts = np.unique(shares, axis=0, return_counts=True)
     weight = counts / counts.sum()
     n_labels = shares.shape[1]
@@ -80,7 +69,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
     code = comp @ code  # v = x + n is row row_of[code[x] + code[n]] - start[k] among the vectors of k responses
     w = noise_weights(k, epsilon, null)
     coupling = w[size[:, None], size[None, :]]
-    if rule == "dirichlet":
+    if shares_noise(rule):
         coupling = coupling * dirichlet_pairs(comp)
     law = np.zeros((n_vectors, n_vectors * n_vectors))
     for lo in range(0, len(distinct), CHUNK_ITEMS):
@@ -90,7 +79,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
         for r in range(len(comp)):
             rest = slice(start[k - size[r]], start[k - size[r] + 1])
             u[:, r, row_of[code[rest] + code[r]] - start[k]] = pmf[:, rest]
-        if rule == "uniform":
+        if not shares_noise(rule):
             u *= multinomial_pmf((1.0 - p) / (n_labels - 1), comp)[:, :, None]
         if null:
             joint = np.matmul(u.transpose(0, 2, 1), np.matmul(coupling, u))
@@ -106,7 +95,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
 class LawTables:
     """A slot law laid out for drawing: an alias table over its ``V**3`` entries (one uniform a slot), and the
     entries of positive probability in decreasing order with their tail sums (for a chain of binomials).
-    ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.simulate.PairTables`
+    ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.engine.tables.PairTables`
     as ``g + (a << 20) + (b << 40)``."""
 
     prob: np.ndarray
@@ -132,3 +121,49 @@ class LawTables:
 
     def kernel_args(self) -> tuple:
         return self.prob, self.alias, self.packed, self.order, self.sorted_law, self.tail
+
+
+@numba.njit(cache=True)
+def law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
+                    out, confusion):
+    """S2 from the exact law of one slot (:mod:`analysis.engine.law`): a replicate is ``n`` independent draws of a
+    (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
+    a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
+    which are drawn by inversion of the remaining tail (binary search on its sums)."""
+    size = prob.shape[0]
+    positive = order.shape[0]
+    sums = np.zeros(SUMS, dtype=np.int64)
+    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
+    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    for r in range(out.shape[0]):
+        sums[:] = 0
+        conf_a[:] = 0
+        conf_b[:] = 0
+        if chain:
+            left = n
+            j = 0
+            while left > TAIL_SLOTS:
+                x = binomial(rng, left, min(sorted_law[j] / tail[j], 1.0)) if j < positive - 1 else left
+                if x > 0:
+                    e = order[j]
+                    t = packed[e]
+                    add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    left -= x
+                j += 1
+            for _ in range(left):
+                u = rng.random() * tail[j]
+                lo, hi = j, positive - 1  # the last entry whose tail sum exceeds u
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if tail[mid] > u:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                e = order[lo]
+                t = packed[e]
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+        else:
+            for _ in range(n):
+                t = packed[alias_draw(rng, prob, alias, 0, size)]
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])

@@ -1,0 +1,238 @@
+"""The by-item kernel: the direct kernel's law, worked per distinct item of a drawn group (S1, S3)."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from analysis.metrics import SUMS, add_item, finish_deltas
+from analysis.engine.rule import DIRICHLET, UNIFORM, dirichlet_noise, first_replaced, perturbed, replacement
+from analysis.engine.split import draw_columns, weigh_columns
+from analysis.engine.tables import alias_draw, binomial, draw_from_row
+from analysis.samplers import draw_label, draw_multiplicities, group_layout, uniform_index
+
+SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
+BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
+GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
+
+
+@numba.njit(cache=True)
+def by_item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
+                     n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
+                     t_alias, out_a, out_b, comp, start, code, row_of, n_base, n_size, n_prob, n_alias, n_out_a,
+                     n_out_b, n_comp, n_chain, out, confusion):
+    """Replicates by distinct item: the law of :func:`direct_replicates`, with less work where items repeat.
+
+    Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
+    responses are replaced (and, in ragged batches, in the labels drawn for missing responses). The kernel draws
+    how many slots each item of the group gets (:func:`draw_multiplicities`), reads the item's labels once into
+    counts (never replaced; perturbable, per side) and then, per slot, replaces each perturbable response with
+    probability ``epsilon``; with ``BY_LABEL_FROM`` perturbable responses per label or more, it replaces
+    ``Binomial(n_c, epsilon)`` of the ``n_c`` with label ``c`` at once (``fire_cdf``), for each side and label.
+
+    When many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
+    item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
+    weighted item; the others draw their first replaced response from the truncated geometric law
+    (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
+    replacement labels by a multinomial.
+    """
+    n_labels = item_cum.shape[1]
+    n_groups = item_start.shape[0] - 1
+    n_drawn, per_group = group_layout(n, single_group, group_size)
+    n_slots = n_drawn * per_group
+    mult = np.zeros(np.max(item_start[1:] - item_start[:-1]), dtype=np.int64)
+    columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
+    n_perturbed = np.zeros(3, dtype=np.int64)
+    fixed = np.zeros((3, n_labels), dtype=np.int64)  # an item's counts over its columns that are never replaced
+    pert = np.zeros((3, n_labels), dtype=np.int64)  # ... over its perturbable columns
+    missing = np.zeros((2, 3), dtype=np.int64)  # how many of those columns have no label (fixed, perturbable)
+    pert_label = np.empty(2 * k, dtype=np.int64)  # the perturbable responses listed, A* first
+    pert_side = np.empty(2 * k, dtype=np.int64)
+    # a group's columns by part (G; A fixed, A perturbable; B fixed, B perturbable) as distinct raters and weights
+    part_rater = np.empty((5, k), dtype=np.int64)
+    part_weight = np.empty((5, k), dtype=np.int64)
+    part_len = np.zeros(5, dtype=np.int64)
+    seen = np.full((5, np.max(rater_start[1:] - rater_start[:-1])), -1, dtype=np.int64)
+    outcomes = np.zeros(np.max(n_out), dtype=np.int64)  # slots per perturbation outcome of one item
+    counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
+    slot_pert = np.zeros((3, n_labels), dtype=np.int64)
+    noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
+    noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
+    urn = np.zeros(n_labels, dtype=np.int64)
+    sums = np.zeros(SUMS, dtype=np.int64)
+    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
+    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
+    for r in range(out.shape[0]):
+        sums[:] = 0
+        conf_a[:] = 0
+        conf_b[:] = 0
+        for d in range(n_drawn):
+            group = 0 if single_group else uniform_index(rng, n_groups)
+            n_items = item_start[group + 1] - item_start[group]
+            n_raters = rater_start[group + 1] - rater_start[group]
+            draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
+            n_pert = n_perturbed[1] + n_perturbed[2]
+            keep_all = (1.0 - epsilon) ** n_pert
+            split = keep_all >= SKIP_FROM
+            by_label = n_pert >= BY_LABEL_FROM * n_labels
+            listed = split or not by_label  # whether the slots need the perturbable responses one by one
+            weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
+            draw_multiplicities(rng, per_group, n_items, mult)
+            for local in range(n_items):
+                m = mult[local]
+                if m == 0:
+                    continue
+                item = items[item_start[group] + local]
+                row = matrix_start[group] + local * n_raters
+                fixed[:] = 0
+                pert[:] = 0
+                missing[:] = 0
+                p = 0
+                for part in range(5):  # each distinct rater's label read once, counted with its weight
+                    side = (part + 1) // 2
+                    for j in range(part_len[part]):
+                        label = matrix[row + part_rater[part, j]]
+                        w = part_weight[part, j]
+                        if part == 2 or part == 4:
+                            if listed:
+                                for _ in range(w):
+                                    pert_label[p] = label
+                                    pert_side[p] = side
+                                    p += 1
+                            if label < 0:
+                                missing[1, side] += w
+                            else:
+                                pert[side, label] += w
+                        elif label < 0:
+                            missing[0, side] += w
+                        else:
+                            fixed[side, label] += w
+                if tabled and missing.sum() == 0:  # each slot's replaced vectors in one draw (analysis.perturbation)
+                    xa = 0
+                    xb = 0
+                    for c in range(n_labels):
+                        xa += pert[1, c] * code[c]
+                        xb += pert[2, c] * code[c]
+                    h_b = k - n_perturbed[1]
+                    offset = base[n_perturbed[1]] + ((row_of[xa] - start[n_perturbed[1]]) * (start[h_b + 1] - start[h_b])
+                                                     + row_of[xb] - start[h_b]) * n_out[n_perturbed[1]]
+                    width = n_out[n_perturbed[1]]
+                    for c in range(n_labels):
+                        counts[0, 0, c] = fixed[0, c]
+                    gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
+                    if gather:
+                        for o in range(width):
+                            outcomes[o] = 0
+                    for _ in range(m):
+                        o = alias_draw(rng, t_prob, t_alias, offset, width)
+                        if gather:
+                            outcomes[o] += 1
+                            continue
+                        ea = out_a[n_perturbed[1], o]
+                        eb = out_b[n_perturbed[1], o]
+                        for c in range(n_labels):
+                            counts[1, 0, c] = fixed[1, c] + comp[ea, c]
+                            counts[2, 0, c] = fixed[2, c] + comp[eb, c]
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    if gather:
+                        for o in range(width):
+                            if outcomes[o] == 0:
+                                continue
+                            ea = out_a[n_perturbed[1], o]
+                            eb = out_b[n_perturbed[1], o]
+                            for c in range(n_labels):
+                                counts[1, 0, c] = fixed[1, c] + comp[ea, c]
+                                counts[2, 0, c] = fixed[2, c] + comp[eb, c]
+                            add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums,
+                                     outcomes[o])
+                    continue
+                if split and m > 1 and missing.sum() == 0:
+                    kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = fixed[side, c] + pert[side, c]
+                    if kept > 0:
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, kept)
+                    m -= kept
+                    if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
+                        old = pert_label[0]
+                        side = pert_side[0]
+                        counts[side, 0, old] -= 1
+                        choices = n_labels if rule == DIRICHLET else n_labels - 1
+                        for c in range(n_labels):
+                            if rule == UNIFORM and c == old:
+                                continue
+                            x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
+                            choices -= 1
+                            m -= x
+                            if x > 0:
+                                counts[side, 0, c] += 1
+                                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b,
+                                         sums, x)
+                                counts[side, 0, c] -= 1
+                        continue
+                    for _ in range(m):  # slots that replace at least one response
+                        for side in range(3):
+                            for c in range(n_labels):
+                                counts[side, 0, c] = fixed[side, c]
+                        for c in range(n_labels):
+                            urn[c] = 0
+                        first = first_replaced(rng.random(), n_pert, keep_all, log_keep)
+                        for q in range(n_pert):
+                            label = pert_label[q]
+                            if q == first:
+                                label = replacement(rng.random(), label, rule, urn)
+                            elif q > first:
+                                label = perturbed(rng, label, epsilon, rule, urn)
+                            counts[pert_side[q], 0, label] += 1
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    continue
+                for _ in range(m):  # one slot at a time
+                    for side in range(3):
+                        for c in range(n_labels):
+                            counts[side, 0, c] = fixed[side, c]
+                        for _ in range(missing[0, side]):
+                            counts[side, 0, draw_label(rng, item_cum, item)] += 1
+                    for c in range(n_labels):
+                        urn[c] = 0
+                    if not by_label:
+                        for q in range(n_pert):
+                            label = pert_label[q]
+                            if label < 0:
+                                label = draw_label(rng, item_cum, item)
+                            counts[pert_side[q], 0, perturbed(rng, label, epsilon, rule, urn)] += 1
+                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        continue
+                    for side in range(1, 3):
+                        for c in range(n_labels):
+                            slot_pert[side, c] = pert[side, c]
+                        for _ in range(missing[1, side]):
+                            slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                        noised[side] = 0
+                        for c in range(n_labels):
+                            n_c = slot_pert[side, c]
+                            if n_c == 0:
+                                continue
+                            fired = draw_from_row(rng, fire_cdf, n_c)
+                            counts[side, 0, c] += n_c - fired
+                            if rule == DIRICHLET:  # labelled below, with the other side's
+                                noised[side] += fired
+                                continue
+                            for _ in range(fired):
+                                counts[side, 0, replacement(rng.random(), c, rule, urn)] += 1
+                    offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
+                    if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
+                        o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
+                        for c in range(n_labels):
+                            counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
+                            counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
+                    elif noised[1] + noised[2] > 0:  # ... or, beyond them, by a chain of beta-binomials
+                        swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
+                        for c in range(n_labels):
+                            counts[1, 0, c] += noise[1 if swapped else 0, c]
+                            counts[2, 0, c] += noise[0 if swapped else 1, c]
+                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])

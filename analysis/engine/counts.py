@@ -1,0 +1,75 @@
+"""The counts kernel: S2 on per-item counts (METHOD section 9).
+
+G and A are ``Multinomial(K', p_i)``, drawn from alias tables or as categorical draws; B has
+``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,
+``H ~ Hypergeometric(2K'; K', K')`` of B's columns land in A*, so A* holds ``Binomial(H, epsilon)`` noise responses
+and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from analysis.metrics import SUMS, add_item, finish_deltas
+from analysis.engine.rule import DIRICHLET, urn_label
+from analysis.engine.tables import draw_from_cdf, draw_from_row
+from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
+
+
+@numba.njit(cache=True)
+def count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, prob, alias, comp, start, n, k,
+                      epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out, confusion):
+    """S2 on counts: per slot, multinomial counts of the item's unreplaced responses (from alias tables when
+    ``tabled``, else :func:`add_counts`) and the noise responses that replace ``Binomial(., epsilon)`` of them."""
+    n_items, n_labels = shares.shape
+    g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
+    a = np.zeros((1, n_labels), dtype=np.int64)
+    b = np.zeros((1, n_labels), dtype=np.int64)
+    urn = np.zeros(n_labels, dtype=np.int64)
+    sums = np.zeros(SUMS, dtype=np.int64)
+    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
+    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    for r in range(out.shape[0]):
+        sums[:] = 0
+        conf_a[:] = 0
+        conf_b[:] = 0
+        for j in range(n):
+            item = uniform_index(rng, n_items)
+            if null:
+                h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
+                m_a = draw_from_row(rng, fire_cdf, h)
+                m_b = draw_from_row(rng, fire_cdf, k - h)
+            else:
+                m_a = 0
+                m_b = draw_from_row(rng, fire_cdf, k)
+            if tabled:
+                e_g = composition_entry(rng, k, row[item], prob, alias, start)
+                e_a = composition_entry(rng, k - m_a, row[item], prob, alias, start)
+                e_b = composition_entry(rng, k - m_b, row[item], prob, alias, start)
+                for c in range(n_labels):
+                    g[0, c] = comp[e_g, c]
+                    a[0, c] = comp[e_a, c]
+                    b[0, c] = comp[e_b, c]
+            else:
+                for c in range(n_labels):
+                    g[0, c] = 0
+                    a[0, c] = 0
+                    b[0, c] = 0
+                add_counts(rng, k, shares, item, cum, g, 0)
+                add_counts(rng, k - m_a, shares, item, cum, a, 0)
+                add_counts(rng, k - m_b, shares, item, cum, b, 0)
+            for c in range(n_labels):
+                urn[c] = 0
+            if rule == DIRICHLET:  # the slot's noise responses, from its urn (written out here: as a helper that
+                for _ in range(m_a):  # writes into the counts, this runs several times slower in numba)
+                    a[0, urn_label(rng.random(), urn)] += 1
+                for _ in range(m_b):
+                    b[0, urn_label(rng.random(), urn)] += 1
+            else:
+                for _ in range(m_a):
+                    a[0, draw_label(rng, noise_cum, item)] += 1
+                for _ in range(m_b):
+                    b[0, draw_label(rng, noise_cum, item)] += 1
+            add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])

@@ -1,0 +1,189 @@
+"""The plan of a cell: which kernel draws its replicates and which of the kernel's tables it uses.
+
+:func:`plan` is the one place where a path is chosen; the simulator builds the tables a plan names and runs its
+kernel, and every plan draws the same law (tested against :mod:`analysis.engine.reference`). ``method`` forces a
+kernel for the tests and benchmarks: ``"responses"`` is the direct kernel with every option off (the plainest
+form), ``"tables"`` the direct kernel with its options, ``"items"``, ``"law"`` and ``"counts"`` the other kernels.
+The thresholds were measured on the benchmark grid (benchmarks/README.md); they change speed, never the law.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from analysis.engine.perturbation import table_sizes
+from analysis.engine.rule import rule_code, shares_noise
+from analysis.engine.tables import MASK_WORD, n_vectors, packs, paired
+from analysis.errors import ParameterError
+from analysis.samplers import composition_entries, group_layout
+
+METHODS = ("auto", "responses", "tables", "items", "law", "counts")
+KERNELS = ("direct", "by_item", "law", "counts")
+ITEMS_FROM = 25  # S3 takes the by-item kernel from this K on (measured: direct faster at K = 20, by item at 30)
+TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
+TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
+LAW_ENTRIES = 350_000  # the largest S2 slot law (V**3 count-vector triples) replicates are drawn from
+LAW_WORK = 20_000_000_000  # ... and the most multiply-adds that build it (D3code at K = 4: 7e9, 0.4 s)
+PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables the by-item kernel draws from
+ROW_TABLE_ENTRIES = 200_000  # ... and the direct kernel (its slots rarely reuse a row)
+PERTURB_WORK = 100_000_000  # ... and the most operations that build them
+CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
+GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
+DEFER_SLOTS = 8  # ... and from which, at K = 1, it replaces responses per triple
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a plan needs to know of a (dataset, sampler) pair."""
+
+    sampler: str
+    n_labels: int
+    n_distributions: int  # distinct item label distributions
+    single_group: bool  # S1: one group, all items and raters
+    group_size: int  # N_b, the median number of items per group (S3 draws whole batches)
+
+    def slots(self, n: int) -> int:
+        """Item slots in one replicate of ``n`` items: ``n`` for S1 and S2, ``B * n_b <= n`` for S3."""
+        n_drawn, per_group = group_layout(n, self.single_group, self.group_size)
+        return int(n_drawn * per_group)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every path decision of one cell. ``kernel`` is one of ``KERNELS``; the flags say which tables it uses:
+
+    - ``pair_tables``: the direct kernel numbers count vectors as rows of the pair tables (else packs them);
+    - ``perturbation_tables``: B's perturbation of a slot in one draw from tables on count vectors;
+    - ``masks``: the direct kernel picks replaced responses by mask tables, several at a time;
+    - ``noise_tables``: replaced responses are counted apart and labelled in one draw (Dirichlet rule);
+    - ``rater_loop``: the direct kernel reads a complete item rater by rater;
+    - ``gather``: the direct kernel counts slots per (gold, A, B) triple of rows; ``defer``: and at K = 1 replaces
+      responses per triple;
+    - ``alias_tables``: the counts kernel draws multinomials from alias tables.
+
+    Whether the law kernel draws a replicate as a chain of binomials needs the law's size, known once its tables
+    are built: :func:`chain` decides it.
+    """
+
+    kernel: str
+    rule: int
+    null: bool
+    pair_tables: bool = False
+    perturbation_tables: bool = False
+    masks: bool = False
+    noise_tables: bool = False
+    rater_loop: bool = False
+    gather: bool = False
+    defer: bool = False
+    alias_tables: bool = False
+
+    def describe(self) -> str:
+        """The kernel and the options it uses, in words (``run --explain``)."""
+        options = [f.name.replace("_", " ") for f in fields(self)
+                   if f.type == "bool" and f.name != "null" and getattr(self, f.name)]
+        return self.kernel.replace("_", "-") + (f" ({', '.join(options)})" if options else "")
+
+
+def direct_fits(k: int, n_labels: int) -> bool:
+    """Whether the direct kernel can hold count vectors of ``k`` responses: as pair-table rows or packed."""
+    return paired(k, n_labels) or packs(k, n_labels)
+
+
+def law_fits(design: Design, k: int) -> bool:
+    """Whether S2 can draw its slots from the exact slot law: few enough ``V**3`` entries, and little enough work
+    to build it (two matrix products per distinct item distribution, :mod:`analysis.engine.law`)."""
+    v = n_vectors(k, design.n_labels)
+    noise = math.comb(k + design.n_labels, design.n_labels)  # noise vectors of at most k responses
+    work = design.n_distributions * (noise**2 * v + noise * v**2)
+    return design.sampler == "S2" and v**3 <= LAW_ENTRIES and paired(k, design.n_labels) and work <= LAW_WORK
+
+
+def alias_fits(design: Design, k: int) -> bool:
+    """Whether S2 on counts draws multinomials from alias tables: when they fit in memory and the items share few
+    label distributions (else the draws miss the processor's caches; measured)."""
+    return (design.n_distributions <= TABLE_ROWS
+            and composition_entries(k, design.n_labels, design.n_distributions) <= TABLE_ENTRIES)
+
+
+def perturbation_fits(k: int, n_labels: int, null: bool, largest: int) -> bool:
+    """Whether B's perturbation tables of ``k`` responses have at most ``largest`` entries and are cheap to build."""
+    entries, work = table_sizes(k, n_labels, null)
+    return entries <= largest and work <= PERTURB_WORK
+
+
+def auto_method(design: Design, k: int) -> str:
+    """The fastest measured method for a cell of ``k`` responses."""
+    if design.sampler == "S1":
+        return "items"
+    direct = direct_fits(k, design.n_labels)
+    if design.sampler == "S3":
+        return "tables" if k < ITEMS_FROM and direct else "items"
+    if law_fits(design, k):
+        return "law"
+    return "tables" if k <= MASK_WORD and not alias_fits(design, k) and direct else "counts"
+
+
+def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbation: str, method: str = "auto") -> Plan:
+    """The plan of a cell of ``n`` items with ``k`` responses each, B perturbed by ``perturbation`` with strength ``epsilon``.
+
+    Raises :class:`ParameterError` where a forced ``method`` cannot serve the cell."""
+    if method not in METHODS:
+        raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
+    rule = rule_code(perturbation)
+    method = auto_method(design, k) if method == "auto" else method
+    noisy = epsilon > 0.0
+    if method == "law":
+        if not law_fits(design, k):
+            raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
+                                 "entries); use method='counts'")
+        return Plan("law", rule, null)
+    if method == "counts":
+        if design.sampler != "S2":
+            raise ParameterError(f"method='counts' serves S2 only, not {design.sampler}")
+        return Plan("counts", rule, null, alias_tables=alias_fits(design, k))
+    if method == "items":
+        if design.sampler == "S2":
+            raise ParameterError("method='items' serves S1 and S3; S2's items never repeat their rater columns")
+        return Plan("by_item", rule, null,
+                    perturbation_tables=noisy and k > 1 and perturbation_fits(k, design.n_labels, null,
+                                                                               PERTURB_ENTRIES),
+                    noise_tables=noisy and shares_noise(perturbation))
+    if not direct_fits(k, design.n_labels):
+        raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {design.n_labels} labels into "
+                             "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
+    pairs = paired(k, design.n_labels)
+    if method == "responses":
+        return Plan("direct", rule, null, pair_tables=pairs)
+    cube = n_vectors(k, design.n_labels) ** 3
+    tabled = noisy and pairs and k > 1 and perturbation_fits(k, design.n_labels, null, ROW_TABLE_ENTRIES)
+    gather = pairs and n >= GATHER_SLOTS * cube
+    defer = gather and k == 1 and noisy and design.slots(n) >= DEFER_SLOTS * cube
+    shared = noisy and shares_noise(perturbation) and k <= MASK_WORD
+    return Plan("direct", rule, null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy,
+                noise_tables=shared and not defer and not tabled,
+                rater_loop=(tabled or shared or not noisy) and k <= MASK_WORD, gather=gather, defer=defer)
+
+
+def chain(n_slots: int, positive_entries: int) -> bool:
+    """Whether the law kernel draws a replicate of ``n_slots`` slots as a chain of binomials down the law's
+    ``positive_entries`` entries (cheaper than one alias draw a slot once slots outnumber them)."""
+    return n_slots >= CHAIN_FROM * positive_entries
+
+
+# Rough seconds per unit of work of each kernel, read off the benchmark grid on the 2-core development machine
+# (benchmarks/README.md): a response of the direct, by-item and counts kernels, a slot-law draw of the law kernel.
+SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8}
+
+
+def work(cell: Plan, design: Design, n: int, k: int) -> int:
+    """Units of work of one replicate of a cell planned as ``cell``: G's, A's and B's responses, or, for the law
+    kernel, its draws (one a slot, at most ``CHAIN_FROM`` per law entry when it chains)."""
+    if cell.kernel == "law":
+        return min(design.slots(n), CHAIN_FROM * n_vectors(k, design.n_labels) ** 3)
+    return 3 * design.slots(n) * k
+
+
+def estimated_seconds(cell: Plan, design: Design, n: int, k: int, n_samples: int) -> float:
+    """A rough wall time of ``n_samples`` replicates on one core (``run --explain``)."""
+    return n_samples * work(cell, design, n, k) * SECONDS_PER_UNIT[cell.kernel]

@@ -1,0 +1,121 @@
+"""The slow, obvious reference of METHOD sections 2-5, separate from the kernels: the tests hold every plan to it.
+
+One replicate at a time, in plain numpy: the sampler draws the items and three independent sets of rater columns
+(G, A, B) from the annotation table itself; B's responses are perturbed by the rule; under the null the ``2K``
+columns of A and B are pooled per group and split in half without replacement; the counts of each drawn item go
+to :func:`analysis.metrics.deltas`. Nothing here is shared with the kernels, their tables or their shortcuts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from analysis.data import AnnotationDataset
+from analysis.metrics import deltas
+
+SAMPLERS = ("S1", "S2", "S3")
+
+
+class Design:
+    """The annotation table as a dense (items x raters) matrix of labels, -1 where a rater did not label an item,
+    with the raters of each item and the items and raters of each batch."""
+
+    def __init__(self, ds: AnnotationDataset):
+        self.n_labels = ds.n_labels
+        self.labels = np.full((ds.n_items, ds.n_raters), -1, dtype=np.int64)
+        self.labels[ds.item, ds.rater] = ds.label
+        self.raters_of_item = [np.flatnonzero(row >= 0) for row in self.labels]
+        self.n_raters_of_item = np.array([len(r) for r in self.raters_of_item])
+        self.first_rater = np.concatenate([[0], np.cumsum(self.n_raters_of_item)[:-1]])
+        self.all_raters = np.concatenate(self.raters_of_item)
+        batch = ds.topology.item_batch
+        if batch is not None:
+            self.batch_items = [np.flatnonzero(batch == b) for b in range(int(batch.max()) + 1)]
+            self.batch_raters = [np.flatnonzero((self.labels[items] >= 0).any(0)) for items in self.batch_items]
+
+
+def draw_slots(design: Design, sampler: str, n: int, k: int, rng: np.random.Generator):
+    """One sampler draw (METHOD section 2): the items of the slots, each slot's group, and a function that draws
+    one model's (slots x k) labels from fresh rater columns of each group."""
+    if sampler == "S1":
+        items = rng.integers(design.labels.shape[0], size=n)
+
+        def model():
+            return design.labels[np.ix_(items, rng.integers(design.labels.shape[1], size=k))]
+
+        return items, np.zeros(n, dtype=np.int64), model
+    if sampler == "S2":
+        items = rng.integers(design.labels.shape[0], size=n)
+
+        def model():  # per slot, k uniform draws among the raters of its item
+            pick = (rng.random((n, k)) * design.n_raters_of_item[items, None]).astype(np.int64)
+            raters = design.all_raters[design.first_rater[items, None] + pick]
+            return design.labels[items[:, None], raters]
+
+        return items, np.arange(n), model
+    group_size = max(1, int(np.median([len(b) for b in design.batch_items])))
+    n_batches = math.ceil(n / group_size)
+    per_batch = max(1, n // n_batches)
+    batches = rng.integers(len(design.batch_items), size=n_batches)
+    items = np.concatenate([rng.choice(design.batch_items[b], size=per_batch) for b in batches])
+    groups = np.repeat(np.arange(n_batches), per_batch)
+
+    def model():
+        out = []
+        for batch in batches:
+            raters = rng.choice(design.batch_raters[batch], size=k)
+            out.append(raters)
+        columns = np.array(out)[groups]  # each slot takes its batch's rater set
+        labels = design.labels[items[:, None], columns]
+        for s, j in zip(*np.nonzero(labels < 0)):  # a ragged batch: that response from the item's own raters
+            labels[s, j] = design.labels[items[s], rng.choice(design.raters_of_item[items[s]])]
+        return labels
+
+    return items, groups, model
+
+
+def perturb(labels: np.ndarray, epsilon: float, rule: str, n_labels: int, rng: np.random.Generator) -> np.ndarray:
+    """B's responses, each replaced with probability ``epsilon`` (METHOD section 3): by a label of the slot's own
+    noise law ``Dirichlet(1/C, ..., 1/C)``, or by one of the other labels uniformly."""
+    replaced = rng.random(labels.shape) < epsilon
+    if rule == "dirichlet":
+        eta = rng.dirichlet(np.full(n_labels, 1.0 / n_labels), size=labels.shape[0])  # one law per slot
+        cum = np.cumsum(eta, axis=1)
+        noise = (rng.random(labels.shape)[..., None] * cum[:, None, -1:] >= cum[:, None, :]).sum(-1)
+    else:
+        noise = (labels + rng.integers(1, n_labels, labels.shape)) % n_labels
+    return np.where(replaced, np.minimum(noise, n_labels - 1), labels)
+
+
+def split(a: np.ndarray, b: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The null's A* and B* (METHOD section 4): per group, the ``2K`` columns of A and B pooled and split in half
+    uniformly without replacement; a column keeps all its responses on every slot of its group."""
+    k = a.shape[1]
+    pooled = np.concatenate([a, b], axis=1)
+    _, group = np.unique(groups, return_inverse=True)
+    order = np.argsort(rng.random((group.max() + 1, 2 * k)), axis=1)[group]  # a uniform permutation per group
+    halves = np.take_along_axis(pooled, order, axis=1)
+    return halves[:, :k], halves[:, k:]
+
+
+def counts(labels: np.ndarray, n_labels: int) -> np.ndarray:
+    """Per-slot label counts of a (slots x k) label array."""
+    return (labels[..., None] == np.arange(n_labels)).sum(1)
+
+
+def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilon: float, n_samples: int,
+                     rng: np.random.Generator, null: bool, perturbation: str = "dirichlet") -> np.ndarray:
+    """Deltas of ``n_samples`` replicates (n_samples x 8, METRICS order), one replicate after another."""
+    design = Design(ds)
+    out = []
+    for _ in range(n_samples):
+        _, groups, model = draw_slots(design, sampler, n, k, rng)
+        g, a = model(), model()
+        b = perturb(model(), epsilon, perturbation, design.n_labels, rng)
+        if null:
+            a, b = split(a, b, groups, rng)
+        d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)))
+        out.append([v[0] for v in d.values()])
+    return np.array(out)

@@ -1,0 +1,171 @@
+"""The simulator of one (dataset, sampler) pair: it plans each cell, builds and keeps the tables the plan names,
+and runs the plan's kernel (METHOD sections 2-5).
+
+For each replicate, G and A are two independent draws of rater columns on the same items and B a third draw,
+perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per
+group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.plan`
+says which, and with which tables); each ends a replicate as one row of eight deltas and A's and B's confusion
+matrices, from which :mod:`analysis.engine.exact` settles the ties of precision and F1.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from analysis.data import AnnotationDataset
+from analysis.engine.by_item import by_item_replicates
+from analysis.engine.counts import count_replicates
+from analysis.engine.direct import direct_replicates
+from analysis.engine.law import LawTables, law_replicates, slot_law
+from analysis.engine.perturbation import NoiseTables, PerturbationTables, mask_tables
+from analysis.engine.plan import METHODS, Design, Plan, chain, plan
+from analysis.engine.rule import DEFAULT, check_perturbation, fire_law, uniform_noise
+from analysis.engine.split import split_law
+from analysis.engine.tables import PairTables
+from analysis.errors import ParameterError
+from analysis.metrics import METRICS, divergence_tables
+from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
+
+LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
+PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
+
+EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
+                                 alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
+                                 start=np.zeros(2, dtype=np.int64))
+NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1), np.zeros(1, dtype=np.int64),
+                                *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 4)
+
+
+class Replicates(NamedTuple):
+    """What a kernel returns for ``n`` replicates: deltas (n x 8, METRICS order) and the confusion matrices of A's
+    and B's votes against G's (n x 2 x labels x labels), which settle the ties of precision and F1."""
+
+    deltas: np.ndarray
+    confusion: np.ndarray
+
+
+class Simulator:
+    """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
+
+    ``method`` forces a kernel (:data:`analysis.engine.plan.METHODS`); ``"auto"``, the default, lets
+    :func:`analysis.engine.plan.plan` take the fastest measured for each cell.
+    """
+
+    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
+        if method not in METHODS:
+            raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
+        self.layout = make_plan(ds, sampler)
+        self.sampler = self.layout.sampler
+        self.method = method
+        self.design = Design(self.sampler, self.layout.n_labels,
+                             len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
+                             self.layout.group_size)
+        self.noise = uniform_noise(self.layout.item_share)
+        self._store: dict[str, dict] = {}
+        self._complete: np.ndarray | None = None
+
+    def plan(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> Plan:
+        """The plan of a cell (:func:`analysis.engine.plan.plan`)."""
+        return plan(self.design, n, k, epsilon, null, perturbation, self.method)
+
+    def _once(self, kind: str, key, build):
+        """``build()``, made once per ``(kind, key)`` and kept for the simulator's life."""
+        store = self._store.setdefault(kind, {})
+        if key not in store:
+            store[key] = build()
+        return store[key]
+
+    def _kept(self, kind: str, key: tuple, limit: int, build):
+        """``build()``, kept for later cells while the kept tables of ``kind`` hold at most ``limit`` entries (the
+        oldest go first)."""
+        store = self._store.setdefault(kind, {})
+        if key not in store:
+            tables = build()
+            while store and sum(t.prob.size for t in store.values()) + tables.prob.size > limit:
+                del store[next(iter(store))]
+            store[key] = tables
+        return store[key]
+
+    def pair_tables(self, k: int) -> PairTables:
+        """The direct kernel's numbering of count vectors of ``k`` responses (:class:`PairTables`)."""
+        return self._once("pairs", k, lambda: PairTables.build(k, self.design.n_labels))
+
+    def noise_tables(self, k: int) -> NoiseTables:
+        """The Dirichlet noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
+        return self._once("noise", k, lambda: NoiseTables.build(k, self.design.n_labels))
+
+    def composition_tables(self, k: int) -> CompositionTables:
+        """The alias tables of every item's multinomials up to ``k`` responses."""
+        return self._once("compositions", k, lambda: composition_tables(self.layout.item_share, k))
+
+    def law_tables(self, k: int, epsilon: float, rule: str, null: bool) -> LawTables:
+        """The drawing tables of the S2 slot law (:func:`analysis.engine.law.slot_law`)."""
+        return self._kept("laws", (k, float(epsilon), rule, bool(null)), LAW_CACHE_ENTRIES,
+                          lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))
+
+    def perturbation_tables(self, k: int, epsilon: float, rule: str, null: bool) -> PerturbationTables:
+        """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
+        return self._kept("perturbations", (k, float(epsilon), rule, bool(null)), PERTURB_CACHE_ENTRIES,
+                          lambda: PerturbationTables.build(k, epsilon, rule, self.design.n_labels, null))
+
+    def complete_items(self) -> np.ndarray:
+        """Per item of the layout's groups, whether every rater of its group labelled it (the rater loop reads
+        such an item rater by rater)."""
+        if self._complete is None:
+            layout = self.layout
+            group = np.repeat(np.arange(len(layout.item_start) - 1), np.diff(layout.item_start))
+            local = np.arange(len(layout.items)) - layout.item_start[group]
+            row = layout.matrix_start[group] + local * np.diff(layout.rater_start)[group]
+            self._complete = np.logical_and.reduceat(layout.matrix >= 0, row)
+        return self._complete
+
+    def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
+                   null: bool, perturbation: str = DEFAULT) -> np.ndarray:
+        """Deltas of ``n_samples`` replicates, shape (n_samples, 8) in METRICS order."""
+        return self.draw(n, k, epsilon, n_samples, rng, null, perturbation).deltas
+
+    def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
+             null: bool, perturbation: str = DEFAULT) -> Replicates:
+        """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan."""
+        check_size(n, k)
+        check_perturbation(perturbation)
+        if not 0.0 <= epsilon <= 1.0:
+            raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
+        if n_samples < 1:
+            raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
+        cell = self.plan(n, k, epsilon, bool(null), perturbation)
+        n_labels = self.design.n_labels
+        out = np.empty((n_samples, len(METRICS)))
+        confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
+        epsilon, null = float(epsilon), bool(null)
+        rule = cell.rule
+        divergence = divergence_tables(k, n_labels)
+        if cell.kernel == "law":
+            tables = self.law_tables(k, epsilon, perturbation, null)
+            law_replicates(rng, *tables.kernel_args(), n, k, n_labels, chain(n, tables.order.size),
+                           *self.pair_tables(k).metric_args(), out, confusion)
+        elif cell.kernel == "counts":
+            tables = self.composition_tables(k) if cell.alias_tables else EMPTY_TABLES
+            count_replicates(rng, self.layout.item_share, self.layout.item_cum, *self.noise, cell.alias_tables,
+                             *tables.kernel_args(), n, k, epsilon, rule, null, split_law(k), fire_law(k, epsilon),
+                             *divergence, out, confusion)
+        elif cell.kernel == "by_item":
+            tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
+                      else NO_PERTURB)
+            noise = self.noise_tables(k if cell.noise_tables else 0)
+            by_item_replicates(rng, *self.layout.kernel_args(), n, k, epsilon, rule, null, split_law(k),
+                               fire_law(k, epsilon), *divergence, cell.perturbation_tables, *tables.kernel_args(),
+                               *noise.row_args(), out, confusion)
+        else:
+            pairs = self.pair_tables(k)
+            tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
+                      else NO_PERTURB)
+            noise = self.noise_tables(k if cell.noise_tables else 0)
+            complete = self.complete_items() if cell.rater_loop else np.zeros(1, dtype=np.bool_)
+            direct_replicates(rng, *self.layout.kernel_args(), n, k, epsilon, rule, null, split_law(k), *divergence,
+                              *pairs.kernel_args(), cell.perturbation_tables, *tables.row_args(), cell.gather,
+                              cell.defer, cell.masks, *mask_tables(epsilon), cell.noise_tables,
+                              *noise.kernel_args(pairs.code), cell.rater_loop, complete, out, confusion)
+        return Replicates(out, confusion)

@@ -1,0 +1,62 @@
+"""The null split (METHOD section 4): the ``2K'`` rater columns of A and B pooled per group and halved.
+
+All pooled columns are iid uniform draws of the group's raters, so a uniform half of them is ``K'`` fresh columns
+of which ``H ~ Hypergeometric(2K'; K', K')`` are B's. The kernels draw the group's columns and ``H`` here, and
+treat the first ``H`` of A*'s columns and the first ``K' - H`` of B*'s as B's (perturbable) ones.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from scipy.stats import hypergeom
+
+from analysis.engine.tables import draw_from_cdf
+from analysis.samplers import uniform_index
+
+
+def split_law(k: int) -> np.ndarray:
+    """Cumulative law of ``H ~ Hypergeometric(2k; k, k)``: how many of B's ``k`` columns a random half holds."""
+    cdf = hypergeom(2 * k, k, k).cdf(np.arange(k + 1))
+    cdf[-1] = 1.0
+    return cdf
+
+
+@numba.njit(cache=True, inline="always")
+def draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed):
+    """A drawn group's rater columns (rows G, A, B of ``columns``: uniform draws of its ``n_raters`` raters) and,
+    under the null, ``h``, how many of B's columns land in A* (returned; 0 under the alternative). With
+    ``epsilon > 0``, ``n_perturbed`` says how many of A*'s and B*'s columns are B's: the first ``h`` of A*'s, the
+    first ``k - h`` of B*'s."""
+    for side in range(3):
+        for c in range(k):
+            columns[side, c] = uniform_index(rng, n_raters)
+    h = draw_from_cdf(rng, h_cdf) if null else 0
+    if epsilon > 0.0:
+        n_perturbed[1] = h
+        n_perturbed[2] = k - h
+    return h
+
+
+@numba.njit(cache=True)
+def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len):
+    """A group's rater columns by part (0: G; 1, 2: A's fixed and perturbable; 3, 4: B's) as distinct raters
+    ``part_rater[part, :part_len[part]]`` with their numbers of columns ``part_weight``, so that a kernel reads
+    each distinct rater's label once. ``seen`` (parts x raters, all -1) is scratch and is left as it was found."""
+    k = columns.shape[1]
+    part_len[:] = 0
+    for side in range(3):
+        for c in range(k):
+            part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
+            rater = columns[side, c]
+            j = seen[part, rater]
+            if j < 0:
+                j = part_len[part]
+                seen[part, rater] = j
+                part_rater[part, j] = rater
+                part_weight[part, j] = 0
+                part_len[part] += 1
+            part_weight[part, j] += 1
+    for part in range(5):
+        for j in range(part_len[part]):
+            seen[part, part_rater[part, j]] = -1

@@ -1,0 +1,138 @@
+"""Tables and alias helpers shared by the kernels: numbered count vectors and their metric terms, draws from
+cumulative laws and alias tables, replacement masks, small binomials."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba.extending import intrinsic
+
+from analysis.errors import ParameterError
+from analysis.metrics import pair_tables
+from analysis.engine.perturbation import MASK_BITS
+from analysis.samplers import composition_index, composition_space
+
+PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
+MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
+SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
+
+
+def n_vectors(k: int, n_labels: int) -> int:
+    """How many count vectors of ``k`` responses over ``n_labels`` labels exist."""
+    return math.comb(k + n_labels - 1, n_labels - 1)
+
+
+def paired(k: int, n_labels: int) -> bool:
+    """Whether the pair tables of ``k`` responses are built (few enough count vectors to stay in cache)."""
+    return n_vectors(k, n_labels) <= PAIR_ROWS
+
+
+def packs(k: int, n_labels: int) -> bool:
+    """Whether a count vector of ``k`` responses packs into one int64, ``bit_length(k)`` bits a label (how the
+    direct kernel holds a slot's counts where it has no pair tables)."""
+    return k.bit_length() * n_labels <= 63
+
+
+@dataclass(frozen=True)
+class PairTables:
+    """How the direct kernel numbers count vectors of ``k`` responses: a kernel sums ``code[label]`` over a slot's
+    responses. Where the vectors are few (``paired``), the code is mixed-radix (:func:`composition_index`), the
+    vector's row is ``row_of[sum] - first``, and the metric terms of every (gold, model) pair of rows
+    (:func:`pair_tables`) add a slot to the sums with a few lookups instead of a pass over its counts. Elsewhere the
+    code packs the counts, ``shift`` bits a label (:func:`packs`), and the arrays are placeholders: more vectors
+    would not let the tables stay in the processor's caches."""
+
+    paired: bool
+    code: np.ndarray
+    row_of: np.ndarray
+    first: int  # the row of composition_space's first vector of k responses
+    shift: int
+    vote: np.ndarray
+    err: np.ndarray
+    kl: np.ndarray
+    jsd: np.ndarray
+
+    @classmethod
+    def build(cls, k: int, n_labels: int) -> PairTables:
+        if not paired(k, n_labels):
+            if not packs(k, n_labels):
+                raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {n_labels} labels into "
+                                     "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
+            shift = k.bit_length()
+            return cls(False, np.left_shift(1, shift * np.arange(n_labels), dtype=np.int64),
+                       np.zeros(1, dtype=np.int64), 0, shift, np.zeros(1, dtype=np.int64),
+                       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)), np.zeros((1, 1)))
+        comp, start = composition_space(k, n_labels)
+        return cls(True, *composition_index(comp, k), int(start[k]), 0, *pair_tables(comp[start[k]:], k))
+
+    def metric_args(self) -> tuple:
+        return self.vote, self.err, self.kl, self.jsd
+
+    def kernel_args(self) -> tuple:
+        return self.paired, self.code, self.row_of, self.first, self.shift, *self.metric_args()
+
+
+@numba.njit(cache=True, inline="always")
+def draw_from_cdf(rng, cdf):
+    """An index from a cumulative law by binary search on one uniform."""
+    u = rng.random()
+    lo, hi = 0, cdf.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if u < cdf[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@numba.njit(cache=True, inline="always")
+def draw_from_row(rng, cdf, row):
+    """An index from the cumulative law ``cdf[row]`` by a linear search from 0 (short for small binomial means)."""
+    u = rng.random()
+    x = 0
+    while x < row and u >= cdf[row, x]:
+        x += 1
+    return x
+
+
+@numba.njit(cache=True, inline="always")
+def alias_draw(rng, prob, alias, offset, size):
+    """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
+    u = rng.random() * size
+    e = min(int(u), size - 1)
+    return alias[offset + e] if u - e >= prob[offset + e] else e
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """The number of set bits of the integer ``x``, as one processor instruction (LLVM's ctpop)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return x(x), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def draw_mask(rng, k, m_prob, m_alias):
+    """Which of ``k <= MASK_WORD`` perturbable responses are replaced, as the bits of one integer: a draw from
+    the mask tables (:func:`analysis.engine.perturbation.mask_tables`) per ``MASK_BITS`` of them."""
+    mask = 0
+    for chunk in range(0, k, MASK_BITS):
+        mask |= alias_draw(rng, m_prob, m_alias, 0, m_prob.shape[0]) << chunk
+    return mask
+
+
+@numba.njit(cache=True, inline="always")
+def binomial(rng, n, p):
+    """``Binomial(n, p)``: a count of uniforms for small ``n``, numpy's generator beyond."""
+    if n <= 0 or p <= 0.0:
+        return 0
+    if n < SMALL_BINOMIAL:
+        x = 0
+        for _ in range(n):
+            x += rng.random() < p
+        return x
+    return rng.binomial(n, p)

@@ -1,0 +1,63 @@
+"""Which plan each documented configuration gets (the methods page's table "Which kernel draws a cell").
+
+The plan changes speed, never the law (tests/test_reference.py); this file pins the choices so that a change to a
+threshold is deliberate and shows in the documentation.
+"""
+
+import pytest
+
+from analysis.engine import Simulator
+from analysis.engine.plan import Plan, estimated_seconds, work
+from analysis.errors import ParameterError
+from analysis.synthetic import make_stand_in
+
+# (stand-in, sampler, K values, kernel, options of the alternative's plan) on the paper's grid, epsilon = 0.3
+DOCUMENTED = [
+    ("dices-synthetic", "S1", (1, 2, 5, 10, 40, 100), "by_item", {"noise_tables"}),
+    ("dices-synthetic", "S2", (1, 2, 5, 10), "law", set()),
+    ("dices-synthetic", "S2", (40, 60), "direct", {"masks", "noise_tables", "rater_loop"}),
+    ("dices-synthetic", "S2", (80, 100), "counts", set()),
+    ("d3code-synthetic", "S2", (1, 2, 3, 4), "law", set()),
+    ("d3code-synthetic", "S2", (5, 6), "direct", {"pair_tables", "perturbation_tables", "masks", "rater_loop"}),
+    ("d3code-synthetic", "S2", (10, 20, 60), "direct", {"masks", "noise_tables", "rater_loop"}),
+    ("d3code-synthetic", "S2", (80, 100), "counts", set()),
+    ("toxicity-synthetic", "S3", (2, 3, 4), "direct", {"pair_tables", "perturbation_tables", "masks", "rater_loop"}),
+    ("toxicity-synthetic", "S3", (10, 20), "direct", {"masks", "noise_tables", "rater_loop"}),
+    ("toxicity-synthetic", "S3", (40, 60, 100), "by_item", {"noise_tables"}),
+]
+
+
+def options(plan: Plan) -> set:
+    return {name for name, value in vars(plan).items() if value is True and name != "null"}
+
+
+@pytest.mark.parametrize("name, sampler, ks, kernel, expected", DOCUMENTED,
+                         ids=[f"{d[0]}-{d[1]}-K{d[2][0]}" for d in DOCUMENTED])
+def test_documented_configurations_get_their_plan(name, sampler, ks, kernel, expected):
+    sim = Simulator(make_stand_in(name), sampler)
+    for k in ks:
+        plan = sim.plan(1000 // k, k, 0.3, null=False)
+        assert plan.kernel == kernel, k
+        assert options(plan) - {"perturbation_tables"} == expected - {"perturbation_tables"}, (k, plan)
+
+
+def test_s3_at_k1_gathers_and_defers_only_at_large_budgets():
+    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3")
+    assert {"gather", "defer"} <= options(sim.plan(50000, 1, 0.3, null=True))
+    assert not {"gather", "defer"} & options(sim.plan(100, 1, 0.3, null=True))
+
+
+def test_forced_methods_that_cannot_serve_a_cell_say_what_to_use(crossed):
+    with pytest.raises(ParameterError, match="method='counts'"):
+        Simulator(crossed, "S2", method="law").plan(10, 40, 0.3, null=False)
+    with pytest.raises(ParameterError, match="S2 only"):
+        Simulator(crossed, "S1", method="counts").plan(10, 2, 0.3, null=False)
+    with pytest.raises(ParameterError, match="S1 and S3"):
+        Simulator(crossed, "S2", method="items").plan(10, 2, 0.3, null=False)
+
+
+def test_the_cost_estimate_grows_with_the_work():
+    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3")
+    small, large = (sim.plan(n, 10, 0.3, null=False) for n in (100, 5000))
+    assert work(large, sim.design, 5000, 10) == 50 * work(small, sim.design, 100, 10) == 3 * 5000 * 10
+    assert estimated_seconds(large, sim.design, 5000, 10, 1000) > estimated_seconds(small, sim.design, 100, 10, 1000)

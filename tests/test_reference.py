@@ -1,0 +1,108 @@
+"""Every plan against the separate reference (METHOD sections 2-5): same law of all eight deltas.
+
+:mod:`analysis.engine.reference` draws replicates one at a time in plain numpy, from the annotation table, with
+nothing from the kernels. For each configuration below, a plan's kernel and the reference draw the alternative
+and the null on independent streams, and every metric must agree:
+
+- its mean within ``Z`` standard errors of the difference, ``sqrt(v_plan / n_plan + v_ref / n_ref)``;
+- its spread: ``log(sd_plan / sd_ref)`` within ``Z`` times its standard error, ``sqrt((kurt_plan - 1) / (4 n_plan)
+  + (kurt_ref - 1) / (4 n_ref))`` (the delta method for a sample variance, with each sample's own kurtosis, since
+  deltas of discrete metrics are far from normal).
+
+``Z = 4.5`` bounds a correct engine's chance to fail one comparison by 7e-6, about 0.5 % over every comparison of
+this file; the seeds are fixed, so a run is deterministic. The configurations reach every kernel and every option
+of :class:`analysis.engine.plan.Plan`, which the last test checks.
+"""
+
+import zlib
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from analysis.data import from_table
+from analysis.engine import Simulator, plan, tables
+from analysis.engine.plan import KERNELS, Plan
+from analysis.engine.reference import reference_deltas
+from analysis.metrics import METRICS
+from conftest import batched_table, crossed_table, sparse_table
+
+Z = 4.5
+N_PLAN, N_REF = 2000, 400
+
+DATA = {
+    "crossed": lambda: from_table(crossed_table(n_items=30, n_raters=12), name="crossed"),
+    "sparse": lambda: from_table(sparse_table(n_items=40, n_labels=4), name="sparse"),
+    "ragged": lambda: from_table(batched_table(ragged=True), batch="batch", name="ragged"),
+}
+
+# (sampler, data, method, n, k, epsilon, rule, patches): patches shrink a module's limit to reach a plan's option
+CONFIGURATIONS = [
+    ("S1", "crossed", "auto", 20, 5, 0.3, "dirichlet", ()),  # by item, perturbation and noise tables
+    ("S1", "crossed", "items", 20, 1, 0.3, "uniform", ()),  # by item, one perturbable response
+    ("S1", "crossed", "responses", 20, 3, 0.3, "dirichlet", ()),  # direct, response by response
+    ("S1", "crossed", "tables", 20, 3, 0.3, "dirichlet", ()),  # direct: perturbation tables, masks, rater loop
+    ("S1", "crossed", "tables", 20, 4, 0.3, "dirichlet", (("plan", "ROW_TABLE_ENTRIES", 0),)),  # noise tables
+    ("S2", "sparse", "auto", 20, 2, 0.3, "dirichlet", ()),  # the slot law
+    ("S2", "sparse", "law", 300, 1, 0.3, "uniform", ()),  # the slot law as a chain of binomials
+    ("S2", "sparse", "counts", 20, 3, 0.3, "dirichlet", ()),  # counts, alias tables
+    ("S2", "sparse", "counts", 20, 6, 0.3, "uniform", (("plan", "TABLE_ENTRIES", 0),)),  # counts, no alias tables
+    ("S2", "sparse", "tables", 20, 6, 0.3, "dirichlet", (("tables", "PAIR_ROWS", 0),)),  # direct, packed counts
+    ("S3", "ragged", "auto", 24, 3, 0.3, "dirichlet", ()),  # direct on ragged batches
+    ("S3", "ragged", "items", 24, 4, 0.3, "uniform", ()),  # by item on ragged batches
+    ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
+]
+MODULES = {"plan": plan, "tables": tables}
+
+
+@lru_cache(maxsize=None)
+def reference(data: str, sampler: str, n: int, k: int, epsilon: float, rule: str, null: bool) -> np.ndarray:
+    """Reference replicates of one cell, drawn once for every plan that is compared with them."""
+    seed = zlib.crc32(repr((data, sampler, n, k, epsilon, rule, null)).encode())
+    return reference_deltas(DATA[data](), sampler, n, k, epsilon, N_REF, np.random.default_rng(seed), null, rule)
+
+
+def same_law(got: np.ndarray, ref: np.ndarray) -> list[str]:
+    """The metrics whose mean or spread differs beyond the tolerances of the module docstring."""
+    failed = []
+    for m, metric in enumerate(METRICS):
+        a, b = got[:, m], ref[:, m]
+        se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        if abs(a.mean() - b.mean()) > Z * se + 1e-12:
+            failed.append(f"{metric} mean {a.mean():.5f} vs {b.mean():.5f} (se {se:.5f})")
+        if a.std() > 0 and b.std() > 0:
+            kurt = [((x - x.mean()) ** 4).mean() / x.var() ** 2 for x in (a, b)]
+            se_log = np.sqrt((kurt[0] - 1) / (4 * len(a)) + (kurt[1] - 1) / (4 * len(b)))
+            if abs(np.log(a.std() / b.std())) > Z * se_log:
+                failed.append(f"{metric} sd {a.std():.5f} vs {b.std():.5f}")
+        elif a.std() != b.std():
+            failed.append(f"{metric}: one side never varies")
+    return failed
+
+
+def planned(monkeypatch, sampler, data, method, n, k, epsilon, rule, patches, null) -> tuple[Simulator, Plan]:
+    for module, name, value in patches:
+        monkeypatch.setattr(MODULES[module], name, value)
+    sim = Simulator(DATA[data](), sampler, method=method)
+    return sim, sim.plan(n, k, epsilon, null, rule)
+
+
+@pytest.mark.parametrize("null", [False, True], ids=["alternative", "null"])
+@pytest.mark.parametrize("config", CONFIGURATIONS, ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
+def test_every_plan_draws_the_reference_law(monkeypatch, config, null):
+    sampler, data, method, n, k, epsilon, rule, patches = config
+    sim, cell = planned(monkeypatch, *config, null)
+    got = sim.replicates(n, k, epsilon, N_PLAN, np.random.default_rng(17), null=null, perturbation=rule)
+    failed = same_law(got, reference(data, sampler, n, k, epsilon, rule, null))
+    assert not failed, f"{cell.describe()}: {failed}"
+
+
+def test_the_configurations_reach_every_kernel_and_every_option(monkeypatch):
+    reached = set()
+    for config in CONFIGURATIONS:
+        with monkeypatch.context() as patch:
+            _, cell = planned(patch, *config, True)
+        reached.add(cell.kernel)
+        reached.update(name for name, value in vars(cell).items() if value is True and name != "null")
+    options = {name for name, value in vars(Plan("direct", 0, False)).items() if value is False and name != "null"}
+    assert reached >= set(KERNELS) | options, set(KERNELS) | options - reached
