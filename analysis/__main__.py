@@ -33,6 +33,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _CommandsHelp(argparse.HelpFormatter):
+    """argparse's help, with room for every command name (listed one level in) before its help text."""
+
+    def add_argument(self, action):
+        super().add_argument(action)
+        names = getattr(action, "choices", None) or {}
+        self._action_max_length = max(self._action_max_length, *(4 + len(name) for name in names), 0)
+
+
 def _split(text: str) -> list[str]:
     """Comma-separated values, stripped; an empty one (``1,,5``, a trailing comma) is refused."""
     values = [v.strip() for v in text.split(",")]
@@ -119,9 +128,10 @@ def _check_run(args) -> None:
     _check_memory(args)
 
 
-# Memory of one cell, an upper bound measured on the engine (tests/test_bad_inputs.py checks it): the metric tables
-# hold (K + 1)**2 entries, the replicates' deltas a row each, and the S1 and S3 kernels a few words per drawn item.
-BYTES_PER_TABLE_ENTRY, BYTES_PER_REPLICATE, BYTES_PER_ITEM = 160, 2048, 64
+# Memory of one cell beyond the engine's capped table caches, an upper bound measured on the engine
+# (tests/test_bad_inputs.py checks the first): the metric tables hold (K + 1)**2 entries (S2 measured 47 bytes an
+# entry, S1 110, S3 118), the replicates' deltas a row each, and the S1 and S3 kernels a few words per drawn item.
+BYTES_PER_TABLE_ENTRY, BYTES_PER_REPLICATE, BYTES_PER_ITEM = 192, 2048, 64
 
 
 def cell_bytes(n: int, k: int, n_samples: int) -> int:
@@ -202,7 +212,7 @@ def _read_csv(path: str, what: str, **options):
 def _parser() -> argparse.ArgumentParser:
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
 
-    parser = _Parser(prog=PROG, description=DESCRIPTION)
+    parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      title="commands (python -m analysis COMMAND --help for its options)")
@@ -391,11 +401,13 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the message
         cached = getattr(stop, "cached", None)
         kept = "" if cached is None else (f"; {cached[0]} of {cached[1]} cells are cached in {cached[2]}, and the "
                                           "same command resumes from them" if cached[2] else
                                           f"; {cached[0]} of {cached[1]} cells were finished, none cached (--no-cache)")
         print(f"\n{parser.prog} {args.command}: interrupted{kept}; no output written", file=sys.stderr)
+        signal.signal(signal.SIGINT, previous)
         return 130
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other tools do
         _quiet_stdout()

@@ -454,11 +454,12 @@ def _variants(values: pd.Series) -> pd.Series:
 
 
 def normalized_labels(values: pd.Series) -> pd.Series:
-    """Labels that differ only in case or surrounding spaces, replaced by their most frequent spelling."""
+    """Labels that differ only in case or surrounding spaces, replaced by their most frequent spelling (on a tie,
+    one without surrounding spaces, then one in lower case)."""
     counts = values.value_counts()
     spelling = {}
     for forms in _variants(values):
-        chosen = max(sorted(forms), key=lambda form: counts[form])
+        chosen = max(sorted(forms), key=lambda form: (counts[form], form == form.strip(), form == form.lower()))
         spelling.update({form: chosen for form in forms})
     return values.map(lambda v: spelling.get(v, v))
 

@@ -123,3 +123,41 @@ def test_numeric_labels_sort_numerically_and_mixed_labels_need_an_order():
     ordered = from_table(stray, label_order=[*range(1, 11), "?"])
     assert ordered.label_names[-1] == "?" and ordered.n_labels == 11
     assert from_table(garbage, label_order=["@@", "two", "1", "3.5"]).label.tolist() == [2, 1, 0, 3]
+
+
+def test_label_spellings_are_refused_or_merged_on_request(tmp_path):
+    path = tmp_path / "spellings.csv"
+    table = crossed_table(n_items=6, n_raters=4, n_labels=2)
+    table["label"] = table["label"].map({0: "safe", 1: "unsafe"})
+    table.loc[[0, 1], "label"] = ["Safe", " safe"]
+    table.to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"several ways \(' safe', 'Safe', 'safe'\).*--normalize-labels"):
+        load_annotations(path)
+    merged = load_annotations(path, normalize_labels=True)
+    assert merged.label_names == ("safe", "unsafe") and merged.n_ratings == len(table)
+    assert load_annotations(path, label_order=["safe", "Safe", "unsafe"]).label_names == ("safe", "Safe", "unsafe")
+
+
+def test_a_long_row_is_an_error_and_extra_columns_are_read_and_dropped(tmp_path):
+    path = tmp_path / "extra.csv"
+    crossed_table(n_items=4, n_raters=3).assign(note="n").to_csv(path, index=False)
+    assert load_annotations(path).n_ratings == 12
+    path.write_text(path.read_text() + "9,9,1,n,surplus\n")
+    with pytest.raises(DataError, match="extra.csv line 14 has 5 fields, the header 4"):
+        load_annotations(path)
+
+
+def test_a_batch_column_needs_one_rater_set_per_batch_but_allows_a_missing_rating(tmp_path):
+    table = batched_table()
+    assert from_table(table.iloc[1:], batch="batch").topology.kind == BATCHED  # one rating missing: fine
+    stray = table.copy()
+    stray.loc[stray.index[0], "rater"] = "stray"
+    with pytest.raises(DataError, match=r"batch .* has no fixed rater set: rater .* rated 1 of its"):
+        from_table(stray, batch="batch")
+
+
+def test_files_need_two_items_and_two_raters(tmp_path):
+    path = tmp_path / "tiny.csv"
+    pd.DataFrame({"item": [1, 1], "rater": ["a", "b"], "label": [0, 1]}).to_csv(path, index=False)
+    with pytest.raises(DataError, match="has 1 item with a label"):
+        load_annotations(path)
