@@ -232,14 +232,24 @@ def summary_lines(result: Plan) -> list[str]:
 
 
 def summary(result: Plan) -> str:
-    """The plan in words (Markdown): the effect, then per metric the cheapest design and the pilot's power."""
+    """The plan in words (Markdown): the effect, then per metric the cheapest design and what the pilot's gives."""
     how = result.provenance["parameters"]
     target = how["target_delta"]
     effect = (f"a {METRIC_LABELS[target[0]]} Δ of {target[1]:.3g}, which ε = {result.epsilon:.3g} gives on the pilot's "
               "design" if target else f"ε = {result.epsilon:g}")
-    return (f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} replicates per design; a design "
-            f"costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g}).\n\n"
-            + "\n".join(f"- {line}" for line in summary_lines(result)))
+    lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
+             f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."]
+    pilot = result.pilot.set_index("metric")
+    for _, row in result.cheapest.iterrows():
+        p = pilot.loc[row["metric"]]
+        best = (f"{int(row['N']):,} items × {int(row['K'])} ratings (cost {row['cost']:,.6g}) reach power "
+                f"{row['power']:.2f}" + (", an extrapolation beyond the pilot's items" if row["extrapolated"] else "")
+                if pd.notna(row.get("N")) else f"no design of the grid reaches power {result.target:g}")
+        smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
+                    f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
+        lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
+                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.")
+    return "\n".join(lines)
 
 
 def readable(result: Plan) -> pd.DataFrame:
