@@ -158,7 +158,7 @@ def _count(n: int, word: str) -> str:
 
 def stand_in_names() -> list[str]:
     """Every stand-in the alternatives use."""
-    return list(dict.fromkeys(dataset + suffix for suffix, _ in ALTERNATIVES.values() for dataset, _ in RUNS))
+    return list(dict.fromkeys(dataset + suffix for suffix, *_ in ALTERNATIVES.values() for dataset, _ in RUNS))
 
 
 def simulate(book) -> dict[str, pd.DataFrame]:
@@ -173,3 +173,20 @@ def simulate(book) -> dict[str, pd.DataFrame]:
                                    n_jobs=p["n_jobs"], perturbation=rule, scheduler=p.get("scheduler"))
         out[name] = results.assign(imitates=results["dataset"].map(paper_dataset))
     return out
+
+
+def effect_growth(by_alternative: dict[str, pd.DataFrame], metric: str = "accuracy", budget: int = 10_000,
+                  epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
+    """Δ of ``metric`` at the smallest and the largest K of the grid, at ``budget`` (the nearest in the grid), per
+    alternative and S2 run: how the effect grows with ratings per item, which the per-item dispersion decides."""
+    rows = []
+    for name, results in by_alternative.items():
+        chosen = results[np.isclose(results["epsilon"], epsilon) & (results["sampler"] == "S2")
+                         & (results["metric"] == metric)]
+        at = chapter.nearest(sorted(set(chosen["NK"])), budget)
+        for dataset, group in chosen[chosen["NK"] == at].groupby("dataset", sort=False):
+            group = group.sort_values("K")
+            rows.append({"alternative": name, "run": f"{paper_dataset(dataset)} S2", "N×K": at,
+                         f"Δ at K = {group['K'].iloc[0]}": group["delta"].iloc[0],
+                         f"Δ at K = {group['K'].iloc[-1]}": group["delta"].iloc[-1]})
+    return pd.DataFrame(rows).round(3)

@@ -90,3 +90,15 @@ def test_counts_table_has_one_row_per_alternative():
     table = why.counts_table({"a": results_with({}), "b": results_with({("DICES", "S2", "mae"): (None, None)})})
     assert list(table["best-K class"]) == ["40 of 40", "39 of 40"]
     assert list(table["our budget smaller"]) == ["0 of 39", "0 of 38"]
+
+
+def test_effect_growth_reads_delta_at_the_smallest_and_largest_k_of_each_s2_run():
+    results = results_with({})
+    results["delta"] = results["K"] / 1000 + np.where(results["dataset"] == "d3code-synthetic", 0.5, 0.0)
+    table = why.effect_growth({"a": results}, budget=9000).set_index("run")
+    assert list(table.index) == ["DICES S2", "D3code S2", "Toxicity S2"] and set(table["N×K"]) == {10000}
+    assert table.loc["D3code S2", "Δ at K = 1"] == 0.501 and table.loc["DICES S2", "Δ at K = 100"] == 0.1
+
+
+def test_the_alternatives_use_both_versions_of_each_stand_in():
+    assert sorted(why.stand_in_names()) == sorted(f"{name}{v}" for name in STAND_IN.values() for v in ("", "-v1"))
