@@ -10,9 +10,12 @@ A's and B's answers swapped per item slot with probability 1/2.
 
 The p-value is the observed delta's own p-value against the null replicates, ``(1 + #{delta*_i >= delta}) /
 (1 + n)`` (:func:`permutation_p`, ties toward the null), not the pairwise p of METHOD section 4: with one observed
-study, this is the test whose p is uniform when A and B are exchangeable on every item, whatever the raters. The interval is the percentile 95 % interval of the replicates'
-deltas. Everything is plain numpy on count arrays; the metrics are :func:`analysis.metrics.scores` and
-:func:`analysis.metrics.deltas`.
+study, this is the test whose p is uniform when A and B are exchangeable on every item, whatever the raters.
+
+The interval is the 95 % percentile interval of the replicates' deltas around their mean, placed at the observed
+delta: a replicate's gold has ``K`` ratings drawn with replacement, a noisier gold than all of an item's ratings,
+which moves the level of non-linear metrics (MAE, Wins, JSD) more than their spread. Everything is plain numpy on
+count arrays; the metrics are :func:`analysis.metrics.scores` and :func:`analysis.metrics.deltas`.
 """
 
 from __future__ import annotations
@@ -279,7 +282,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
         p = permutation_p(null[:, m], delta)
         if two_sided:  # each tail counts its ties, so that a delta inside a block of equal null deltas gets p = 1
             p = min(1.0, 2 * min(p, permutation_p(-null[:, m], -delta)))
-        low, high = np.quantile(alt[:, m], [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+        low, high = delta + np.quantile(alt[:, m] - alt[:, m].mean(), [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
         rows.append({"metric": metric, "score_a": score_a, "score_b": score_b, "delta": delta,
                      "ci_low": float(low), "ci_high": float(high),
                      "p_value": p, "items": len(both), "K": int(k),
@@ -347,7 +350,8 @@ def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
     text = "; ".join(parts) + "."
     widths = (table["ci_high"] - table["ci_low"]).replace(0, np.nan).groupby(table["sampler"]).median()
     if len(widths) > 1:
-        text += (" The median width of the intervals that are not a single point is " + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
+        text += (" The median width of the intervals that are not a single point is "
+                 + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
                  + ": modelling the raters as the same people across items "
                  + ("widens" if widths.get("S1", widths.get("S3", 0)) > widths.get("S2", 0) else "does not widen")
                  + " the intervals.")

@@ -395,7 +395,8 @@ def add_cli(commands) -> None:
     cli.add_argument("--power", type=float, default=0.8, help="target power in (0, 1) (default: 0.8)")
     cli.add_argument("--alpha", type=float, default=ALPHA, help="significance level in (0, 1) (default: 0.05)")
     cli.add_argument("--ns", type=_ints, default=None, help="comma-separated item counts (default: around the pilot's)")
-    cli.add_argument("--ks", type=_ints, default=None, help="comma-separated ratings per item (default: 1 to 2x the pilot's)")
+    cli.add_argument("--ks", type=_ints, default=None,
+                     help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
