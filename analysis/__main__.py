@@ -122,6 +122,10 @@ def _check_run(args) -> None:
         raise AnalysisError(f"--seed must be an integer >= 0, got {args.seed}")
     args.budgets, args.ks = _unique(args.budgets, "--budgets"), _unique(args.ks, "--ks")
     args.epsilons = _unique(args.epsilons, "--epsilons")
+    if args.explain:
+        return
+    if args.out is None:
+        raise AnalysisError("the following arguments are required: --out (or give --explain)")
     args.out = output_file(args.out, inputs=[args.data], sidecar=".json")
     if not args.no_cache:
         writable_folder(args.cache_dir or default_cache_dir(), "--cache-dir")
@@ -248,9 +252,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cache-dir", default=None, help="cache of finished cells (default: $ANALYSIS_CACHE_DIR or ~/.cache/annotator-bootstrap)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cell cache")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--out", required=True,
+    run.add_argument("--out",
                      help="output CSV, provenance to OUT.json beside it; a link is written through to its target; "
-                          "never an input, a folder, a device or '-'")
+                          "never an input, a folder, a device or '-' (required unless --explain)")
+    run.add_argument("--explain", action="store_true",
+                     help="print each cell's plan (which kernel and tables draw it) and a rough cost, then exit")
 
     t1 = commands.add_parser("table1", help="print the Table 1 summary of a results CSV",
                              description="Smallest budget with p < alpha per metric, as in the paper's Table 1.")
@@ -353,6 +359,15 @@ def _run(args) -> None:
     ds = datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
                        duplicates=args.duplicates, label_order=args.labels, normalize_labels=args.normalize_labels)
     _notes(ds, args)
+    if args.explain:
+        from analysis.engine import Simulator
+
+        grid_cells = grid.cells(args.sampler, args.budgets, args.ks, args.epsilons, args.perturbation)
+        plans = grid.explain(Simulator(ds, args.sampler), grid_cells, args.n_samples)
+        print(plans.to_string(index=False))
+        print(f"{len(plans)} cells, about {plans['seconds (rough)'].sum():.0f} s on one core (a rough estimate "
+              "from the benchmark machine)")
+        return
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
                      cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,

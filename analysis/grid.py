@@ -35,7 +35,7 @@ from analysis.data import AnnotationDataset
 from analysis.engine.exact import settle_cell
 from analysis.errors import Interrupted, ParameterError
 from analysis.io import write_atomic
-from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.metrics import METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler
 from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
@@ -375,53 +375,6 @@ def save_results(table: pd.DataFrame, path: str | Path) -> None:
     """Write the table as CSV and its provenance as ``<path>.json`` beside it, both atomically."""
     write_atomic(path, table.to_csv(index=False))
     write_atomic(f"{path}.json", json.dumps(table.attrs.get("provenance", {}), indent=2, default=str))
-
-
-def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """The paper's Table 1 rule, one row per (dataset, sampler, epsilon, metric).
-
-    For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
-    p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
-    """
-    need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
-    if need - set(results.columns):
-        raise ParameterError(f"results lack column(s) {sorted(need - set(results.columns))}")
-    rows = []
-    for (dataset, sampler, epsilon, metric), group in results.groupby(
-            ["dataset", "sampler", "epsilon", "metric"], sort=False):
-        hits = group[group["p_value"] < alpha]
-        row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
-               "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
-        if len(hits):
-            budget = hits["NK"].min()
-            best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
-            row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    # runs keep the order in which they appear in ``results``; metrics follow the paper's order
-    run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
-    out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
-    out["_metric"] = out["metric"].map(METRICS.index)
-    out = out.sort_values(["_run", "epsilon", "_metric"]).drop(columns=["_run", "_metric"])
-    return out.reset_index(drop=True).astype({"NK": "Int64", "K": "Int64"})
-
-
-def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Table 1 in the paper's layout: rows (dataset:sampler, statistic), columns the metrics, '–' where none."""
-    def fmt(value, kind):
-        if pd.isna(value):
-            return "–"
-        return str(int(value)) if kind in ("NK", "K") else f"{value:.{digits}f}"
-
-    rows = {}
-    for (dataset, sampler, epsilon), group in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
-        by_metric = group.set_index("metric")
-        for stat, label in (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ")):
-            rows[(f"{dataset}:{sampler} (ε={epsilon:g})", label)] = {
-                METRIC_LABELS[m]: fmt(by_metric.loc[m, stat], stat) for m in by_metric.index}
-    wide = pd.DataFrame.from_dict(rows, orient="index")
-    wide.index = pd.MultiIndex.from_tuples(wide.index, names=["run", "stat"])
-    return wide
 
 
 def paper_grid_size(budgets=PAPER_BUDGETS, ks=PAPER_KS, epsilons=PAPER_EPSILONS) -> dict:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -56,9 +57,24 @@ class GroupPlan:
     def n_labels(self) -> int:
         return self.item_cum.shape[1]
 
-    def kernel_args(self) -> tuple:
-        return (self.item_start, self.items, self.rater_start, self.matrix_start, self.matrix, self.item_cum,
-                self.single_group, self.group_size)
+    @property
+    def groups(self) -> Groups:
+        """The arrays the kernels read, as one group."""
+        return Groups(self.item_start, self.items, self.rater_start, self.matrix_start, self.matrix, self.item_cum,
+                      self.single_group, self.group_size)
+
+
+class Groups(NamedTuple):
+    """A :class:`GroupPlan`'s arrays for the kernels (numba takes a named tuple, not a dataclass)."""
+
+    item_start: np.ndarray
+    items: np.ndarray
+    rater_start: np.ndarray
+    matrix_start: np.ndarray
+    matrix: np.ndarray
+    item_cum: np.ndarray
+    single_group: bool
+    group_size: int
 
 
 def check_sampler(sampler: str) -> str:
@@ -248,8 +264,7 @@ def add_counts(rng, k, shares, row, cum, out, j):
 
 # ---------------------------------------------------------------- multinomials from alias tables (S2 on counts)
 
-@dataclass(frozen=True)
-class CompositionTables:
+class CompositionTables(NamedTuple):
     """Alias tables of ``Multinomial(k', p)`` over the compositions of ``k'`` into C labels, for every ``k' <= k``
     and every distinct item label distribution ``p``: one uniform draws an item's counts, whatever ``k'``.
 
@@ -262,9 +277,6 @@ class CompositionTables:
     alias: np.ndarray
     comp: np.ndarray
     start: np.ndarray
-
-    def kernel_args(self) -> tuple:
-        return self.row, self.prob, self.alias, self.comp, self.start
 
 
 def compositions(k: int, n_labels: int) -> np.ndarray:

@@ -19,9 +19,8 @@ from importlib.resources import files
 import numpy as np
 import pandas as pd
 
+from analysis.errors import ParameterError
 from analysis.grid import ALPHA
-from analysis.grid import table1 as _grid_table1
-from analysis.grid import table1_wide  # noqa: F401  (re-exported: Table 1 belongs with the tables)
 from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 
 PAPER_EPSILON = 0.3
@@ -43,8 +42,50 @@ def imitates(name: str | None) -> str | None:
 
 
 def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """The paper's Table 1 rule per (dataset, sampler, epsilon, metric); see :func:`analysis.grid.table1`."""
-    return _grid_table1(results, alpha)
+    """The paper's Table 1 rule, one row per (dataset, sampler, epsilon, metric).
+
+    For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
+    p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
+    """
+    need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
+    if need - set(results.columns):
+        raise ParameterError(f"results lack column(s) {sorted(need - set(results.columns))}")
+    rows = []
+    for (dataset, sampler, epsilon, metric), group in results.groupby(
+            ["dataset", "sampler", "epsilon", "metric"], sort=False):
+        hits = group[group["p_value"] < alpha]
+        row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
+               "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
+        if len(hits):
+            budget = hits["NK"].min()
+            best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
+            row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    # runs keep the order in which they appear in ``results``; metrics follow the paper's order
+    run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
+    out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
+    out["_metric"] = out["metric"].map(METRICS.index)
+    out = out.sort_values(["_run", "epsilon", "_metric"]).drop(columns=["_run", "_metric"])
+    return out.reset_index(drop=True).astype({"NK": "Int64", "K": "Int64"})
+
+
+def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Table 1 in the paper's layout: rows (dataset:sampler, statistic), columns the metrics, '–' where none."""
+    def fmt(value, kind):
+        if pd.isna(value):
+            return "–"
+        return str(int(value)) if kind in ("NK", "K") else f"{value:.{digits}f}"
+
+    rows = {}
+    for (dataset, sampler, epsilon), group in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        by_metric = group.set_index("metric")
+        for stat, label in (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ")):
+            rows[(f"{dataset}:{sampler} (ε={epsilon:g})", label)] = {
+                METRIC_LABELS[m]: fmt(by_metric.loc[m, stat], stat) for m in by_metric.index}
+    wide = pd.DataFrame.from_dict(rows, orient="index")
+    wide.index = pd.MultiIndex.from_tuples(wide.index, names=["run", "stat"])
+    return wide
 
 
 # --------------------------------------------------------------------------------------------- run identity
@@ -411,7 +452,7 @@ def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
                 return text + (f" ({_fmt(paper, stat)})" if paper_name and np.isclose(epsilon, PAPER_EPSILON)
                                and paper_value_exists(paper_name, sampler, row.metric) else "")
             rows.append({"dataset": dataset, "metric": METRIC_LABELS[row.metric],
-                         f"NK, modelled": cell(row.NK_first, m_s, "NK"), "NK, S2": cell(row.NK_second, i_s, "NK"),
+                         "NK, modelled": cell(row.NK_first, m_s, "NK"), "NK, S2": cell(row.NK_second, i_s, "NK"),
                          "best K, modelled": cell(row.K_first, m_s, "K"), "best K, S2": cell(row.K_second, i_s, "K"),
                          "modelled sampler": m_s})
     frame = pd.DataFrame(rows)

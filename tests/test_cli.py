@@ -63,3 +63,15 @@ def test_help_documents_every_option():
     for option in ("--data", "--item", "--rater", "--label", "--labels", "--batch", "--sampler", "--budgets", "--ks",
                    "--epsilons", "--metrics", "--n-samples", "--seed", "--jobs", "--out"):
         assert option in text
+
+
+def test_explain_prints_every_cells_plan_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--data", "toxicity-synthetic", "--sampler", "S3", "--budgets", "100,50000", "--ks", "1,40",
+                 "--epsilons", "0.3", "--explain"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if line.strip().startswith("0.3")]
+    assert len(lines) == 4  # every cell once
+    assert "gather, defer" in printed and "by-item" in printed and "4 cells" in printed
+    assert list(tmp_path.iterdir()) == []

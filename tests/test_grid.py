@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis.errors import ParameterError
-from analysis.grid import RESULT_COLUMNS, ResultCache, cells, run, save_results, table1, table1_wide
+from analysis.grid import RESULT_COLUMNS, ResultCache, cells, run, save_results
+from analysis.tables import table1, table1_wide
 
 SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
 

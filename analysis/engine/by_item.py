@@ -19,10 +19,8 @@ GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel 
 
 
 @numba.njit(cache=True)
-def by_item_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size,
-                     n, k, epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, tabled, n_out, base, t_prob,
-                     t_alias, out_a, out_b, comp, start, code, row_of, n_base, n_size, n_prob, n_alias, n_out_a,
-                     n_out_b, n_comp, n_chain, out, confusion):
+def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbation, noise_tables, out,
+                       confusion):
     """Replicates by distinct item: the law of :func:`direct_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -38,6 +36,12 @@ def by_item_replicates(rng, item_start, items, rater_start, matrix_start, matrix
     (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
     replacement labels by a multinomial.
     """
+    item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
+    n, k, epsilon, rule, null = draw
+    h_cdf, fire_cdf = chances
+    kl_table, js_table = divergence
+    n_out, base, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, _ = perturbation
+    _, n_base, n_size, n_prob, n_alias, n_out_a, n_out_b, n_comp, n_chain = noise_tables
     n_labels = item_cum.shape[1]
     n_groups = item_start.shape[0] - 1
     n_drawn, per_group = group_layout(n, single_group, group_size)

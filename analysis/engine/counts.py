@@ -8,6 +8,8 @@ and B* ``Binomial(K' - H, epsilon)``, both drawn from the same urn of the slot.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -17,11 +19,25 @@ from analysis.engine.tables import draw_from_cdf, draw_from_row
 from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
 
 
+class Shares(NamedTuple):
+    """Each item's label shares and, for the uniform rule, the law of a replaced response, both also cumulative
+    (items x labels)."""
+
+    share: np.ndarray
+    cum: np.ndarray
+    noise: np.ndarray
+    noise_cum: np.ndarray
+
+
 @numba.njit(cache=True)
-def count_replicates(rng, shares, cum, noise_shares, noise_cum, tabled, row, prob, alias, comp, start, n, k,
-                      epsilon, rule, null, h_cdf, fire_cdf, kl_table, js_table, out, confusion):
+def count_replicates(rng, item_laws, tabled, compositions, draw, chances, divergence, out, confusion):
     """S2 on counts: per slot, multinomial counts of the item's unreplaced responses (from alias tables when
     ``tabled``, else :func:`add_counts`) and the noise responses that replace ``Binomial(., epsilon)`` of them."""
+    shares, cum, noise_shares, noise_cum = item_laws
+    row, prob, alias, comp, start = compositions
+    n, k, epsilon, rule, null = draw
+    h_cdf, fire_cdf = chances
+    kl_table, js_table = divergence
     n_items, n_labels = shares.shape
     g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
     a = np.zeros((1, n_labels), dtype=np.int64)

@@ -22,11 +22,8 @@ RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where i
 
 
 @numba.njit(cache=True)
-def direct_replicates(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, single_group,
-                        group_size, n, k, epsilon, rule, null, h_cdf, kl_table, js_table, paired, code, row_of, first,
-                        shift, vote, err, kl, jsd, tabled, n_out, t_base, t_prob, t_alias, code_a, code_b, start,
-                        gather, defer, masked, m_prob, m_alias, m_count, m_pos, thinned, n_base, n_size, n_prob,
-                        n_alias, n_code_a, n_code_b, n_chain, by_rater, complete, out, confusion):
+def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbation, masks, noise_tables, options,
+                      complete, out, confusion):
     """Replicates on responses, fused: labels are counted as they are drawn, never stored.
 
     All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them
@@ -52,6 +49,15 @@ def direct_replicates(rng, item_start, items, rater_start, matrix_start, matrix,
     ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted
     by the mask bits over the rater's run of columns.
     """
+    item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
+    n, k, epsilon, rule, null = draw
+    h_cdf = chances.split
+    kl_table, js_table = divergence
+    paired, code, row_of, first, shift, vote, err, kl, jsd = pairs
+    n_out, t_base, t_prob, t_alias, code_a, code_b, start = perturbation
+    m_prob, m_alias, m_count, m_pos = masks
+    n_base, n_size, n_prob, n_alias, n_code_a, n_code_b, n_chain = noise_tables
+    tabled, gather, defer, masked, thinned, by_rater = options
     n_labels = item_cum.shape[1]
     n_drawn, per_group = group_layout(n, single_group, group_size)
     n_slots = n_drawn * per_group

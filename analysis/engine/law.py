@@ -26,7 +26,7 @@ The law of a slot is the mean over items of ``P(G = g) (U^T W U)[a, b]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -91,8 +91,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
     return (law / law.sum()).reshape(n_vectors, n_vectors, n_vectors)
 
 
-@dataclass(frozen=True)
-class LawTables:
+class LawTables(NamedTuple):
     """A slot law laid out for drawing: an alias table over its ``V**3`` entries (one uniform a slot), and the
     entries of positive probability in decreasing order with their tail sums (for a chain of binomials).
     ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.engine.tables.PairTables`
@@ -106,7 +105,7 @@ class LawTables:
     tail: np.ndarray
 
     @classmethod
-    def build(cls, law: np.ndarray) -> LawTables:
+    def build(cls, law: np.ndarray) -> "LawTables":
         flat = law.ravel()
         prob = np.empty((1, flat.size))
         alias = np.empty((1, flat.size), dtype=np.int64)
@@ -119,17 +118,16 @@ class LawTables:
         tail = np.cumsum(sorted_law[::-1])[::-1].copy()  # summed from the smallest: exact where it is tiny
         return cls(prob[0], alias[0], packed, order, sorted_law, tail)
 
-    def kernel_args(self) -> tuple:
-        return self.prob, self.alias, self.packed, self.order, self.sorted_law, self.tail
-
 
 @numba.njit(cache=True)
-def law_replicates(rng, prob, alias, packed, order, sorted_law, tail, n, k, n_labels, chain, vote, err, kl, jsd,
-                    out, confusion):
+def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
     """S2 from the exact law of one slot (:mod:`analysis.engine.law`): a replicate is ``n`` independent draws of a
     (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
     a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
     which are drawn by inversion of the remaining tail (binary search on its sums)."""
+    prob, alias, packed, order, sorted_law, tail = law
+    vote, err, kl, jsd = pairs.vote, pairs.err, pairs.kl, pairs.jsd
+    n_labels = confusion.shape[2]
     size = prob.shape[0]
     positive = order.shape[0]
     sums = np.zeros(SUMS, dtype=np.int64)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import betabinom, binom
@@ -129,8 +129,18 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
 MASK_BITS = 10  # responses whose replacement one draw from the mask table decides
 
 
+class MaskTables(NamedTuple):
+    """The alias table over bit masks of ``MASK_BITS`` responses, each mask's number of set bits and their
+    positions (:func:`mask_tables`)."""
+
+    prob: np.ndarray
+    alias: np.ndarray
+    count: np.ndarray
+    pos: np.ndarray
+
+
 @functools.lru_cache(maxsize=16)
-def mask_tables(epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def mask_tables(epsilon: float) -> MaskTables:
     """Which of ``MASK_BITS`` responses are replaced, each independently with probability ``epsilon``, in one
     draw: the alias table (``prob``, ``alias``) over the ``2**MASK_BITS`` bit masks, each mask's number of set
     bits and their positions in increasing order. Built once per epsilon (about 14 ms), not per call."""
@@ -145,11 +155,10 @@ def mask_tables(epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     for mask in masks:
         where = np.flatnonzero(bits[mask])
         positions[mask, :len(where)] = where
-    return prob[0], alias[0], replaced.astype(np.int64), positions
+    return MaskTables(prob[0], alias[0], replaced.astype(np.int64), positions)
 
 
-@dataclass(frozen=True)
-class PerturbationTables:
+class PerturbationTables(NamedTuple):
     """The perturbation laws of :func:`perturbation_laws` as alias tables, flat, for a kernel.
 
     For ``h``: ``n_out[h] = V(h) V(k - h)`` outcomes per row, and row ``r`` of ``h`` at ``base[h] + r * n_out[h]``
@@ -170,7 +179,7 @@ class PerturbationTables:
     comp_code: np.ndarray
 
     @classmethod
-    def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> PerturbationTables:
+    def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> "PerturbationTables":
         comp, start = composition_space(k, n_labels)
         laws = perturbation_laws(k, epsilon, rule, n_labels, null)
         hs = range(k + 1) if null else [0]
@@ -196,23 +205,29 @@ class PerturbationTables:
         return cls(n_out, base, np.concatenate(probs), np.concatenate(aliases), out_a, out_b, comp, start, code,
                    row_of, comp @ code)
 
-    def kernel_args(self) -> tuple:
-        """For the by-item kernel, which works on count vectors."""
-        return (self.n_out, self.base, self.prob, self.alias, self.out_a, self.out_b, self.comp, self.start,
-                self.code, self.row_of)
-
-    def row_args(self) -> tuple:
+    def by_code(self) -> PerturbationCodes:
         """For the direct kernel, which works on the codes of count vectors (rows of the pair tables): the
         outcomes as the codes of A*'s and B*'s replaced vectors."""
-        return (self.n_out, self.base, self.prob, self.alias, self.comp_code[self.out_a], self.comp_code[self.out_b],
-                self.start)
+        return PerturbationCodes(self.n_out, self.base, self.prob, self.alias, self.comp_code[self.out_a],
+                                 self.comp_code[self.out_b], self.start)
+
+
+class PerturbationCodes(NamedTuple):
+    """:class:`PerturbationTables` with the outcomes as codes of count vectors (the direct kernel's form)."""
+
+    n_out: np.ndarray
+    base: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    code_a: np.ndarray
+    code_b: np.ndarray
+    start: np.ndarray
 
 
 NOISE_ENTRIES = 250_000  # the most entries the noise tables hold (their pairs of noise vectors)
 
 
-@dataclass(frozen=True)
-class NoiseTables:
+class NoiseTables(NamedTuple):
     """The labels that replace B's responses under the Dirichlet rule, in one draw per slot.
 
     The replaced responses take their labels from the slot's ``eta ~ Dirichlet(1/C, ..., 1/C)`` whatever labels
@@ -237,7 +252,7 @@ class NoiseTables:
     chain: np.ndarray
 
     @classmethod
-    def build(cls, k: int, n_labels: int, largest: int | None = None) -> NoiseTables:
+    def build(cls, k: int, n_labels: int, largest: int | None = None) -> "NoiseTables":
         largest = NOISE_ENTRIES if largest is None else largest
         most, entries = -1, 0
         while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels
@@ -268,12 +283,21 @@ class NoiseTables:
         return cls(most, base, size, np.concatenate(probs), np.concatenate(aliases), np.concatenate(out_a),
                    np.concatenate(out_b), comp, chain)
 
-    def row_args(self) -> tuple:
-        """For the by-item kernel, which works on count vectors: the outcomes as rows of ``comp``."""
-        return self.base, self.size, self.prob, self.alias, self.out_a, self.out_b, self.comp, self.chain
-
-    def kernel_args(self, code: np.ndarray) -> tuple:
+    def by_code(self, code: np.ndarray) -> NoiseCodes:
         """For the direct kernel: the tables with their outcomes as codes of the noise vectors (``code[label]``
         summed over a vector's labels)."""
         codes = self.comp @ code
-        return self.base, self.size, self.prob, self.alias, codes[self.out_a], codes[self.out_b], self.chain
+        return NoiseCodes(self.base, self.size, self.prob, self.alias, codes[self.out_a], codes[self.out_b],
+                          self.chain)
+
+
+class NoiseCodes(NamedTuple):
+    """:class:`NoiseTables` with the outcomes as codes of noise vectors (the direct kernel's form)."""
+
+    base: np.ndarray
+    size: np.ndarray
+    prob: np.ndarray
+    alias: np.ndarray
+    code_a: np.ndarray
+    code_b: np.ndarray
+    chain: np.ndarray

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from analysis.engine.perturbation import table_sizes
 from analysis.engine.rule import rule_code, shares_noise
@@ -49,6 +50,17 @@ class Design:
         return int(n_drawn * per_group)
 
 
+class DirectOptions(NamedTuple):
+    """The direct kernel's switches (see :class:`Plan`)."""
+
+    perturbation_tables: bool
+    gather: bool
+    defer: bool
+    masks: bool
+    noise_tables: bool
+    rater_loop: bool
+
+
 @dataclass(frozen=True)
 class Plan:
     """Every path decision of one cell. ``kernel`` is one of ``KERNELS``; the flags say which tables it uses:
@@ -77,6 +89,11 @@ class Plan:
     gather: bool = False
     defer: bool = False
     alias_tables: bool = False
+
+    def direct_options(self) -> DirectOptions:
+        """The direct kernel's switches, as one group."""
+        return DirectOptions(self.perturbation_tables, self.gather, self.defer, self.masks, self.noise_tables,
+                             self.rater_loop)
 
     def describe(self) -> str:
         """The kernel and the options it uses, in words (``run --explain``)."""

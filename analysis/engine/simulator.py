@@ -16,14 +16,14 @@ import numpy as np
 
 from analysis.data import AnnotationDataset
 from analysis.engine.by_item import by_item_replicates
-from analysis.engine.counts import count_replicates
+from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
 from analysis.engine.perturbation import NoiseTables, PerturbationTables, mask_tables
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
 from analysis.engine.rule import DEFAULT, check_perturbation, fire_law, uniform_noise
 from analysis.engine.split import split_law
-from analysis.engine.tables import PairTables
+from analysis.engine.tables import Chances, Draw, PairTables
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, divergence_tables
 from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
@@ -62,7 +62,7 @@ class Simulator:
         self.design = Design(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
                              self.layout.group_size)
-        self.noise = uniform_noise(self.layout.item_share)
+        self.item_laws = Shares(self.layout.item_share, self.layout.item_cum, *uniform_noise(self.layout.item_share))
         self._store: dict[str, dict] = {}
         self._complete: np.ndarray | None = None
 
@@ -140,32 +140,29 @@ class Simulator:
         out = np.empty((n_samples, len(METRICS)))
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
-        rule = cell.rule
+        draw = Draw(n, k, epsilon, cell.rule, null)
+        chances = Chances(split_law(k), fire_law(k, epsilon))
         divergence = divergence_tables(k, n_labels)
         if cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
-            law_replicates(rng, *tables.kernel_args(), n, k, n_labels, chain(n, tables.order.size),
-                           *self.pair_tables(k).metric_args(), out, confusion)
+            law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)
         elif cell.kernel == "counts":
-            tables = self.composition_tables(k) if cell.alias_tables else EMPTY_TABLES
-            count_replicates(rng, self.layout.item_share, self.layout.item_cum, *self.noise, cell.alias_tables,
-                             *tables.kernel_args(), n, k, epsilon, rule, null, split_law(k), fire_law(k, epsilon),
-                             *divergence, out, confusion)
+            compositions = self.composition_tables(k) if cell.alias_tables else EMPTY_TABLES
+            count_replicates(rng, self.item_laws, cell.alias_tables, compositions, draw, chances, divergence, out,
+                             confusion)
         elif cell.kernel == "by_item":
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0)
-            by_item_replicates(rng, *self.layout.kernel_args(), n, k, epsilon, rule, null, split_law(k),
-                               fire_law(k, epsilon), *divergence, cell.perturbation_tables, *tables.kernel_args(),
-                               *noise.row_args(), out, confusion)
+            by_item_replicates(rng, self.layout.groups, draw, chances, divergence, cell.perturbation_tables, tables,
+                               noise, out, confusion)
         else:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0)
             complete = self.complete_items() if cell.rater_loop else np.zeros(1, dtype=np.bool_)
-            direct_replicates(rng, *self.layout.kernel_args(), n, k, epsilon, rule, null, split_law(k), *divergence,
-                              *pairs.kernel_args(), cell.perturbation_tables, *tables.row_args(), cell.gather,
-                              cell.defer, cell.masks, *mask_tables(epsilon), cell.noise_tables,
-                              *noise.kernel_args(pairs.code), cell.rater_loop, complete, out, confusion)
+            direct_replicates(rng, self.layout.groups, draw, chances, divergence, pairs, tables.by_code(),
+                              mask_tables(epsilon), noise.by_code(pairs.code), cell.direct_options(), complete, out,
+                              confusion)
         return Replicates(out, confusion)

@@ -4,7 +4,7 @@ cumulative laws and alias tables, replacement masks, small binomials."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -36,8 +36,7 @@ def packs(k: int, n_labels: int) -> bool:
     return k.bit_length() * n_labels <= 63
 
 
-@dataclass(frozen=True)
-class PairTables:
+class PairTables(NamedTuple):
     """How the direct kernel numbers count vectors of ``k`` responses: a kernel sums ``code[label]`` over a slot's
     responses. Where the vectors are few (``paired``), the code is mixed-radix (:func:`composition_index`), the
     vector's row is ``row_of[sum] - first``, and the metric terms of every (gold, model) pair of rows
@@ -56,7 +55,7 @@ class PairTables:
     jsd: np.ndarray
 
     @classmethod
-    def build(cls, k: int, n_labels: int) -> PairTables:
+    def build(cls, k: int, n_labels: int) -> "PairTables":
         if not paired(k, n_labels):
             if not packs(k, n_labels):
                 raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {n_labels} labels into "
@@ -68,11 +67,6 @@ class PairTables:
         comp, start = composition_space(k, n_labels)
         return cls(True, *composition_index(comp, k), int(start[k]), 0, *pair_tables(comp[start[k]:], k))
 
-    def metric_args(self) -> tuple:
-        return self.vote, self.err, self.kl, self.jsd
-
-    def kernel_args(self) -> tuple:
-        return self.paired, self.code, self.row_of, self.first, self.shift, *self.metric_args()
 
 
 @numba.njit(cache=True, inline="always")
@@ -136,3 +130,24 @@ def binomial(rng, n, p):
             x += rng.random() < p
         return x
     return rng.binomial(n, p)
+
+
+class Draw(NamedTuple):
+    """A cell's numbers for a kernel: ``n`` items of ``k`` responses, B perturbed with strength ``epsilon`` by the
+    rule coded ``rule``, the null or the alternative."""
+
+    n: int
+    k: int
+    epsilon: float
+    rule: int
+    null: bool
+
+
+class Chances(NamedTuple):
+    """Two cumulative laws the kernels draw from: ``split[h]``, of ``H``, B's columns in A*
+    (:func:`analysis.engine.split.split_law`), and ``fire[m, x]``, of ``Binomial(m, epsilon)``
+    (:func:`analysis.engine.rule.fire_law`)."""
+
+    split: np.ndarray
+    fire: np.ndarray
+
