@@ -240,6 +240,21 @@ SUMS = 10  # running integer sums of one replicate: hits, absolute errors, wins,
 # 1 / FIXED), for A then B
 
 
+@numba.njit(cache=True)
+def accumulators(n_labels):
+    """A replicate's running integer sums and the confusion matrices of A's and B's votes against G's."""
+    return (np.zeros(SUMS, dtype=np.int64), np.zeros((n_labels, n_labels), dtype=np.int64),
+            np.zeros((n_labels, n_labels), dtype=np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def clear(sums, conf_a, conf_b):
+    """Set a replicate's accumulators back to zero."""
+    sums[:] = 0
+    conf_a[:] = 0
+    conf_b[:] = 0
+
+
 @numba.njit(cache=True, inline="always")
 def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
     """Add ``weight`` copies of item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's running ``sums`` and
@@ -355,8 +370,7 @@ def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out, confusion):
 def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out, confusion):
     """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``."""
     sums = np.zeros(SUMS, dtype=np.int64)
-    conf_a[:] = 0
-    conf_b[:] = 0
+    clear(sums, conf_a, conf_b)
     for j in range(n_items):
         add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, 1)
     finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out, confusion)

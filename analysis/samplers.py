@@ -34,6 +34,7 @@ from analysis.errors import ParameterError, TopologyError
 SAMPLERS = ("S1", "S2", "S3")
 MAX_PLAN_CELLS = 200_000_000
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
+SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 
@@ -162,6 +163,19 @@ def make_plan(ds: AnnotationDataset, sampler: str) -> GroupPlan:
 def uniform_index(rng, n):
     """An index in 0..n-1 from one uniform double."""
     return min(int(rng.random() * n), n - 1)
+
+
+@numba.njit(cache=True, inline="always")
+def binomial(rng, n, p):
+    """``Binomial(n, p)``: a count of uniforms for small ``n``, numpy's generator beyond."""
+    if n <= 0 or p <= 0.0:
+        return 0
+    if n < SMALL_BINOMIAL:
+        x = 0
+        for _ in range(n):
+            x += rng.random() < p
+        return x
+    return rng.binomial(n, p)
 
 
 @numba.njit(cache=True, inline="always")

@@ -69,3 +69,21 @@ def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request
             np.testing.assert_array_equal(null[:, a], null[:, r])
             summary = summarise_cell(alt, null)
             assert summary["accuracy"] == summary["recall"]
+
+
+def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, crossed):
+    """The cell cache stores each p-value as JSON and reads it back to the bit: a rerun computes nothing and gives
+    the same, identical p-values of accuracy and recall."""
+    from analysis.grid import ResultCache, run
+
+    grid = dict(budgets=(100, 300), ks=(1, 3), epsilons=(0.3,), n_samples=100, seed=1, cache_dir=tmp_path,
+                progress=False)
+    for sampler in ("S1", "S2"):
+        first = run(crossed, sampler, **grid)
+        computed = ResultCache(tmp_path).computations()
+        again = run(crossed, sampler, **grid)
+        assert ResultCache(tmp_path).computations() == computed
+        for table in (first, again):
+            by_metric = table.set_index(["NK", "K", "metric"])["p_value"].unstack()
+            assert (by_metric["accuracy"] == by_metric["recall"]).all()
+        assert first["p_value"].tolist() == again["p_value"].tolist()

@@ -7,15 +7,25 @@ import math
 import numba
 import numpy as np
 
-from analysis.metrics import SUMS, add_item, finish_deltas
-from analysis.engine.rule import DIRICHLET, UNIFORM, dirichlet_noise, first_replaced, perturbed, replacement
+from analysis.metrics import accumulators, add_item, clear, finish_deltas
+from analysis.engine.rule import DIRICHLET, dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
-from analysis.engine.tables import alias_draw, binomial, draw_from_row
-from analysis.samplers import draw_label, draw_multiplicities, group_layout, uniform_index
+from analysis.engine.tables import alias_draw, draw_from_row
+from analysis.samplers import binomial, draw_label, draw_multiplicities, group_layout, uniform_index
 
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
 BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
+
+
+@numba.njit(cache=True, inline="always")
+def add_outcome(counts, fixed, comp, row_a, row_b, kl_table, js_table, conf_a, conf_b, sums, weight):
+    """Add ``weight`` slots of an item whose perturbable responses came out as rows ``row_a`` (A*) and ``row_b``
+    (B*) of ``comp``, on top of its ``fixed`` counts (G's counts are ``counts[0]``)."""
+    for c in range(counts.shape[2]):
+        counts[1, 0, c] = fixed[1, c] + comp[row_a, c]
+        counts[2, 0, c] = fixed[2, c] + comp[row_b, c]
+    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, weight)
 
 
 @numba.njit(cache=True)
@@ -65,14 +75,11 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
     noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
     noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
     urn = np.zeros(n_labels, dtype=np.int64)
-    sums = np.zeros(SUMS, dtype=np.int64)
-    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
-    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    spread = np.zeros(n_labels, dtype=np.int64)  # one response's replacements shared out over the labels
+    sums, conf_a, conf_b = accumulators(n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
-        sums[:] = 0
-        conf_a[:] = 0
-        conf_b[:] = 0
+        clear(sums, conf_a, conf_b)
         for d in range(n_drawn):
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
@@ -135,23 +142,14 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
                         if gather:
                             outcomes[o] += 1
                             continue
-                        ea = out_a[n_perturbed[1], o]
-                        eb = out_b[n_perturbed[1], o]
-                        for c in range(n_labels):
-                            counts[1, 0, c] = fixed[1, c] + comp[ea, c]
-                            counts[2, 0, c] = fixed[2, c] + comp[eb, c]
-                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
+                                    kl_table, js_table, conf_a, conf_b, sums, 1)
                     if gather:
                         for o in range(width):
                             if outcomes[o] == 0:
                                 continue
-                            ea = out_a[n_perturbed[1], o]
-                            eb = out_b[n_perturbed[1], o]
-                            for c in range(n_labels):
-                                counts[1, 0, c] = fixed[1, c] + comp[ea, c]
-                                counts[2, 0, c] = fixed[2, c] + comp[eb, c]
-                            add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums,
-                                     outcomes[o])
+                            add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
+                                        kl_table, js_table, conf_a, conf_b, sums, outcomes[o])
                     continue
                 if split and m > 1 and missing.sum() == 0:
                     kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
@@ -165,17 +163,12 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
                         old = pert_label[0]
                         side = pert_side[0]
                         counts[side, 0, old] -= 1
-                        choices = n_labels if rule == DIRICHLET else n_labels - 1
+                        share_out(rng, m, old, rule, spread)
                         for c in range(n_labels):
-                            if rule == UNIFORM and c == old:
-                                continue
-                            x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
-                            choices -= 1
-                            m -= x
-                            if x > 0:
+                            if spread[c] > 0:
                                 counts[side, 0, c] += 1
                                 add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b,
-                                         sums, x)
+                                         sums, spread[c])
                                 counts[side, 0, c] -= 1
                         continue
                     for _ in range(m):  # slots that replace at least one response

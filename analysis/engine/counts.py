@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.metrics import SUMS, add_item, finish_deltas
+from analysis.metrics import accumulators, add_item, clear, finish_deltas
 from analysis.engine.rule import DIRICHLET, urn_label
 from analysis.engine.tables import draw_from_cdf, draw_from_row
 from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
@@ -43,13 +43,9 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
     a = np.zeros((1, n_labels), dtype=np.int64)
     b = np.zeros((1, n_labels), dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
-    sums = np.zeros(SUMS, dtype=np.int64)
-    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
-    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    sums, conf_a, conf_b = accumulators(n_labels)
     for r in range(out.shape[0]):
-        sums[:] = 0
-        conf_a[:] = 0
-        conf_b[:] = 0
+        clear(sums, conf_a, conf_b)
         for j in range(n):
             item = uniform_index(rng, n_items)
             if null:

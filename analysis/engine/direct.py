@@ -11,12 +11,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from analysis.metrics import SUMS, add_item, add_pair, finish_deltas
+from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
 from analysis.engine.perturbation import MASK_BITS
-from analysis.engine.rule import DIRICHLET, UNIFORM, dirichlet_noise, perturbed, replacement
+from analysis.engine.rule import DIRICHLET, dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
-from analysis.engine.tables import MASK_WORD, alias_draw, binomial, draw_mask, popcount
-from analysis.samplers import draw_label, draw_slots, group_layout
+from analysis.engine.tables import MASK_WORD, alias_draw, draw_mask, popcount
+from analysis.samplers import binomial, draw_label, draw_slots, group_layout
 
 RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
 
@@ -66,6 +66,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
     n_perturbed = np.zeros(3, dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
+    spread = np.zeros(n_labels, dtype=np.int64)  # K = 1, deferred: a triple's replacements over the labels
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     vector = np.zeros(3, dtype=np.int64)  # ... as codes, then as rows in the pair tables
     field = (1 << shift) - 1  # one label's count in a packed code
@@ -80,15 +81,11 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     run = np.zeros((max_raters, 2), dtype=np.int64)  # perturbable; B ...), and the mask bits of the perturbable ones
     cube = n_vectors**3
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
-    sums = np.zeros(SUMS, dtype=np.int64)
-    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
-    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    sums, conf_a, conf_b = accumulators(n_labels)
     use_urn = epsilon > 0.0 and rule == DIRICHLET
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
-        sums[:] = 0
-        conf_a[:] = 0
-        conf_b[:] = 0
+        clear(sums, conf_a, conf_b)
         for d in range(n_drawn):
             group = slot_group[d * per_group]
             n_raters = rater_start[group + 1] - rater_start[group]
@@ -243,15 +240,9 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 fired = binomial(rng, x, epsilon)
                 if x > fired:
                     add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x - fired)
-                choices = n_labels if rule == DIRICHLET else n_labels - 1
+                share_out(rng, fired, old, rule, spread)
                 for c in range(n_labels):
-                    if fired == 0:
-                        break
-                    if rule == UNIFORM and c == old:
-                        continue
-                    y = fired if choices == 1 else binomial(rng, fired, 1.0 / choices)
-                    choices -= 1
-                    fired -= y
-                    if y > 0:
-                        add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums, y)
+                    if spread[c] > 0:
+                        add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums,
+                                 spread[c])
         finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])

@@ -33,8 +33,9 @@ import numpy as np
 from scipy.stats import binom, hypergeom
 
 from analysis.engine.rule import dirichlet_pairs, shares_noise
-from analysis.engine.tables import alias_draw, binomial
-from analysis.metrics import SUMS, add_pair, finish_deltas
+from analysis.engine.tables import alias_draw
+from analysis.samplers import binomial
+from analysis.metrics import accumulators, add_pair, clear, finish_deltas
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
@@ -130,13 +131,9 @@ def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
     n_labels = confusion.shape[2]
     size = prob.shape[0]
     positive = order.shape[0]
-    sums = np.zeros(SUMS, dtype=np.int64)
-    conf_a = np.zeros((n_labels, n_labels), dtype=np.int64)
-    conf_b = np.zeros((n_labels, n_labels), dtype=np.int64)
+    sums, conf_a, conf_b = accumulators(n_labels)
     for r in range(out.shape[0]):
-        sums[:] = 0
-        conf_a[:] = 0
-        conf_b[:] = 0
+        clear(sums, conf_a, conf_b)
         if chain:
             left = n
             j = 0

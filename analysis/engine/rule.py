@@ -18,7 +18,7 @@ from scipy.special import gammaln
 from scipy.stats import binom
 
 from analysis.errors import ParameterError
-from analysis.samplers import uniform_index
+from analysis.samplers import binomial, uniform_index
 
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
@@ -93,6 +93,23 @@ def first_replaced(u, n, keep_all, log_keep):
         return 0
     j = int(math.ceil(math.log1p(-u * (1.0 - keep_all)) / log_keep)) - 1
     return min(max(j, 0), n - 1)
+
+
+@numba.njit(cache=True, inline="always")
+def share_out(rng, m, old, rule, shares):
+    """Spread ``m`` replacements of one response of label ``old`` over the labels, into ``shares``: uniformly over
+    all ``C`` labels under the Dirichlet rule (one response a slot, so its noise law averages out to uniform), over
+    the ``C - 1`` others under the uniform rule. A multinomial, drawn as a chain of binomials."""
+    n_labels = shares.shape[0]
+    choices = n_labels if rule == DIRICHLET else n_labels - 1
+    for c in range(n_labels):
+        shares[c] = 0
+        if m == 0 or (rule == UNIFORM and c == old):
+            continue
+        x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
+        choices -= 1
+        m -= x
+        shares[c] = x
 
 
 @numba.njit(cache=True)

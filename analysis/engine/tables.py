@@ -17,7 +17,6 @@ from analysis.samplers import composition_index, composition_space
 
 PAIR_ROWS = 256  # count vectors of K from which the pair tables (PAIR_ROWS**2 pairs) are not built
 MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
-SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 
 
 def n_vectors(k: int, n_labels: int) -> int:
@@ -117,19 +116,6 @@ def draw_mask(rng, k, m_prob, m_alias):
     for chunk in range(0, k, MASK_BITS):
         mask |= alias_draw(rng, m_prob, m_alias, 0, m_prob.shape[0]) << chunk
     return mask
-
-
-@numba.njit(cache=True, inline="always")
-def binomial(rng, n, p):
-    """``Binomial(n, p)``: a count of uniforms for small ``n``, numpy's generator beyond."""
-    if n <= 0 or p <= 0.0:
-        return 0
-    if n < SMALL_BINOMIAL:
-        x = 0
-        for _ in range(n):
-            x += rng.random() < p
-        return x
-    return rng.binomial(n, p)
 
 
 class Draw(NamedTuple):
