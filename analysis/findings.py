@@ -654,7 +654,8 @@ def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float 
             "shows each): " + "; ".join(parts) +
             ". Known causes that move these numbers are the stand-ins (their rater and item effects are tuned to "
             "the published designs, not fitted to the ratings), the perturbation rule and the permutation null "
-            "({doc}`../book/differences`); how much each contributes to a given departure is not known.")
+            "({doc}`../book/differences`); {ref}`chapter-why` reruns the departures under alternatives to each and "
+            "says which cause explains which.")
 
 
 def rule_effects(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int) -> dict[str, float]:
