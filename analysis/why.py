@@ -134,7 +134,8 @@ def finding(by_alternative: dict[str, pd.DataFrame], baseline: str = BASELINE, c
     noise = set().union(*moved(by_alternative[baseline], by_alternative[control], epsilon).values())
     n_cells = len(agreement(by_alternative[baseline], epsilon))
     lines = [f"Under {baseline}, {len(base)} of the {2 * n_cells} (cell, rule) pairs of the paper's Table 1 "
-             f"depart from it. Rerun with another seed, {_count(len(noise), 'pair')} move: at this grid's "
+             f"depart from it. Rerun with another seed, {_count(len(noise), 'pair')} "
+             f"{'moves' if len(noise) == 1 else 'move'}: at this grid's "
              f"replicates that much is Monte Carlo noise ({_names(noise)})."]
     removed: set = set()
     for name, results in by_alternative.items():
