@@ -652,8 +652,8 @@ def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float 
     return (f"{len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a factor of "
             f"{factor:g} or more in budget or best K, or reach significance on one side only (the regenerated Table 1 "
             "shows each): " + "; ".join(parts) +
-            ". Known causes that move these numbers are the stand-ins (their rater and item effects are tuned to "
-            "the published designs, not fitted to the ratings), the perturbation rule and the permutation null "
+            ". Known causes that move these numbers are the stand-ins (fitted to published statistics of the data, "
+            "never to its ratings), the perturbation rule and the permutation null "
             "({doc}`../book/differences`); {ref}`chapter-why` reruns the departures under alternatives to each and "
             "says which cause explains which.")
 
