@@ -214,6 +214,7 @@ def _read_csv(path: str, what: str, **options):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from analysis.engine import DEFAULT, PERTURBATIONS
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
@@ -240,7 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--budgets", type=_ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
     run.add_argument("--ks", type=_ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=_floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
-    run.add_argument("--perturbation", choices=("dirichlet", "uniform"), default="dirichlet",
+    run.add_argument("--perturbation", choices=PERTURBATIONS, default=DEFAULT,
                      help="how B is perturbed: per-item Dirichlet noise as in VET (default) or a uniform other label")
     run.add_argument("--metrics", type=_metrics, default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
@@ -378,8 +379,6 @@ def _run(args) -> None:
 
 def _table1(args) -> None:
     import pandas as pd
-
-    from analysis import grid
 
     results = _read_csv(args.results, "a results CSV")
     if "p_value" in results.columns:

@@ -21,7 +21,7 @@ from analysis.data import AnnotationDataset
 from analysis.grid import ALPHA, cells, simulate_cell
 from analysis.metrics import CONTINUOUS_METRICS, METRICS
 from analysis.pvalues import replicate_p_values
-from analysis.engine import Simulator
+from analysis.engine import DEFAULT, Simulator
 
 BUDGETS = (200, 1000, 5000)
 KS = (1, 2, 3, 5, 10, 20)
@@ -37,7 +37,7 @@ class Calibration:
 
 
 def calibrate(ds: AnnotationDataset, sampler: str, budgets=BUDGETS, ks=KS, n_samples: int = 1000, seed: int = 0,
-              perturbation: str = "dirichlet", metrics=METRICS) -> Calibration:
+              perturbation: str = DEFAULT, metrics=METRICS) -> Calibration:
     """Simulate every (NK, K) cell at ``epsilon = 0`` and measure the null against the alternative."""
     simulator = Simulator(ds, sampler)
     rows, p_rows = [], []

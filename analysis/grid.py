@@ -38,7 +38,7 @@ from analysis.io import write_atomic
 from analysis.metrics import METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler
-from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
+from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
 from analysis.engine.plan import estimated_seconds
 
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
@@ -79,7 +79,7 @@ def unique(values: Iterable) -> list:
 
 
 def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Iterable[float],
-          perturbation: str = "dirichlet") -> list[Cell]:
+          perturbation: str = DEFAULT) -> list[Cell]:
     """All cells of the grid, each once, skipping those with fewer than one item (``NK // K < 1``)."""
     sampler = check_sampler(sampler)
     perturbation = check_perturbation(perturbation)
@@ -272,7 +272,7 @@ def run(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = True,
-    perturbation: str = "dirichlet",
+    perturbation: str = DEFAULT,
     scheduler: str | None = None,
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy table of METHOD section 6.
@@ -288,7 +288,7 @@ def run(
     n_jobs : worker processes (1 runs in this process).
     chunk_size : cells handed to a worker at a time.
     cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
-    perturbation : how B is perturbed, ``"dirichlet"`` (default) or ``"uniform"`` (METHOD section 3).
+    perturbation : how B is perturbed, one of ``PERTURBATIONS`` (METHOD section 3; default the Dirichlet rule).
     scheduler : the address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
     """

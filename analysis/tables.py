@@ -19,6 +19,7 @@ from importlib.resources import files
 import numpy as np
 import pandas as pd
 
+from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
 from analysis.grid import ALPHA
 from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
@@ -116,7 +117,7 @@ def select(results: pd.DataFrame, run, epsilon: float | None = None) -> pd.DataF
 def perturbation_of(results: pd.DataFrame) -> str:
     """The perturbation rule(s) of a results table, as text (``dirichlet`` when the table predates the column)."""
     if "perturbation" not in results.columns or results["perturbation"].isna().all():
-        return "dirichlet"
+        return DEFAULT
     return ", ".join(dict.fromkeys(results["perturbation"].dropna().astype(str)))
 
 

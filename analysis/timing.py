@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis.data import AnnotationDataset
 from analysis.grid import Cell, simulate_cell
-from analysis.engine import Simulator
+from analysis.engine import DEFAULT, Simulator
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
 # seconds for ONE metric each (measured by this project's maintainers; see the book's speed page).
@@ -32,7 +32,7 @@ def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3
 
 
 def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int = 1000, epsilon: float = 0.3,
-               repeats: int = 3, perturbation: str = "dirichlet") -> pd.DataFrame:
+               repeats: int = 3, perturbation: str = DEFAULT) -> pd.DataFrame:
     """Median, minimum and maximum wall seconds per (NK, K) cell, one process, all eight metrics."""
     simulator = Simulator(ds, sampler)
     simulate_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, 20, 2), 2, 0)  # compile first

@@ -1,5 +1,6 @@
 """Shared fixtures: small datasets of each design, built in memory; the dataset cache for tests of real data."""
 
+import itertools
 import os
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.data import from_table
+from analysis.metrics import METRICS
 from analysis.synthetic import make_stand_in
 
 # Tests read real data through the dataset cache ($ANNOTATION_DATA_DIR, which `make data` fills). Where it is not set,
@@ -78,3 +80,24 @@ def sparse():
 @pytest.fixture(scope="session")
 def dices():
     return make_stand_in("dices-synthetic")
+
+
+def grid_results(runs: dict, budgets=(100, 1000, 10000), ks=(1, 5, 20), epsilon=0.3, imitates=None,
+                 null_sd=None) -> pd.DataFrame:
+    """A results table built by hand: ``runs`` maps (dataset, sampler) to a function (NK, K, metric) -> p-value;
+    ``imitates`` maps a dataset to the paper dataset it imitates; ``null_sd`` a sampler to its null sd (S2 0.02,
+    others 0.03)."""
+    null_sd = {"S2": 0.02, **(null_sd or {})}
+    rows = []
+    for (dataset, sampler), p in runs.items():
+        for nk, k, metric in itertools.product(budgets, ks, METRICS):
+            rows.append({"dataset": dataset, "sampler": sampler, "perturbation": "dirichlet", "epsilon": epsilon,
+                         "NK": nk, "K": k, "metric": metric, "p_value": p(nk, k, metric), "delta": 0.1 * k ** 0.1,
+                         "null_sd": null_sd.get(sampler, 0.03), "imitates": (imitates or {}).get(dataset)})
+    return pd.DataFrame(rows)
+
+
+def falling(scale=1.0):
+    """p falls with the budget; ``scale`` > 1 makes it fall later (a more cautious sampler)."""
+    return lambda nk, k, metric: min(1.0, scale * 50 / nk * (1 + 0.01 * k))
+

@@ -4,7 +4,6 @@ Every test builds a results table by hand (:func:`results_for`) whose p-values p
 its rule, so each rule is exercised both where it holds and where it does not.
 """
 
-import itertools
 import re
 from pathlib import Path
 
@@ -13,22 +12,15 @@ import pytest
 
 from analysis import findings
 from analysis.metrics import DISTRIBUTION_METRICS, METRICS
+from conftest import grid_results
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGETS, KS = (100, 250, 500, 1000, 2500, 10000), (1, 5, 20, 40)
 
 
 def results_for(runs: dict, epsilon=0.3, imitates=None, null_sd=None) -> pd.DataFrame:
-    """A results table: ``runs`` maps (dataset, sampler) to a function (NK, K, metric) -> p-value; ``imitates``
-    maps a dataset to the paper dataset it imitates; ``null_sd`` a sampler to its null sd (S2 0.02, others 0.03)."""
-    null_sd = {"S2": 0.02, **(null_sd or {})}
-    rows = []
-    for (dataset, sampler), p in runs.items():
-        for nk, k, metric in itertools.product(BUDGETS, KS, METRICS):
-            rows.append({"dataset": dataset, "sampler": sampler, "perturbation": "dirichlet", "epsilon": epsilon,
-                         "NK": nk, "K": k, "metric": metric, "p_value": p(nk, k, metric), "delta": 0.1 * k ** 0.1,
-                         "null_sd": null_sd.get(sampler, 0.03), "imitates": (imitates or {}).get(dataset)})
-    return pd.DataFrame(rows)
+    """:func:`conftest.grid_results` on this file's grid."""
+    return grid_results(runs, BUDGETS, KS, epsilon, imitates, null_sd)
 
 
 def curve(scale=1.0, best_k=1):

@@ -11,13 +11,13 @@ import pytest  # noqa: E402
 
 from analysis import plots  # noqa: E402
 from analysis.metrics import METRICS  # noqa: E402
-from tests.test_findings import falling, results_for  # noqa: E402
+from conftest import falling, grid_results as results_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def results():
     return results_for({("dices-synthetic", "S1"): falling(3), ("dices-synthetic", "S2"): falling()},
-                       imitates="DICES")
+                       imitates={"dices-synthetic": "DICES"})
 
 
 def _check_size_and_fonts(fig):

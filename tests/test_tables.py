@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import metrics, tables
-from tests.test_findings import falling, results_for
+from conftest import falling, grid_results as results_for
 
 
 def test_registry_declares_each_metric_once_in_kernel_order():
@@ -33,7 +33,7 @@ def test_a_users_file_gets_no_paper_values_and_no_announcement():
 
 
 def test_a_stand_in_gets_the_papers_values_in_brackets():
-    results = results_for({("dices-synthetic", "S2"): falling()}, imitates="DICES")
+    results = results_for({("dices-synthetic", "S2"): falling()}, imitates={"dices-synthetic": "DICES"})
     table = tables.compare_with_paper(results, 0.3)
     nk = table.frame[table.frame["statistic"] == "NK"].iloc[0]
     assert nk["Accuracy"].endswith("(5000)") and nk["Precision"].endswith("(50000)")
@@ -41,7 +41,7 @@ def test_a_stand_in_gets_the_papers_values_in_brackets():
 
 
 def test_another_epsilon_is_labelled_beside_the_papers():
-    results = results_for({("dices-synthetic", "S1"): falling()}, epsilon=0.2, imitates="DICES")
+    results = results_for({("dices-synthetic", "S1"): falling()}, epsilon=0.2, imitates={"dices-synthetic": "DICES"})
     table = tables.compare_with_paper(results, 0.2)
     assert "ours at ε = 0.2, the paper's at ε = 0.3" in table.caption
     assert "ε = 0.2" in tables.paper_note(results, 0.2) and "ε = 0.3" in tables.paper_note(results, 0.2)
@@ -77,7 +77,7 @@ def test_comparisons_and_budget_ratios():
 
 
 def test_departures_name_pairs_far_from_the_paper():
-    results = results_for({("toxicity-synthetic", "S2"): falling()}, imitates="Toxicity")
+    results = results_for({("toxicity-synthetic", "S2"): falling()}, imitates={"toxicity-synthetic": "Toxicity"})
     found = tables.departures(results, 0.3)
     # ours: every metric first significant at 10,000; the paper's Toxicity S2 budgets are 500 or 1,000
     assert len(found) == 8 and found["how"].str.contains("budget 10,000").all()
