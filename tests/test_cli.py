@@ -1,13 +1,19 @@
 """The command line: a run, its Table 1, and error exits with a one-line reason."""
 
+import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from analysis.__main__ import main
 from conftest import sparse_table
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_run_then_table1(tmp_path, capsys):
@@ -75,3 +81,37 @@ def test_explain_prints_every_cells_plan_and_writes_nothing(tmp_path, capsys, mo
     assert len(lines) == 4  # every cell once
     assert "gather, defer" in printed and "by-item" in printed and "4 cells" in printed
     assert list(tmp_path.iterdir()) == []
+
+
+def _chapter(tmp_path, source: str) -> tuple[subprocess.Popen, Path, Path]:
+    """config/execute_chapter.py on a one-cell notebook, started as a terminal starts a command."""
+    import nbformat
+
+    notebook, output = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), notebook)
+    process = subprocess.Popen([sys.executable, str(ROOT / "config" / "execute_chapter.py"), str(notebook),
+                                str(output), "--kernel", "python3", "--log-level", "WARNING"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
+    return process, output, tmp_path / ".out.part.ipynb"
+
+
+def test_a_chapter_appears_only_once_executed_and_ctrl_c_leaves_nothing(tmp_path):
+    import psutil
+
+    process, output, partial = _chapter(tmp_path, "print(6 * 7)")
+    assert process.wait(timeout=120) == 0, process.stderr.read()
+    assert "42" in output.read_text() and not partial.exists()
+    before = output.read_bytes()
+
+    process, output, partial = _chapter(tmp_path, "import time; time.sleep(120)")
+    deadline = time.time() + 120
+    while time.time() < deadline and not psutil.Process(process.pid).children(recursive=True)[1:]:
+        time.sleep(0.2)  # papermill and its kernel are up
+    time.sleep(2)
+    family = psutil.Process(process.pid).children(recursive=True)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and "Traceback" not in err and "interrupted" in err, err
+    assert output.read_bytes() == before and not partial.exists()  # the last good notebook stays, nothing half-done
+    assert not [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
