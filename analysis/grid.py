@@ -308,8 +308,8 @@ def run(
     # progress in simulated responses, so that the ETA weighs every cell by its cost; cells in the postfix
     bar = tqdm(total=sum(cell_responses(c, n_samples) for c in grid),
                initial=sum(cell_responses(c, n_samples) for c in done), desc=f"{dataset.name} {simulator.sampler}",
-               unit="resp", unit_scale=True, disable=not progress,
-               postfix=f"{len(done)}/{len(grid)} cells")
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]", disable=not progress,
+               postfix=f"{len(done)}/{len(grid)} cells")  # no count of responses: a weight, not a rate to read
     # the most expensive cells go first so that workers finish together; each finished chunk is cached at once
     todo.sort(key=lambda cell: -cell_responses(cell, n_samples))
     chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
