@@ -492,7 +492,8 @@ def info(name: str) -> dict:
     return summary
 
 
-PAPER_STAND_INS = {"dices350": "dices-synthetic", "d3code": "d3code-synthetic", "toxicity_kumar2021": "toxicity-synthetic"}
+PAPER_STAND_INS = {"dices350": "dices-synthetic", "d3code": "d3code-synthetic",
+                   "toxicity_kumar2021": "toxicity-synthetic"}
 
 
 def paper_or_stand_in(name: str) -> str:

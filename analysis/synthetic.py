@@ -103,7 +103,8 @@ _CURRENT: dict[str, StandIn] = {
                    ("Krippendorff's alpha", "not published"))),
 }
 V1 = "-v1"
-STAND_INS: dict[str, StandIn] = {**_CURRENT, **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()}}
+STAND_INS: dict[str, StandIn] = {**_CURRENT,
+                                 **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()}}
 
 
 def _quota(n: int, total: int, minimum: int, rng: np.random.Generator) -> np.ndarray:
@@ -251,8 +252,10 @@ def dispersion_against_published(tolerance: float = 0.2) -> pd.DataFrame:
     for name, spec in _CURRENT.items():
         old = measured_a0(make_stand_in(name + V1), spec)
         for split, found in measured_a0(make_stand_in(name), spec).items():
+            within = abs(found.a0 / spec.published_a0 - 1) <= tolerance
             rows.append({"stand-in": name, "imitates": spec.imitates, "labels": split,
-                         "published a0": spec.published_a0, "measured a0 (± s.e.)": f"{found.a0:.2f} ± {found.a0_se:.2f}",
-                         f"within ±{100 * tolerance:.0f} %": "yes" if abs(found.a0 / spec.published_a0 - 1) <= tolerance
-                         else "no", "version 1": round(old[split].a0, 2)})
+                         "published a0": spec.published_a0,
+                         "measured a0 (± s.e.)": f"{found.a0:.2f} ± {found.a0_se:.2f}",
+                         f"within ±{100 * tolerance:.0f} %": "yes" if within else "no",
+                         "version 1": round(old[split].a0, 2)})
     return pd.DataFrame(rows)

@@ -84,7 +84,8 @@ def counts_table(by_alternative: dict[str, pd.DataFrame], epsilon: float = table
     rows = []
     for name, results in by_alternative.items():
         found = counts(results, epsilon)
-        rows.append({"alternative": name, **{rule: f"{a} of {n}" for rule, (a, n) in found.items()}})
+        rows.append({"alternative": name,
+                     **{rule: f"{a} of {n}" if n else "no cell" for rule, (a, n) in found.items()}})
     return pd.DataFrame(rows)
 
 

@@ -102,3 +102,8 @@ def test_effect_growth_reads_delta_at_the_smallest_and_largest_k_of_each_s2_run(
 
 def test_the_alternatives_use_both_versions_of_each_stand_in():
     assert sorted(why.stand_in_names()) == sorted(f"{name}{v}" for name in STAND_IN.values() for v in ("", "-v1"))
+
+
+def test_counts_table_says_so_when_no_cell_is_comparable():
+    never = {(c.dataset, c.sampler, c.metric): (None, None) for c in tables.paper_table().itertuples()}
+    assert why.counts_table({"a": results_with(never)}).loc[0, "our budget smaller"] == "no cell"
