@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import chapter, tables
+from analysis import chapter, datasets, tables
 from analysis.grid import PAPER_BUDGETS
 from analysis.metrics import METRIC_LABELS, METRICS
 from analysis.synthetic import V1
@@ -28,10 +28,12 @@ RUNS = (("dices-synthetic", "S1"), ("dices-synthetic", "S2"), ("d3code-synthetic
         ("toxicity-synthetic", "S2"), ("toxicity-synthetic", "S3"))
 BASELINE = "stand-ins v2, Dirichlet rule"
 RESEEDED = "the same, another seed"
-ALTERNATIVES = {BASELINE: ("", "dirichlet", 0),  # name -> (stand-in suffix, perturbation rule, seed offset)
-                "stand-ins v1, Dirichlet rule": (V1, "dirichlet", 0),
-                "stand-ins v2, uniform rule": ("", "uniform", 0),
-                RESEEDED: ("", "dirichlet", 1)}
+PAPER_DATA = "the paper's data, Dirichlet rule"
+ALTERNATIVES = {BASELINE: ("v2", "dirichlet", 0),  # name -> (data, perturbation rule, seed offset)
+                "stand-ins v1, Dirichlet rule": ("v1", "dirichlet", 0),
+                "stand-ins v2, uniform rule": ("v2", "uniform", 0),
+                RESEEDED: ("v2", "dirichlet", 1)}
+PAPER_NAMES = {stand_in: paper for paper, stand_in in datasets.PAPER_STAND_INS.items()}
 
 
 def paper_dataset(name: str) -> str | None:
@@ -158,18 +160,28 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def stand_in_names() -> list[str]:
-    """Every stand-in the alternatives use."""
-    return list(dict.fromkeys(dataset + suffix for suffix, *_ in ALTERNATIVES.values() for dataset, _ in RUNS))
+def alternatives() -> dict[str, tuple[str, str, int]]:
+    """:data:`ALTERNATIVES`, and the paper's data under the Dirichlet rule when its three files are in the cache."""
+    cached = all(datasets.paper_or_stand_in(name) == name for name in datasets.PAPER_STAND_INS)
+    return {**ALTERNATIVES, PAPER_DATA: ("paper", "dirichlet", 0)} if cached else dict(ALTERNATIVES)
+
+
+def _dataset(stand_in: str, data: str) -> str:
+    return {"v2": stand_in, "v1": stand_in + V1, "paper": PAPER_NAMES[stand_in]}[data]
+
+
+def dataset_names() -> list[str]:
+    """Every dataset the alternatives use."""
+    return list(dict.fromkeys(_dataset(name, data) for data, *_ in alternatives().values() for name, _ in RUNS))
 
 
 def simulate(book) -> dict[str, pd.DataFrame]:
     """Table 1's five runs under each alternative, at the chapter's ε only (``book``: a :class:`chapter.Setup`
-    holding :func:`stand_in_names`)."""
+    holding :func:`dataset_names`)."""
     p = book.params
     out = {}
-    for name, (suffix, rule, offset) in ALTERNATIVES.items():
-        pairs = [(book.dataset(dataset + suffix), sampler) for dataset, sampler in RUNS]
+    for name, (data, rule, offset) in alternatives().items():
+        pairs = [(book.dataset(_dataset(stand_in, data)), sampler) for stand_in, sampler in RUNS]
         results = chapter.simulate(pairs, budgets=p["budgets"], ks=p["ks"], epsilons=[book.epsilon],
                                    metrics=p["metrics"], n_samples=p["n_samples"], seed=p["seed"] + offset,
                                    n_jobs=p["n_jobs"], perturbation=rule, scheduler=p.get("scheduler"))

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import tables, why
+from analysis import datasets, tables, why
 from analysis.grid import PAPER_BUDGETS, PAPER_KS
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
@@ -100,8 +100,16 @@ def test_effect_growth_reads_delta_at_the_smallest_and_largest_k_of_each_s2_run(
     assert table.loc["D3code S2", "Δ at K = 1"] == 0.501 and table.loc["DICES S2", "Δ at K = 100"] == 0.1
 
 
-def test_the_alternatives_use_both_versions_of_each_stand_in():
-    assert sorted(why.stand_in_names()) == sorted(f"{name}{v}" for name in STAND_IN.values() for v in ("", "-v1"))
+def test_the_alternatives_use_both_versions_of_each_stand_in(tmp_path, monkeypatch):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    assert why.PAPER_DATA not in why.alternatives()
+    assert sorted(why.dataset_names()) == sorted(f"{name}{v}" for name in STAND_IN.values() for v in ("", "-v1"))
+
+
+def test_with_the_papers_files_cached_their_data_is_one_more_alternative(monkeypatch):
+    monkeypatch.setattr(datasets, "available", lambda name: True)
+    assert why.alternatives()[why.PAPER_DATA] == ("paper", "dirichlet", 0)
+    assert {"dices350", "d3code", "toxicity_kumar2021"} <= set(why.dataset_names())
 
 
 def test_counts_table_says_so_when_no_cell_is_comparable():
