@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import re
 import signal
@@ -438,6 +439,16 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _by_ctrl_c(error: BaseException | None) -> bool:
+    """Whether ``error`` is, or was caused by, Ctrl-C (an extension module interrupted while it loads raises an
+    ImportError from the KeyboardInterrupt)."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def entry_point() -> None:
     try:
         code = main()
@@ -445,13 +456,18 @@ def entry_point() -> None:
     except BrokenPipeError:
         _quiet_stdout()
         code = 141
-    except KeyboardInterrupt:  # before main could catch it (while the modules load)
+    except BaseException as error:  # Ctrl-C before main could catch it (while the modules load)
+        if not _by_ctrl_c(error):
+            raise
         print(f"\n{PROG}: interrupted; no output written", file=sys.stderr)
         code = 130
     if code == 130:
         # After Ctrl-C, leave at once: the interpreter's shutdown would wait for the worker pool's threads, and a
-        # second Ctrl-C there prints a traceback ("Exception ignored in: <module 'threading'>").
+        # second Ctrl-C there prints a traceback ("Exception ignored in: <module 'threading'>"). Workers that Ctrl-C
+        # met before the run could stop them would go on computing: they are stopped here.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for worker in multiprocessing.active_children():
+            worker.kill()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)

@@ -6,7 +6,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Sequence
 
 from analysis.errors import ParameterError
 
@@ -50,7 +50,7 @@ def writable_folder(folder: str | Path, flag: str, named: str | Path | None = No
     return folder
 
 
-def output_file(out: str, inputs: Iterable[str | Path] = (), sidecar: str = "", flag: str = "--out") -> Path:
+def output_file(out: str, inputs: Sequence[str | Path] = (), sidecar: str = "", flag: str = "--out") -> Path:
     """The file that ``out`` names, checked before any work; for a symbolic link, the link's target.
 
     Refused, each with one line: ``-``, a folder, a device, pipe or socket, a path in ``/dev``, ``/proc`` or
@@ -77,7 +77,7 @@ def output_file(out: str, inputs: Iterable[str | Path] = (), sidecar: str = "", 
     return target
 
 
-def _check_output(path: Path, inputs: Iterable[str | Path], flag: str) -> None:
+def _check_output(path: Path, inputs: Sequence[str | Path], flag: str) -> None:
     try:
         mode = path.stat().st_mode  # follows links: /dev/stdout is the terminal or pipe behind it
     except (FileNotFoundError, NotADirectoryError):  # the folder check says what is wrong with the folders

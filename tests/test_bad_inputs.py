@@ -64,6 +64,7 @@ def make_files(folder: Path) -> None:
     batched.to_csv(folder / "batch.csv", index=False)
     (folder / "latin1.csv").write_bytes("item,rater,label\n1,a,caf\u00e9\n1,b,th\u00e9\n".encode("latin-1"))
     (folder / "no_items.json").write_text('{"rules": []}')
+    os.mkfifo(folder / "pipe")
 
 
 def snapshot(folder: Path) -> dict:
@@ -117,6 +118,7 @@ BAD_INPUTS = [
     ("run --out /proc/r.csv", [*RUN, "--data", "good.csv", "--out", "/proc/r.csv"], "is in /proc"),
     ("run --out -", [*RUN, "--data", "good.csv", "--out", "-"], "standard output is not supported"),
     ("run --out a folder", [*RUN, "--data", "good.csv", "--out", "adir"], "adir is a folder"),
+    ("run --out a named pipe", [*RUN, "--data", "good.csv", "--out", "pipe"], "pipe is not a regular file"),
     ("run --out in a file", [*RUN, "--data", "good.csv", "--out", "afile/r.csv"], "afile is a file, not a folder"),
     ("run --out whose .json is a folder", [*RUN, "--data", "good.csv", "--out", "sidecar.csv"],
      "sidecar.csv.json is a folder"),
