@@ -87,3 +87,17 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
             by_metric = table.set_index(["NK", "K", "metric"])["p_value"].unstack()
             assert (by_metric["accuracy"] == by_metric["recall"]).all()
         assert first["p_value"].tolist() == again["p_value"].tolist()
+
+
+@pytest.mark.parametrize("metric", ["precision", "f1"])
+def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric):
+    """Small counts take the compiled int64 path, large ones (up to 10**7 per cell) Python's integers; both must
+    give the correctly rounded exact delta, the one a Fraction gives."""
+    from analysis.engine.exact import exact_deltas, exact_score
+
+    rng = np.random.default_rng(5)
+    small = rng.integers(0, 6, size=(300, 2, 3, 3))
+    large = rng.integers(0, 10**7, size=(20, 2, 4, 4))
+    for pairs in (small, large):
+        expected = [float(exact_score(p[0], metric) - exact_score(p[1], metric)) for p in pairs]
+        assert exact_deltas(pairs, metric).tolist() == expected

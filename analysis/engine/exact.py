@@ -11,8 +11,10 @@ close ones take the order of their exact values. Deltas farther apart than that 
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
+import numba
 import numpy as np
 
 from analysis.metrics import QUOTIENT_METRICS
@@ -21,33 +23,96 @@ from analysis.metrics import QUOTIENT_METRICS
 TOLERANCE = 1e-12
 
 
-def exact_score(confusion: np.ndarray, metric: str) -> Fraction:
-    """Weighted precision or F1 of one (truth x prediction) confusion matrix, as an exact fraction."""
-    support = confusion.sum(1)
-    predicted = confusion.sum(0)
-    hits = np.diag(confusion)
-    total = Fraction(0)
-    for s, p, h in zip(support.tolist(), predicted.tolist(), hits.tolist()):
+def score_fraction(confusion: list, metric: str) -> tuple[int, int]:
+    """Weighted precision or F1 of one (truth x prediction) confusion matrix (nested lists of counts) as an exact
+    numerator and denominator: ``sum_c s_c TP_c / P_c`` (precision) or ``sum_c 2 s_c TP_c / (s_c + P_c)`` (F1),
+    over the number of items, on the least common denominator of its terms."""
+    support = [sum(row) for row in confusion]
+    predicted = [sum(column) for column in zip(*confusion)]
+    terms = []
+    for c, (s, p) in enumerate(zip(support, predicted)):
         if metric == "precision" and p > 0:
-            total += Fraction(s * h, p)
+            terms.append((s * confusion[c][c], p))
         elif metric == "f1" and s + p > 0:
-            total += Fraction(2 * s * h, s + p)
-    return total / int(confusion.sum())
+            terms.append((2 * s * confusion[c][c], s + p))
+    common = math.lcm(*(d for _, d in terms)) if terms else 1
+    return sum(n * (common // d) for n, d in terms), common * sum(support)
 
 
-def exact_delta(pair: np.ndarray, metric: str) -> float:
-    """The delta of a replicate's (A, B) confusion matrices ``pair`` (2 x labels x labels), exact, rounded once."""
-    return float(exact_score(pair[0], metric) - exact_score(pair[1], metric))
+def exact_score(confusion: np.ndarray, metric: str) -> Fraction:
+    """:func:`score_fraction` as a fraction."""
+    return Fraction(*score_fraction(np.asarray(confusion).tolist(), metric))
+
+
+def exact_delta(pair, metric: str) -> float:
+    """The delta of a replicate's (A, B) confusion matrices ``pair`` (2 x labels x labels), exact, rounded once
+    (Python's integer division rounds the exact quotient correctly)."""
+    a, b = np.asarray(pair).tolist()
+    (num_a, den_a), (num_b, den_b) = score_fraction(a, metric), score_fraction(b, metric)
+    return (num_a * den_b - num_b * den_a) / (den_a * den_b)
+
+
+WIDE = 2**31  # the largest numerator or denominator the compiled path multiplies (products stay below 2**62)
+EXACT = 2**53  # ... and the largest whose float is exact, so that one division rounds the exact quotient
+
+
+@numba.njit(cache=True)
+def _fraction(confusion, f1):
+    """:func:`score_fraction` in int64 for the compiled path: (numerator, denominator, whether it fit in WIDE)."""
+    n_labels = confusion.shape[0]
+    num, den, n_items = 0, 1, 0
+    for c in range(n_labels):
+        support, predicted = 0, 0
+        for d in range(n_labels):
+            support += confusion[c, d]
+            predicted += confusion[d, c]
+        n_items += support
+        top = 2 * support * confusion[c, c] if f1 else support * confusion[c, c]
+        bottom = support + predicted if f1 else predicted
+        if bottom == 0:
+            continue
+        common = den // math.gcd(den, bottom) * bottom
+        if common >= WIDE or num >= WIDE or top >= WIDE:
+            return 0, 1, False
+        num = num * (common // den) + top * (common // bottom)
+        den = common
+    den *= n_items
+    g = math.gcd(num, den)
+    num, den = num // g, den // g
+    return num, den, num < WIDE and den < WIDE
+
+
+@numba.njit(cache=True)
+def _compiled_deltas(pairs, f1, out, done):
+    """:func:`exact_delta` of every pair where the integers stay small enough; ``done`` marks those."""
+    for r in range(pairs.shape[0]):
+        num_a, den_a, fits_a = _fraction(pairs[r, 0], f1)
+        num_b, den_b, fits_b = _fraction(pairs[r, 1], f1)
+        done[r] = False
+        if fits_a and fits_b:
+            num = num_a * den_b - num_b * den_a
+            den = den_a * den_b
+            g = math.gcd(abs(num), den)
+            num, den = num // g, den // g
+            if abs(num) < EXACT and den < EXACT:  # both exact as floats: the division rounds the exact value
+                out[r] = num / den
+                done[r] = True
 
 
 def exact_deltas(confusion: np.ndarray, metric: str) -> np.ndarray:
-    """:func:`exact_delta` of every replicate of ``confusion`` (replicates x 2 x labels x labels), each distinct
-    matrix pair computed once."""
-    flat = confusion.reshape(len(confusion), -1)
-    unique, inverse = np.unique(flat, axis=0, return_inverse=True)
-    shape = confusion.shape[1:]
-    values = np.array([exact_delta(row.reshape(shape), metric) for row in unique])
-    return values[inverse.reshape(-1)] if len(values) else np.zeros(0)
+    """:func:`exact_delta` of every replicate of ``confusion`` (replicates x 2 x labels x labels): in compiled
+    integer arithmetic where it fits, with Python's integers elsewhere (each distinct pair once)."""
+    pairs = np.ascontiguousarray(confusion, dtype=np.int64)
+    values = np.empty(len(pairs))
+    done = np.zeros(len(pairs), dtype=np.bool_)
+    _compiled_deltas(pairs, metric == "f1", values, done)
+    known: dict[bytes, float] = {}
+    for r in np.flatnonzero(~done):
+        key = pairs[r].tobytes()
+        if key not in known:
+            known[key] = exact_delta(pairs[r], metric)
+        values[r] = known[key]
+    return values
 
 
 def settle(values: np.ndarray, confusion: np.ndarray, metric: str) -> np.ndarray:
