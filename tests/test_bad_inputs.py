@@ -402,3 +402,12 @@ def test_ten_interrupts_in_a_row_never_print_a_traceback(tmp_path):
         assert process.returncode == 130, (attempt, err)
         assert "Traceback" not in err and "Exception ignored" not in err and err.count("interrupted") == 1, err
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_progress_shows_cells_and_time_not_response_counts(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    code, _, err = call([arg for arg in RUN if arg != "--quiet"] + ["--data", "good.csv", "--ks", "1,2",
+                                                                     "--out", "r.csv"], capsys)
+    assert code == 0, err
+    assert "100%" in err and "2/2 cells" in err and "resp" not in err and "G/" not in err, err
