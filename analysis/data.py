@@ -392,8 +392,8 @@ def _read_csv(path: Path, found, columns, **options) -> pd.DataFrame:
                 return table[list(columns)] if columns else table
             return pd.concat(chunk[list(columns)] for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS, **options))
     except pd.errors.ParserWarning:
-        raise DataError(f"{path.name} line 2 has more fields than the header's {len(found)}; quote a field that "
-                        "holds the separator") from None
+        raise DataError(f"{path.name}: the first row after the header has more fields than the header's "
+                        f"{len(found)}; quote a field that holds the separator") from None
     except pd.errors.ParserError as err:
         where = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(err))
         if not where:
@@ -447,7 +447,7 @@ MAX_DECIMALS = 2  # numeric labels with more decimals than this look like measur
 
 
 def _variants(values: pd.Series) -> pd.Series:
-    """The spellings of text labels grouped by their case-folded, stripped form: one row per spelling."""
+    """The spellings of the text labels, grouped by their case-folded, stripped form: a list for each label."""
     text = pd.Series(pd.unique(values.dropna()), dtype=object)
     text = text[text.map(lambda v: isinstance(v, str))]
     return text.groupby(text.str.strip().str.casefold().to_numpy()).agg(list)
@@ -460,8 +460,8 @@ def normalized_labels(values: pd.Series) -> pd.Series:
     spelling = {}
     for forms in _variants(values):
         chosen = max(sorted(forms), key=lambda form: (counts[form], form == form.strip(), form == form.lower()))
-        spelling.update({form: chosen for form in forms})
-    return values.map(lambda v: spelling.get(v, v))
+        spelling.update({form: chosen for form in forms if form != chosen})
+    return values.replace(spelling) if spelling else values
 
 
 def check_labels(values: pd.Series, label: str) -> None:

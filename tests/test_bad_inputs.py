@@ -147,7 +147,7 @@ BAD_INPUTS = [
     ("run with 60 labels", [*RUN, "--data", "many.csv", "--out", "r.csv"], "60 distinct labels, more than 50"),
     ("run with a long row", [*RUN, "--data", "ragged.csv", "--out", "r.csv"], "line 5 has 4 fields, the header 3"),
     ("run with a long first row", [*RUN, "--data", "ragged_first.csv", "--out", "r.csv"],
-     "line 2 has more fields than the header's 4"),
+     "the first row after the header has more fields than the header's 4"),
     ("run on one item", [*RUN, "--data", "one_item.csv", "--out", "r.csv"], "has 1 item with a label"),
     ("run on one rater", [*RUN, "--data", "one_rater.csv", "--out", "r.csv"], "has 1 rater with a label"),
     ("run --batch with a stray rater", [*RUN, "--data", "batch.csv", "--batch", "batch", "--sampler", "S3", "--out",
