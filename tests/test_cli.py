@@ -67,7 +67,8 @@ def test_argparse_errors_exit_2_with_one_line(args, capsys):
 def test_help_documents_every_option():
     text = subprocess.run([sys.executable, "-m", "analysis", "run", "--help"], capture_output=True, text=True).stdout
     for option in ("--data", "--item", "--rater", "--label", "--labels", "--batch", "--sampler", "--budgets", "--ks",
-                   "--epsilons", "--metrics", "--n-samples", "--seed", "--jobs", "--out"):
+                   "--epsilons", "--metrics", "--n-samples", "--seed", "--jobs", "--out", "--normalize-labels",
+                   "--cache-dir"):
         assert option in text
 
 
