@@ -75,7 +75,7 @@ chapter: install
 	@test -n "$(NB)" || { echo "usage: make chapter NB=rq2 PARAMS='-p epsilon 0.2'"; exit 2; }
 	@test -f notebooks/$(NB).md || { echo "no chapter '$(NB)'; the chapters: $(CHAPTERS)"; exit 2; }
 	$(call execute,$(NB),$(PARAMS))
-	@$(if $(UNEXECUTED),echo "not executed yet and so left out of this build: $(UNEXECUTED) (make book executes them)",true)
+	@$(if $(UNEXECUTED),echo "not executed yet and left out of this build: $(UNEXECUTED) (make book executes them)",true)
 	$(MAKE) html STRICT=$(if $(UNEXECUTED),,-W)
 
 STRICT ?= -W
