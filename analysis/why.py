@@ -29,8 +29,9 @@ RUNS = (("dices-synthetic", "S1"), ("dices-synthetic", "S2"), ("d3code-synthetic
 BASELINE = "stand-ins v2, Dirichlet rule"
 RESEEDED = "the same, another seed"
 PAPER_DATA = "the paper's data, Dirichlet rule"
+VERSION_1 = "stand-ins v1, Dirichlet rule"
 ALTERNATIVES = {BASELINE: ("v2", "dirichlet", 0),  # name -> (data, perturbation rule, seed offset)
-                "stand-ins v1, Dirichlet rule": ("v1", "dirichlet", 0),
+                VERSION_1: ("v1", "dirichlet", 0),
                 "stand-ins v2, uniform rule": ("v2", "uniform", 0),
                 RESEEDED: ("v2", "dirichlet", 1)}
 PAPER_NAMES = {stand_in: paper for paper, stand_in in datasets.PAPER_STAND_INS.items()}
@@ -204,3 +205,14 @@ def effect_growth(by_alternative: dict[str, pd.DataFrame], metric: str = "accura
                          f"Δ at K = {group['K'].iloc[0]}": group["delta"].iloc[0],
                          f"Δ at K = {group['K'].iloc[-1]}": group["delta"].iloc[-1]})
     return pd.DataFrame(rows).round(3)
+
+
+def growth_figure(by_alternative: dict[str, pd.DataFrame], epsilon: float = tables.PAPER_EPSILON,
+                  metrics=("accuracy", "f1")):
+    """Δ against K under S2 for the stand-ins of both versions (one line per stand-in): the effect of the
+    per-item dispersion on the vote metrics, drawn."""
+    from analysis import plots
+
+    both = pd.concat([by_alternative[name] for name in (BASELINE, VERSION_1) if name in by_alternative])
+    return plots.effect_sizes(both[both["sampler"] == "S2"], epsilon, metrics=list(metrics))
+
