@@ -11,6 +11,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JOBS ?= 2
+TEST_JOBS ?= 2
 BUILD ?= $(CURDIR)/_build
 OUT ?= $(CURDIR)
 SRC := $(BUILD)/src
@@ -50,8 +51,9 @@ browser:
 	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
 	    >/dev/null 2>&1 || echo "could not install chromium; the browser test will skip"; }
 
+# two workers; the tests of the small book build share one (tests/conftest.py)
 test: install browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)

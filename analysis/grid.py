@@ -226,6 +226,7 @@ def _work(cells_: list[Cell]) -> list[tuple[Cell, dict]]:
 
 DASK_TIMEOUT = "20s"  # how long to wait for a Dask scheduler before giving up
 MODELS_PER_PAIR = 8  # simulated models per replicate pair: G, A, B (alternative) and G, A, B, A*, B* (null)
+POOL_FROM = 2_000_000_000  # simulated responses from which worker processes pay for their start (a few seconds)
 
 
 def cell_responses(cell: Cell, n_samples: int) -> int:
@@ -285,7 +286,7 @@ def run(
     metrics : metric names (see :data:`analysis.metrics.METRICS`) or ``"all"``; all eight are always simulated.
     n_samples : replicates for the alternative and, separately, for the null.
     seed : the run's seed; the same seed gives identical tables for any ``n_jobs`` and ``chunk_size``.
-    n_jobs : worker processes (1 runs in this process).
+    n_jobs : worker processes (1 runs in this process, as does a grid of less than ``POOL_FROM`` responses).
     chunk_size : cells handed to a worker at a time.
     cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
     perturbation : how B is perturbed, one of ``PERTURBATIONS`` (METHOD section 3; default the Dirichlet rule).
@@ -317,7 +318,7 @@ def run(
     if scheduler and chunks:
         client = _dask_client(scheduler)
         finished = _dask_results(client, simulator, chunks, int(n_samples), int(seed))
-    elif n_jobs == 1 or len(chunks) <= 1:
+    elif n_jobs == 1 or len(chunks) <= 1 or sum(cell_responses(c, n_samples) for c in todo) < POOL_FROM:
         _init_worker(simulator, int(n_samples), int(seed))
         finished = (pair for chunk in chunks for pair in _work(chunk))
     else:

@@ -13,7 +13,8 @@ from analysis.tables import table1, table1_wide
 SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
 
 
-def test_same_seed_same_table_whatever_the_workers_and_chunks(crossed, tmp_path):
+def test_same_seed_same_table_whatever_the_workers_and_chunks(crossed, monkeypatch):
+    monkeypatch.setattr("analysis.grid.POOL_FROM", 0)  # worker processes even for this small grid
     one = run(crossed, "S1", n_jobs=1, use_cache=False, **SMALL)
     two = run(crossed, "S1", n_jobs=2, chunk_size=1, use_cache=False, **SMALL)
     chunky = run(crossed, "S1", n_jobs=2, chunk_size=5, use_cache=False, **SMALL)
@@ -172,3 +173,18 @@ def test_an_unreachable_scheduler_is_one_clear_error(crossed, monkeypatch):
     monkeypatch.setattr(grid, "DASK_TIMEOUT", "1s")
     with pytest.raises(ParameterError, match="Dask scheduler"):
         run(crossed, "S1", use_cache=False, scheduler="tcp://127.0.0.1:1", **{**SMALL, "budgets": (60,)})
+
+
+def test_a_small_grid_runs_in_this_process(crossed, monkeypatch):
+    """Below ``POOL_FROM`` simulated responses no worker process is started, whatever ``n_jobs`` says."""
+    import analysis.grid
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker pool was started for a small grid")
+
+    monkeypatch.setattr(analysis.grid, "ProcessPoolExecutor", no_pool)
+    table = run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
+    monkeypatch.setattr(analysis.grid, "POOL_FROM", 0)
+    with pytest.raises(AssertionError, match="worker pool"):
+        run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
+    assert len(table) == 2 * 2 * 3 * 8
