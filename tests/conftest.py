@@ -102,9 +102,3 @@ def falling(scale=1.0):
     return lambda nk, k, metric: min(1.0, scale * 50 / nk * (1 + 0.01 * k))
 
 
-
-def pytest_collection_modifyitems(items):
-    """Under ``pytest -n`` (make test), the tests of the small book build run on one worker, which builds it once."""
-    for item in items:
-        if "small_book" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("book"))
