@@ -13,7 +13,8 @@ from analysis.synthetic import make_stand_in
 
 # (stand-in, sampler, K values, kernel, options of the alternative's plan) on the paper's grid, epsilon = 0.3
 DOCUMENTED = [
-    ("dices-synthetic", "S1", (1, 2, 5, 10, 40, 100), "by_item", {"noise_tables"}),
+    ("dices-synthetic", "S1", (1, 2), "by_item", {"column_law"}),
+    ("dices-synthetic", "S1", (5, 10, 40, 100), "by_item", {"noise_tables"}),
     ("dices-synthetic", "S2", (1, 2, 5, 10), "law", set()),
     ("dices-synthetic", "S2", (40, 60), "direct", {"masks", "noise_tables", "rater_loop"}),
     ("dices-synthetic", "S2", (80, 100), "counts", set()),
@@ -45,6 +46,13 @@ def test_s3_at_k1_gathers_and_defers_only_at_large_budgets():
     sim = Simulator(make_stand_in("toxicity-synthetic"), "S3")
     assert {"gather", "defer"} <= options(sim.plan(50000, 1, 0.3, null=True))
     assert not {"gather", "defer"} & options(sim.plan(100, 1, 0.3, null=True))
+
+
+def test_s1_draws_from_the_column_law_where_slots_outnumber_the_triples():
+    sim = Simulator(make_stand_in("dices-synthetic"), "S1")
+    assert "column_law" in options(sim.plan(10000 // 3, 3, 0.3, null=True))
+    assert "column_law" not in options(sim.plan(2500 // 3, 3, 0.3, null=True))
+    assert "column_law" not in options(sim.plan(50000, 1, 0.0, null=True))  # no perturbation tables without noise
 
 
 def test_forced_methods_that_cannot_serve_a_cell_say_what_to_use(crossed):

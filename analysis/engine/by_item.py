@@ -7,7 +7,7 @@ import math
 import numba
 import numpy as np
 
-from analysis.metrics import accumulators, add_item, clear, finish_deltas
+from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
 from analysis.engine.rule import DIRICHLET, dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
 from analysis.engine.tables import alias_draw, draw_from_row
@@ -29,7 +29,7 @@ def add_outcome(counts, fixed, comp, row_a, row_b, kl_table, js_table, conf_a, c
 
 
 @numba.njit(cache=True)
-def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbation, noise_tables, out,
+def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, perturbation, noise_tables, out,
                        confusion):
     """Replicates by distinct item: the law of :func:`direct_replicates`, with less work where items repeat.
 
@@ -45,12 +45,21 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
     weighted item; the others draw their first replaced response from the truncated geometric law
     (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
     replacement labels by a multinomial.
+
+    With ``column_law`` (one group, S1; perturbation and pair tables), a replicate is drawn from the law of one slot
+    given its rater columns: every item's perturbation law is spread over (gold, A*, B*) triples of pair-table
+    rows, each item weighing ``1 / items``, and the replicate's ``n`` slots fall on the triples by one multinomial
+    (a chain of binomials), so that the cost grows with the triples rather than the slots.
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, rule, null = draw
     h_cdf, fire_cdf = chances
     kl_table, js_table = divergence
-    n_out, base, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, _ = perturbation
+    tabled, column_law = options
+    n_out, base, pmf, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, comp_code = perturbation
+    paired, vote, err, kl, jsd = pairs.paired, pairs.vote, pairs.err, pairs.kl, pairs.jsd
+    n_vectors = vote.shape[0]
+    first_row = pairs.first  # the pair tables' row of a code is row_of[code] - first_row
     _, n_base, n_size, n_prob, n_alias, n_out_a, n_out_b, n_comp, n_chain = noise_tables
     n_labels = item_cum.shape[1]
     n_groups = item_start.shape[0] - 1
@@ -76,6 +85,9 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
     noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
     urn = np.zeros(n_labels, dtype=np.int64)
     spread = np.zeros(n_labels, dtype=np.int64)  # one response's replacements shared out over the labels
+    part_code = np.zeros(5, dtype=np.int64)  # column law: an item's code per part
+    mass = np.zeros(n_vectors**3 if column_law else 1)  # ... the slot's law over (gold, A*, B*) triples
+    touched = np.empty(mass.shape[0], dtype=np.int64)  # ... and its triples of positive mass, in order
     sums, conf_a, conf_b = accumulators(n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
@@ -91,6 +103,48 @@ def by_item_replicates(rng, groups, draw, chances, divergence, tabled, perturbat
             by_label = n_pert >= BY_LABEL_FROM * n_labels
             listed = split or not by_label  # whether the slots need the perturbable responses one by one
             weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
+            if column_law:
+                h = n_perturbed[1]
+                width = n_out[h]
+                width_b = start[k - h + 1] - start[k - h]
+                n_touched = 0
+                total = 0.0
+                for local in range(n_items):
+                    row = matrix_start[group] + local * n_raters
+                    for part in range(5):
+                        e = 0
+                        for j in range(part_len[part]):
+                            e += part_weight[part, j] * code[matrix[row + part_rater[part, j]]]
+                        part_code[part] = e
+                    tg = row_of[part_code[0]] - first_row
+                    offset = base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]]
+                                        - start[k - h]) * width
+                    for o in range(width):
+                        chance = pmf[offset + o]
+                        if chance == 0.0:
+                            continue
+                        ta = row_of[part_code[1] + comp_code[out_a[h, o]]] - first_row
+                        tb = row_of[part_code[3] + comp_code[out_b[h, o]]] - first_row
+                        t = (tg * n_vectors + ta) * n_vectors + tb
+                        if mass[t] == 0.0:
+                            touched[n_touched] = t
+                            n_touched += 1
+                        mass[t] += chance
+                        total += chance
+                left = per_group
+                for j in range(n_touched):  # the slots over the triples, a chain of binomials
+                    t = touched[j]
+                    chance = mass[t]
+                    mass[t] = 0.0
+                    if left == 0:
+                        continue
+                    x = left if j == n_touched - 1 or chance >= total else binomial(rng, left, chance / total)
+                    total -= chance
+                    left -= x
+                    if x > 0:
+                        add_pair(t // (n_vectors * n_vectors), (t // n_vectors) % n_vectors, t % n_vectors, vote,
+                                 err, kl, jsd, conf_a, conf_b, sums, x)
+                continue
             draw_multiplicities(rng, per_group, n_items, mult)
             for local in range(n_items):
                 m = mult[local]

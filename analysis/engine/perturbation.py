@@ -162,12 +162,13 @@ class PerturbationTables(NamedTuple):
     """The perturbation laws of :func:`perturbation_laws` as alias tables, flat, for a kernel.
 
     For ``h``: ``n_out[h] = V(h) V(k - h)`` outcomes per row, and row ``r`` of ``h`` at ``base[h] + r * n_out[h]``
-    in ``prob`` and ``alias``; outcome ``o`` is the vectors ``out_a[h, o]`` (row of ``comp``) for A* and
-    ``out_b[h, o]`` for B*. ``code`` and ``row_of`` number a count vector: its row is
+    in ``prob`` and ``alias`` (the law itself in ``pmf``); outcome ``o`` is the vectors ``out_a[h, o]`` (row of
+    ``comp``) for A* and ``out_b[h, o]`` for B*. ``code`` and ``row_of`` number a count vector: its row is
     ``row_of[sum_c counts[c] * code[c]]``; ``comp_code[e]`` is the code of ``comp[e]``."""
 
     n_out: np.ndarray
     base: np.ndarray
+    pmf: np.ndarray
     prob: np.ndarray
     alias: np.ndarray
     out_a: np.ndarray
@@ -188,12 +189,13 @@ class PerturbationTables(NamedTuple):
         base = np.zeros(k + 1, dtype=np.int64)
         out_a = np.zeros((k + 1, width), dtype=np.int64)
         out_b = np.zeros((k + 1, width), dtype=np.int64)
-        probs, aliases, offset = [], [], 0
+        pmfs, probs, aliases, offset = [], [], [], 0
         for h, law in zip(hs, laws):
             n_out[h], base[h] = law.shape[1], offset
             prob = np.empty_like(law)
             alias = np.empty(law.shape, dtype=np.int64)
             build_alias(law, np.array([0, law.shape[1]]), prob, alias)
+            pmfs.append(law.ravel())
             probs.append(prob.ravel())
             aliases.append(alias.ravel())
             offset += law.size
@@ -202,8 +204,8 @@ class PerturbationTables(NamedTuple):
             out_a[h, :len(o)] = start[h] + o // size_b
             out_b[h, :len(o)] = start[k - h] + o % size_b
         code, row_of = composition_index(comp, k)
-        return cls(n_out, base, np.concatenate(probs), np.concatenate(aliases), out_a, out_b, comp, start, code,
-                   row_of, comp @ code)
+        return cls(n_out, base, np.concatenate(pmfs), np.concatenate(probs), np.concatenate(aliases), out_a, out_b,
+                   comp, start, code, row_of, comp @ code)
 
     def by_code(self) -> PerturbationCodes:
         """For the direct kernel, which works on the codes of count vectors (rows of the pair tables): the

@@ -32,6 +32,7 @@ PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 DEFER_SLOTS = 8  # ... and from which, at K = 1, it replaces responses per triple
+COLUMN_LAW_SLOTS = 2  # slots per (gold, A, B) triple from which S1 draws a replicate from its columns' slot law
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ class Plan:
     - ``rater_loop``: the direct kernel reads a complete item rater by rater;
     - ``gather``: the direct kernel counts slots per (gold, A, B) triple of rows; ``defer``: and at K = 1 replaces
       responses per triple;
-    - ``alias_tables``: the counts kernel draws multinomials from alias tables.
+    - ``alias_tables``: the counts kernel draws multinomials from alias tables;
+    - ``column_law``: the by-item kernel draws an S1 replicate's slots by one multinomial over (gold, A, B) triples,
+      from the slot law given the replicate's rater columns.
 
     Whether the law kernel draws a replicate as a chain of binomials needs the law's size, known once its tables
     are built: :func:`chain` decides it.
@@ -89,6 +92,7 @@ class Plan:
     gather: bool = False
     defer: bool = False
     alias_tables: bool = False
+    column_law: bool = False
 
     def direct_options(self) -> DirectOptions:
         """The direct kernel's switches, as one group."""
@@ -162,10 +166,12 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
     if method == "items":
         if design.sampler == "S2":
             raise ParameterError("method='items' serves S1 and S3; S2's items never repeat their rater columns")
-        return Plan("by_item", rule, null,
-                    perturbation_tables=noisy and k > 1 and perturbation_fits(k, design.n_labels, null,
-                                                                               PERTURB_ENTRIES),
-                    noise_tables=noisy and shares_noise(perturbation))
+        tabled = noisy and perturbation_fits(k, design.n_labels, null, PERTURB_ENTRIES)
+        triples = n_vectors(k, design.n_labels) ** 3
+        law = (tabled and design.single_group and paired(k, design.n_labels) and triples <= LAW_ENTRIES
+               and n >= COLUMN_LAW_SLOTS * triples)
+        return Plan("by_item", rule, null, perturbation_tables=tabled and (k > 1 or law), column_law=law,
+                    noise_tables=noisy and shares_noise(perturbation) and not law)
     if not direct_fits(k, design.n_labels):
         raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {design.n_labels} labels into "
                              "64 bits; use method='items' (S1, S3) or method='counts' (S2)")

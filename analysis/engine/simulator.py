@@ -23,7 +23,7 @@ from analysis.engine.perturbation import NoiseTables, PerturbationTables, mask_t
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
 from analysis.engine.rule import DEFAULT, check_perturbation, fire_law, uniform_noise
 from analysis.engine.split import split_law
-from analysis.engine.tables import Chances, Draw, PairTables
+from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
 from analysis.errors import ParameterError
 from analysis.metrics import METRICS, divergence_tables
 from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
@@ -34,7 +34,7 @@ PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 byt
 EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
                                  alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
                                  start=np.zeros(2, dtype=np.int64))
-NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1), np.zeros(1, dtype=np.int64),
+NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1), np.zeros(1), np.zeros(1, dtype=np.int64),
                                 *(np.zeros((1, 1), dtype=np.int64),) * 3, *(np.zeros(1, dtype=np.int64),) * 4)
 
 
@@ -154,8 +154,9 @@ class Simulator:
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0)
-            by_item_replicates(rng, self.layout.groups, draw, chances, divergence, cell.perturbation_tables, tables,
-                               noise, out, confusion)
+            pairs = self.pair_tables(k) if paired(k, n_labels) else NO_PAIRS
+            by_item_replicates(rng, self.layout.groups, draw, chances, divergence, pairs,
+                               (cell.perturbation_tables, cell.column_law), tables, noise, out, confusion)
         else:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables

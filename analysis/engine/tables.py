@@ -61,11 +61,14 @@ class PairTables(NamedTuple):
                                      "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
             shift = k.bit_length()
             return cls(False, np.left_shift(1, shift * np.arange(n_labels), dtype=np.int64),
-                       np.zeros(1, dtype=np.int64), 0, shift, np.zeros(1, dtype=np.int64),
-                       np.zeros((1, 1), dtype=np.int64), np.zeros((1, 1)), np.zeros((1, 1)))
+                       np.zeros(1, dtype=np.int64), 0, shift, *NO_PAIRS[5:])
         comp, start = composition_space(k, n_labels)
         return cls(True, *composition_index(comp, k), int(start[k]), 0, *pair_tables(comp[start[k]:], k))
 
+
+
+NO_PAIRS = PairTables(False, *(np.zeros(1, dtype=np.int64),) * 2, 0, 0, np.zeros(1, dtype=np.int64),
+                      *(np.zeros((1, 1), dtype=np.int64),) * 3)  # where a kernel has no pair tables
 
 
 @numba.njit(cache=True, inline="always")
