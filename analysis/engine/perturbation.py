@@ -52,8 +52,6 @@ class NoiseMoves:
     ``prod_c Binomial(y_c; x_c, 1 - epsilon)``; :meth:`given` is ``M[x, x'] = P(kept = x' - n | x)`` for one noise
     vector ``n`` (row ``n`` of ``comp``, at most ``t`` responses), :meth:`mixed` a weighted sum of them."""
 
-    CHUNK = 2_000_000  # numbers gathered at a time
-
     def __init__(self, comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int):
         block = comp[start[t]:start[t + 1]]
         noise = comp[:start[t + 1]]
@@ -66,15 +64,14 @@ class NoiseMoves:
         return np.where(self.valid[None, :, n], self.keep[:, self.rest_row[:, n]], 0.0)
 
     def mixed(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_n weights[n] given(n)``, as ``keep @ S`` with ``S[y, x']`` the weight of the noise vectors that
+        complete the kept vector ``y`` to ``x'``."""
         size = self.keep.shape[0]
-        step = max(1, self.CHUNK // (size * size))
-        total = np.zeros((size, size))
-        for lo in range(0, len(weights), step):
-            w = weights[lo:lo + step]
-            rows = self.rest_row[:, lo:lo + step]
-            gathered = np.where(self.valid[None, :, lo:lo + step], self.keep[:, rows], 0.0)  # (x, x', n)
-            total += gathered @ w
-        return total
+        target = np.broadcast_to(np.arange(size)[:, None], self.valid.shape)[self.valid]
+        spread = np.bincount(self.rest_row[self.valid] * size + target,
+                             np.broadcast_to(weights[None, :], self.valid.shape)[self.valid],
+                             minlength=self.keep.shape[1] * size)
+        return self.keep @ spread.reshape(self.keep.shape[1], size)
 
 
 def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
@@ -111,14 +108,16 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
     laws = []
     hs = range(k + 1) if null else [0]
     if shares_noise(rule):
-        pairs = dirichlet_pairs(comp)
+        pairs = dirichlet_pairs(comp[:start[max(hs) + 1]], comp)  # A*'s noise has at most max(hs) responses
         moves = {t: NoiseMoves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     else:
         uniform = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     for h in hs:
         if shares_noise(rule):  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
-            law = sum(np.einsum("ap,bq->abpq", moves[h].given(n), moves[k - h].mixed(pairs[n, :start[k - h + 1]]))
-                      for n in range(start[h + 1]))
+            noise = range(start[h + 1])
+            law = np.tensordot(np.stack([moves[h].given(n) for n in noise]),
+                               np.stack([moves[k - h].mixed(pairs[n, :start[k - h + 1]]) for n in noise]),
+                               axes=(0, 0)).transpose(0, 2, 1, 3)
         else:
             law = np.einsum("ap,bq->abpq", uniform[h], uniform[k - h])
         size = law.shape[0] * law.shape[1]
