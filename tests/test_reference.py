@@ -42,6 +42,7 @@ CONFIGURATIONS = [
     ("S1", "crossed", "items", 20, 1, 0.3, "uniform", ()),  # by item, one perturbable response
     ("S1", "crossed", "auto", 200, 1, 0.3, "uniform", ()),  # by item, the column law
     ("S1", "crossed", "auto", 500, 2, 0.3, "dirichlet", ()),  # by item, the column law with its tables
+    ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("tables", "PAIR_ROWS", 0),)),  # by item, no pair tables
     ("S1", "crossed", "responses", 20, 3, 0.3, "dirichlet", ()),  # direct, response by response
     ("S1", "crossed", "tables", 20, 3, 0.3, "dirichlet", ()),  # direct: perturbation tables, masks, rater loop
     ("S1", "crossed", "tables", 20, 4, 0.3, "dirichlet", (("plan", "ROW_TABLE_ENTRIES", 0),)),  # noise tables

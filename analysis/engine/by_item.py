@@ -185,8 +185,13 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
                     offset = base[n_perturbed[1]] + ((row_of[xa] - start[n_perturbed[1]]) * (start[h_b + 1] - start[h_b])
                                                      + row_of[xb] - start[h_b]) * n_out[n_perturbed[1]]
                     width = n_out[n_perturbed[1]]
+                    e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
                     for c in range(n_labels):
                         counts[0, 0, c] = fixed[0, c]
+                        e_g += fixed[0, c] * code[c]
+                        e_a += fixed[1, c] * code[c]
+                        e_b += fixed[2, c] * code[c]
+                    tg = row_of[e_g] - first_row
                     gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
                     if gather:
                         for o in range(width):
@@ -195,12 +200,21 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
                         o = alias_draw(rng, t_prob, t_alias, offset, width)
                         if gather:
                             outcomes[o] += 1
-                            continue
-                        add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
-                                    kl_table, js_table, conf_a, conf_b, sums, 1)
+                        elif paired:
+                            add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
+                                     row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, vote, err, kl,
+                                     jsd, conf_a, conf_b, sums, 1)
+                        else:
+                            add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
+                                        kl_table, js_table, conf_a, conf_b, sums, 1)
                     if gather:
                         for o in range(width):
                             if outcomes[o] == 0:
+                                continue
+                            if paired:
+                                add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
+                                         row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, vote, err,
+                                         kl, jsd, conf_a, conf_b, sums, outcomes[o])
                                 continue
                             add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
                                         kl_table, js_table, conf_a, conf_b, sums, outcomes[o])
