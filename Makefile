@@ -51,9 +51,9 @@ browser:
 	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
 	    >/dev/null 2>&1 || echo "could not install chromium; the browser test will skip"; }
 
-# two workers; the tests of the small book build share one (tests/conftest.py)
+# two workers, a test file to each at a time (the tests of the small book build share one, which builds it once)
 test: install browser
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)

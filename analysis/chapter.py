@@ -221,11 +221,21 @@ def parameters(namespace: dict) -> dict:
     return {name: namespace[name] for name in PARAMETER_NAMES if name in namespace}
 
 
+def grid_epsilons(data: list[AnnotationDataset], epsilons, epsilon: float) -> list[float]:
+    """The epsilons a chapter simulates: ``epsilons`` where given; else the paper's four when every dataset is one
+    of the paper's (or its stand-in), and only the chapter's ``epsilon`` for any other data, such as a user's file
+    (a quarter of the work; the banner says which epsilons are left out)."""
+    if epsilons is not None:
+        return list(epsilons)
+    return list(PAPER_EPSILONS) if data and all(imitates(ds.name) for ds in data) else [epsilon]
+
+
 class Setup:
     """A chapter's data and parameters: what every RQ chapter's first code cell used to spell out.
 
     ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
-    not in the cache, ``setup.grid_epsilons`` the epsilons simulated (the chapter's ε always included).
+    not in the cache, ``setup.grid_epsilons`` the epsilons simulated (:func:`grid_epsilons`; the chapter's ε always
+    included).
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
@@ -240,7 +250,7 @@ class Setup:
         self.data += list(extra_data)
         p = self.params
         self.epsilon = p["epsilon"]
-        self.grid_epsilons = sorted({*p.get("epsilons", [p["epsilon"]]), p["epsilon"]})
+        self.grid_epsilons = sorted({*grid_epsilons(self.data, p.get("epsilons"), p["epsilon"]), p["epsilon"]})
         self.perturbation = p["perturbation"]
 
     def add(self, ds: AnnotationDataset) -> AnnotationDataset:

@@ -3,7 +3,8 @@
 The build runs every chapter through papermill with a small grid (the banner marks such numbers as not results),
 then builds the HTML with warnings as errors. It lives under ``_build/test`` so it never touches the real book, and
 it runs with an empty dataset cache, as a fresh clone does: no page may then show ``nan``, a raw ``'no data'``, an
-empty DataFrame, a traceback, or a verdict drawn from zero datasets. One build serves every test (session fixture).
+empty DataFrame, a traceback, or a verdict drawn from zero datasets. One build serves every test (a session fixture;
+``make test`` runs a test file on one worker, ``--dist loadfile``).
 """
 
 import html as html_module
@@ -26,9 +27,6 @@ CHAPTERS = ["calibration", "rq1", "rq2", "rq3", "rq4", "why", "realdata", "tests
 RQ_CHAPTERS = ["rq1", "rq2", "rq3", "rq4"]
 EMPTY_DATA = TEST_BUILD / "empty-dataset-cache"
 HIDDEN = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
-
-# under `pytest -n` (make test) these tests run on one worker, which builds the small book once
-pytestmark = pytest.mark.xdist_group("book")
 
 
 def book_env(cache: str) -> dict:

@@ -141,3 +141,13 @@ def test_registry_table_cites_each_set_with_source_licence_and_size():
                                                                                             "ratings"))
         assert row.source.startswith("github.com/") and "raw.githubusercontent" not in row.source
     assert str(datasets.data_dir()) not in repr(chapter.registry_table(names))
+
+
+def test_the_paper_grid_of_epsilons_only_on_the_papers_data(crossed, dices):
+    """Unless a chapter names its epsilons, the paper's data get the paper's four, other data only the chapter's ε."""
+    assert chapter.grid_epsilons([dices], None, 0.3) == [0.1, 0.2, 0.3, 0.4]
+    assert chapter.grid_epsilons([crossed], None, 0.2) == [0.2]
+    assert chapter.grid_epsilons([dices, crossed], None, 0.3) == [0.3]
+    assert chapter.grid_epsilons([crossed], [0.1, 0.4], 0.3) == [0.1, 0.4]
+    book = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.2, epsilons=None, budgets=[100], ks=[1])
+    assert book.grid_epsilons == [0.2] and "epsilons without 0.1, 0.3, 0.4" in repr(book.banner())
