@@ -19,6 +19,7 @@ import sys
 
 from analysis import __version__
 from analysis.errors import AnalysisError
+from analysis.options import data_arguments, floats, ints, load_data, split
 
 
 PROG = "python -m analysis"
@@ -43,44 +44,8 @@ class _CommandsHelp(argparse.HelpFormatter):
         self._action_max_length = max(self._action_max_length, *(4 + len(name) for name in names), 0)
 
 
-def _split(text: str) -> list[str]:
-    """Comma-separated values, stripped; an empty one (``1,,5``, a trailing comma) is refused."""
-    values = [v.strip() for v in text.split(",")]
-    if "" in values:
-        raise argparse.ArgumentTypeError(f"an empty value in {text!r}; separate the values by single commas")
-    return values
-
-
-def _comma_list(cast, what: str):
-    """An argparse type for comma-separated values of ``cast``."""
-    def parse(text: str) -> list:
-        values = _split(text)
-        try:
-            return [cast(v) for v in values]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
-    return parse
-
-
-_ints, _floats = _comma_list(int, "integers"), _comma_list(float, "numbers")
-
-
 def _metrics(text: str) -> str | list[str]:
-    return text if text == "all" else _split(text)
-
-
-def _labels(text: str) -> list:
-    """--labels: comma-separated labels, numbers when every one is a number."""
-    values = _split(text)
-    if len(values) < 2:
-        raise argparse.ArgumentTypeError(f"expected two labels or more, got {text!r}")
-    if len(set(values)) < len(values):
-        raise argparse.ArgumentTypeError(f"a label is repeated in {text!r}")
-    try:
-        numbers = [float(v) for v in values]
-    except ValueError:
-        return [int(v) if re.fullmatch(r"-?\d+", v) else v for v in values]
-    return [int(n) if n.is_integer() else n for n in numbers]
+    return text if text == "all" else split(text)
 
 
 def _alpha(text: str) -> float:
@@ -225,23 +190,11 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="simulate a grid of budgets and write the tidy p-value table",
                               description="Simulate the N x K grid for one dataset and sampler.")
-    run.add_argument("--data", required=True, help="a dataset name (e.g. dices-synthetic) or a CSV/TSV/JSONL/Parquet file")
-    run.add_argument("--item", default="item", help="item id column of the file (default: item)")
-    run.add_argument("--rater", default="rater", help="rater id column of the file (default: rater)")
-    run.add_argument("--label", default="label", help="label column of the file (default: label)")
-    run.add_argument("--batch", default=None, help="optional batch column (needed by S3 unless batches can be inferred)")
-    run.add_argument("--labels", type=_labels, default=None,
-                     help="comma-separated label order, e.g. 1,2,3,? (default: sorted; needed when labels mix "
-                          "numbers and text, look continuous or are more than 50)")
-    run.add_argument("--normalize-labels", action="store_true",
-                     help="count labels that differ only in case or surrounding spaces as one (each group takes "
-                          "its most frequent spelling); without it such labels are an error")
-    run.add_argument("--duplicates", choices=("error", "first", "last"), default="error",
-                     help="what to do with a repeated (item, rater) pair (default: error)")
+    data_arguments(run)
     run.add_argument("--sampler", required=True, choices=("S1", "S2", "S3"), help="bootstrap sampler")
-    run.add_argument("--budgets", type=_ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
-    run.add_argument("--ks", type=_ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
-    run.add_argument("--epsilons", type=_floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
+    run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
+    run.add_argument("--ks", type=ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
+    run.add_argument("--epsilons", type=floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
     run.add_argument("--perturbation", choices=PERTURBATIONS, default=DEFAULT,
                      help="how B is perturbed: per-item Dirichlet noise as in VET (default) or a uniform other label")
     run.add_argument("--metrics", type=_metrics, default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
@@ -356,10 +309,9 @@ def _datasets(args) -> None:
 
 
 def _run(args) -> None:
-    from analysis import datasets, grid
+    from analysis import grid
 
-    ds = datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
-                       duplicates=args.duplicates, label_order=args.labels, normalize_labels=args.normalize_labels)
+    ds = load_data(args)
     _notes(ds, args)
     if args.explain:
         from analysis.engine import Simulator

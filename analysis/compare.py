@@ -36,6 +36,7 @@ from analysis.errors import DataError, ParameterError
 from analysis.grid import engine_fingerprint
 from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, REGISTRY, check_metrics, deltas, scores
+from analysis.options import data_arguments, load_data
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler, group_layout, make_plan
 
@@ -377,25 +378,6 @@ def read_system(path: str) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------ command line
-
-def data_arguments(parser: argparse.ArgumentParser) -> None:
-    """The annotation options of ``compare`` and ``plan``: a dataset name or file, and its columns."""
-    parser.add_argument("--data", required=True, help="a dataset name or an annotation file (CSV/TSV/JSONL/Parquet)")
-    parser.add_argument("--item", default="item", help="item id column of the file (default: item)")
-    parser.add_argument("--rater", default="rater", help="rater id column of the file (default: rater)")
-    parser.add_argument("--label", default="label", help="label column of the file (default: label)")
-    parser.add_argument("--batch", default=None, help="optional batch column (S3)")
-    parser.add_argument("--duplicates", choices=("error", "first", "last"), default="error",
-                        help="what to do with a repeated (item, rater) pair (default: error)")
-
-
-def load_data(args: argparse.Namespace) -> AnnotationDataset:
-    """The annotations named by :func:`data_arguments`' options."""
-    from analysis import datasets
-
-    return datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
-                         duplicates=args.duplicates)
-
 
 def add_cli(commands) -> None:
     """Register ``compare`` on the command line's subparsers."""

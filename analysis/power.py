@@ -26,6 +26,7 @@ from analysis.errors import ParameterError
 from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell
 from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.options import data_arguments, ints, load_data
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler
 from analysis.engine import Simulator, check_perturbation
@@ -370,17 +371,8 @@ def _target_delta(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"expected METRIC=VALUE, e.g. accuracy=0.05, got {text!r}") from None
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
 def add_cli(commands) -> None:
     """Register ``plan`` on the command line's subparsers."""
-    from analysis.compare import data_arguments
-
     cli = commands.add_parser("plan", help="plan a study: power of N x K designs, the cheapest reaching a target",
                               description="Power, cost and the smallest detectable effect (METHOD section 11).")
     data_arguments(cli)
@@ -394,8 +386,8 @@ def add_cli(commands) -> None:
     cli.add_argument("--cost-rating", type=float, default=1.0, help="cost of one rating (default: 1)")
     cli.add_argument("--power", type=float, default=0.8, help="target power in (0, 1) (default: 0.8)")
     cli.add_argument("--alpha", type=float, default=ALPHA, help="significance level in (0, 1) (default: 0.05)")
-    cli.add_argument("--ns", type=_ints, default=None, help="comma-separated item counts (default: around the pilot's)")
-    cli.add_argument("--ks", type=_ints, default=None,
+    cli.add_argument("--ns", type=ints, default=None, help="comma-separated item counts (default: around the pilot's)")
+    cli.add_argument("--ks", type=ints, default=None,
                      help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
@@ -406,8 +398,6 @@ def add_cli(commands) -> None:
 
 def run_cli(args: argparse.Namespace) -> None:
     """The ``plan`` command."""
-    from analysis.compare import load_data
-
     check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta)
     out = output_file(args.out, inputs=[args.data], sidecar=".json") if args.out else None
     picture = output_file(args.figure, inputs=[args.data], flag="--figure") if args.figure else None

@@ -143,6 +143,11 @@ BAD_INPUTS = [
     # dirty data, named
     ("run with labels spelt four ways", [*RUN, "--data", "variants.csv", "--out", "r.csv"],
      "(' safe', 'Safe', 'safe', 'safe '); give --normalize-labels"),
+    ("plan with labels spelt four ways", ["plan", "--data", "variants.csv", "--epsilon", "0.3"],
+     "(' safe', 'Safe', 'safe', 'safe '); give --normalize-labels"),
+    ("plan --ks 1,,5", ["plan", "--data", "good.csv", "--epsilon", "0.3", "--ks", "1,,5"], "an empty value in '1,,5'"),
+    ("compare --labels missing a label", ["compare", "--data", "good.csv", "--labels", "1,2", "--a", "a.csv", "--b",
+                                          "a.csv"], "not in the label order [1, 2] given with --labels"),
     ("run with continuous labels", [*RUN, "--data", "floats.csv", "--out", "r.csv"], "look like measurements"),
     ("run with 60 labels", [*RUN, "--data", "many.csv", "--out", "r.csv"], "60 distinct labels, more than 50"),
     ("run with a long row", [*RUN, "--data", "ragged.csv", "--out", "r.csv"], "line 5 has 4 fields, the header 3"),
@@ -338,6 +343,10 @@ def test_spellings_of_one_label_merge_on_request(tmp_path, monkeypatch, capsys):
     assert code == 0, err
     assert json.loads((tmp_path / "r.csv.json").read_text())["data_provenance"].startswith("file variants.csv")
     assert datasets.load(tmp_path / "variants.csv", normalize_labels=True).label_names == ("safe", "unsafe")
+    pd.DataFrame({"item": range(10), "label": ["safe"] * 10}).to_csv(tmp_path / "a.csv", index=False)
+    code, out, err = call(["compare", "--data", "variants.csv", "--normalize-labels", "--a", "a.csv", "--b", "a.csv",
+                           "--n-samples", "20"], capsys)  # compare and plan read the annotations as run does
+    assert code == 0 and "A against B on 10 items" in out, err
 
 
 def test_out_through_a_link_writes_the_target_and_keeps_the_link(tmp_path, monkeypatch, capsys):
