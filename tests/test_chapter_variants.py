@@ -44,11 +44,11 @@ def _outputs(notebook: dict) -> str:
 
 
 def test_another_epsilon_and_a_users_file_label_what_they_compare(tmp_path):
-    """``make chapter NB=rq2 PARAMS="-p epsilon 0.2"`` labels both epsilons; a user's CSV gets no paper values."""
-    rq2 = _outputs(_run_chapter("rq2", tmp_path, "-p", "epsilon", "0.2", "-y", "{epsilons: [0.2]}"))
-    assert "ours at ε = 0.2, the paper's at ε = 0.3" in rq2 and "Tables and figures at ε = 0.2" in rq2
+    """``make chapter NB=rq3 PARAMS="-p epsilon 0.2"`` labels both epsilons; a user's CSV gets no paper values."""
+    rq3 = _outputs(_run_chapter("rq3", tmp_path, "-p", "epsilon", "0.2", "-y", "{epsilons: [0.2]}"))
+    assert "ours at ε = 0.2, the paper's at ε = 0.3" in rq3 and "Tables and figures at ε = 0.2" in rq3
     csv = tmp_path / "ratings.csv"
     crossed_table().to_csv(csv, index=False)
-    rq1 = _outputs(_run_chapter("rq1", tmp_path, "-p", "dataset", str(csv), "-y", "{epsilons: [0.3]}"))
+    rq1 = _outputs(_run_chapter("rq1", tmp_path, "-p", "dataset", str(csv)))  # a user's file: only the chapter's ε
     assert "our values only" in rq1 and "ours (paper)" not in rq1
     assert "regenerated" not in rq1 and "which these data are not" in rq1
