@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kurtosis
 
 from analysis.data import AnnotationDataset
 from analysis.grid import ALPHA, cells, simulate_cell
@@ -62,6 +61,8 @@ def log_ratio_se(null: np.ndarray, alt: np.ndarray) -> float:
     """Standard error of ``log(sd(null) / sd(alt))`` for two independent samples: ``sqrt((kappa - 1) / (4 n))``
     per sample, ``kappa`` its kurtosis (3 for normal deltas, which gives ``sqrt(1 / n)`` for the ratio). Heavy
     tails, as S1's few rater draws per replicate give, make a sample sd, and so the ratio, less certain."""
+    from scipy.stats import kurtosis  # here, not at the top: scipy.stats takes a second to import
+
     return float(np.sqrt(sum((kurtosis(x, fisher=False) - 1) / (4 * len(x)) for x in (null, alt))))
 
 

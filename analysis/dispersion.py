@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import digamma, gammaln
 
 from analysis.errors import DataError
@@ -72,6 +71,8 @@ def fit(counts) -> Fit:
     k = counts.sum(1)
     start = min(max(moment_concentration(counts), 0.1), 1e5)
     shares = np.clip(counts.sum(0) / k.sum(), 1e-4, None)
+    from scipy.optimize import minimize  # here, not at the top: it takes a third of a second to import
+
     result = minimize(_negative_log_likelihood, np.log(start * shares / shares.sum()), args=(counts, k), jac=True,
                       method="L-BFGS-B", bounds=[LOG_BOUNDS] * counts.shape[1])
     theta = result.x

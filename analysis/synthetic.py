@@ -39,7 +39,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from analysis import dispersion
 from analysis.data import AnnotationDataset, from_table
@@ -155,6 +154,7 @@ def _assign_raters(spec: StandIn, rng: np.random.Generator) -> tuple[np.ndarray,
 
 def _labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Label codes of the rows (item, rater) under the stand-in's model (module docstring)."""
+    from scipy.stats import norm  # here, not at the top: scipy.stats takes a second to import
     if spec.version == 1:
         z = rng.normal(0.0, 1.0, spec.n_items)
         bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)

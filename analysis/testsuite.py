@@ -36,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from analysis.data import read_error, read_table
 from analysis.errors import AnalysisError, DataError, ParameterError
@@ -271,6 +270,7 @@ def warning_rates(judgements: pd.DataFrame) -> pd.Series:
 
 def z_test(correct_a: int, n_a: int, correct_b: int, n_b: int) -> tuple[float, float]:
     """Two-tailed two-proportion Z-test with pooled variance: (z, p)."""
+    from scipy.stats import norm  # here, not at the top: scipy.stats takes a second to import
     if n_a < 1 or n_b < 1:
         raise ParameterError("both samples need at least one item")
     pooled = (correct_a + correct_b) / (n_a + n_b)
@@ -355,6 +355,7 @@ def cluster_table(judgements: pd.DataFrame, analysis: int = 1, by: str = "catego
 def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float = 0.8) -> int:
     """Items per group for the two-tailed two-proportion Z-test to separate accuracies ``p_best`` and
     ``p_best - gap`` with the given power (normal approximation, equal sizes)."""
+    from scipy.stats import norm
     p2 = p_best - gap
     if not 0 < p2 < p_best <= 1:
         raise ParameterError(f"need 0 < p_best - gap < p_best <= 1, got p_best={p_best}, gap={gap}")

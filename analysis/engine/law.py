@@ -30,7 +30,6 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from scipy.stats import binom, hypergeom
 
 from analysis.engine.rule import dirichlet_pairs, shares_noise
 from analysis.engine.tables import alias_draw
@@ -45,6 +44,7 @@ TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inv
 
 def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
     """``w[m_a, m_b]``: the probability that A (or A*) holds ``m_a`` noise responses and B (or B*) ``m_b``."""
+    from scipy.stats import binom, hypergeom  # here, not at the top: scipy.stats takes a second to import
     m = np.arange(k + 1)
     fire = binom.pmf(m[None, :], m[:, None], epsilon)  # fire[n, m] = P(Binomial(n, epsilon) = m)
     if not null:

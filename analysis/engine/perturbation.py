@@ -26,7 +26,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import betabinom, binom
 
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 from analysis.engine.rule import dirichlet_pairs, shares_noise
@@ -53,6 +52,7 @@ class NoiseMoves:
     vector ``n`` (row ``n`` of ``comp``, at most ``t`` responses), :meth:`mixed` a weighted sum of them."""
 
     def __init__(self, comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int):
+        from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
         block = comp[start[t]:start[t + 1]]
         noise = comp[:start[t + 1]]
         self.keep = binom.pmf(noise[None, :, :], block[:, None, :], 1.0 - epsilon).prod(2)  # (x, y)
@@ -254,6 +254,7 @@ class NoiseTables(NamedTuple):
 
     @classmethod
     def build(cls, k: int, n_labels: int, largest: int | None = None) -> "NoiseTables":
+        from scipy.stats import betabinom
         largest = NOISE_ENTRIES if largest is None else largest
         most, entries = -1, 0
         while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels

@@ -15,7 +15,6 @@ import math
 import numba
 import numpy as np
 from scipy.special import gammaln
-from scipy.stats import binom
 
 from analysis.errors import ParameterError
 from analysis.samplers import binomial, uniform_index
@@ -167,6 +166,7 @@ def uniform_noise(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fire_law(k: int, epsilon: float) -> np.ndarray:
     """``cdf[n, x] = P(Binomial(n, epsilon) <= x)`` for ``n, x <= k``: how many of ``n`` responses are replaced."""
+    from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
     n = np.arange(k + 1)
     cdf = binom.cdf(n[None, :], n[:, None], epsilon)
     cdf[n, n] = 1.0

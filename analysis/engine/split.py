@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from scipy.stats import hypergeom
 
 from analysis.engine.tables import draw_from_cdf
 from analysis.samplers import uniform_index
@@ -17,6 +16,8 @@ from analysis.samplers import uniform_index
 
 def split_law(k: int) -> np.ndarray:
     """Cumulative law of ``H ~ Hypergeometric(2k; k, k)``: how many of B's ``k`` columns a random half holds."""
+    from scipy.stats import hypergeom  # here, not at the top: scipy.stats takes a second to import
+
     cdf = hypergeom(2 * k, k, k).cdf(np.arange(k + 1))
     cdf[-1] = 1.0
     return cdf
