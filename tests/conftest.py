@@ -119,8 +119,8 @@ def pytest_sessionstart(session):
 
     if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(session.config.option, "numprocesses", None):
         return
-    code = ("import sys; from analysis import datasets, grid\n"
-            "for name, sampler, budgets, ks in eval(sys.argv[1]):\n"
+    code = ("import ast, sys; from analysis import datasets, grid\n"
+            "for name, sampler, budgets, ks in ast.literal_eval(sys.argv[1]):\n"
             "    grid.run(datasets.load(name), sampler, budgets=budgets, ks=ks, epsilons=[0.3], n_samples=4,\n"
             "             use_cache=False, progress=False)")
     processes = [subprocess.Popen([sys.executable, "-c", code, repr(group)]) for group in WARM_UP]
