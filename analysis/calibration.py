@@ -196,6 +196,7 @@ def uniformity_figure(result: Calibration):
             ax.axvline(ALPHA, color="crimson", lw=0.8, ls=(0, (4, 2)))
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.minorticks_off()
             ax.set_xlim(1e-3, 1)
             ax.set_ylim(1e-3, 1)
             ax.set_title(sampler)

@@ -291,6 +291,7 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
             ax.plot(best.loc[metric, "cost"], best.loc[metric, "power"], "*", ms=14, color="black", zorder=5)
         ax.axhline(result.target, color="grey", ls="--", lw=0.8)
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_title(METRIC_LABELS[metric])
         ax.set_xlabel("cost")
     axes[0][0].set_ylabel("power")

@@ -68,6 +68,7 @@ def speed_figure(timings: pd.DataFrame):
                         color=colours(i / max(1, len(ks) - 1)), label=f"K = {k}")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.minorticks_off()
             ax.set_title(f"{sampler} ({chosen['dataset'].iloc[0]})")
             ax.set_xlabel("budget N×K")
             ax.grid(True, lw=0.3, alpha=0.5)
