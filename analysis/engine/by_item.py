@@ -10,7 +10,7 @@ import numpy as np
 from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
 from analysis.engine.rule import DIRICHLET, dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
-from analysis.engine.tables import alias_draw, draw_from_row
+from analysis.engine.tables import alias_draw, draw_fired
 from analysis.samplers import binomial, draw_label, draw_multiplicities, group_layout, uniform_index
 
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
@@ -38,7 +38,7 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
     how many slots each item of the group gets (:func:`draw_multiplicities`), reads the item's labels once into
     counts (never replaced; perturbable, per side) and then, per slot, replaces each perturbable response with
     probability ``epsilon``; with ``BY_LABEL_FROM`` perturbable responses per label or more, it replaces
-    ``Binomial(n_c, epsilon)`` of the ``n_c`` with label ``c`` at once (``fire_cdf``), for each side and label.
+    ``Binomial(n_c, epsilon)`` of the ``n_c`` with label ``c`` at once (:func:`draw_fired`), for each side and label.
 
     When many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
     item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
@@ -53,7 +53,6 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, rule, null = draw
-    h_cdf, fire_cdf = chances
     kl_table, js_table = divergence
     tabled, column_law = options
     n_out, base, pmf, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, comp_code = perturbation
@@ -96,7 +95,7 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
             n_raters = rater_start[group + 1] - rater_start[group]
-            draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
+            draw_columns(rng, n_raters, k, epsilon, null, chances.split, columns, n_perturbed)
             n_pert = n_perturbed[1] + n_perturbed[2]
             keep_all = (1.0 - epsilon) ** n_pert
             split = keep_all >= SKIP_FROM
@@ -281,7 +280,7 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
                             n_c = slot_pert[side, c]
                             if n_c == 0:
                                 continue
-                            fired = draw_from_row(rng, fire_cdf, n_c)
+                            fired = draw_fired(rng, chances, n_c)
                             counts[side, 0, c] += n_c - fired
                             if rule == DIRICHLET:  # labelled below, with the other side's
                                 noised[side] += fired

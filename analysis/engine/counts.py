@@ -15,7 +15,7 @@ import numpy as np
 
 from analysis.metrics import accumulators, add_item, clear, finish_deltas
 from analysis.engine.rule import DIRICHLET, urn_label
-from analysis.engine.tables import draw_from_cdf, draw_from_row
+from analysis.engine.tables import draw_fired, draw_from_cdf
 from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
 
 
@@ -36,7 +36,6 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
     shares, cum, noise_shares, noise_cum = item_laws
     row, prob, alias, comp, start = compositions
     n, k, epsilon, rule, null = draw
-    h_cdf, fire_cdf = chances
     kl_table, js_table = divergence
     n_items, n_labels = shares.shape
     g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
@@ -49,12 +48,12 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
         for j in range(n):
             item = uniform_index(rng, n_items)
             if null:
-                h = draw_from_cdf(rng, h_cdf)  # B's columns in A*
-                m_a = draw_from_row(rng, fire_cdf, h)
-                m_b = draw_from_row(rng, fire_cdf, k - h)
+                h = draw_from_cdf(rng, chances.split)  # B's columns in A*
+                m_a = draw_fired(rng, chances, h)
+                m_b = draw_fired(rng, chances, k - h)
             else:
                 m_a = 0
-                m_b = draw_from_row(rng, fire_cdf, k)
+                m_b = draw_fired(rng, chances, k)
             if tabled:
                 e_g = composition_entry(rng, k, row[item], prob, alias, start)
                 e_a = composition_entry(rng, k - m_a, row[item], prob, alias, start)

@@ -32,7 +32,7 @@ PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 DEFER_SLOTS = 8  # ... and from which, at K = 1, it replaces responses per triple
-COLUMN_LAW_SLOTS = 2  # slots per (gold, A, B) triple from which S1 draws a replicate from its columns' slot law
+COLUMN_LAW_SLOTS = 1  # slots per (gold, A, B) triple from which S1 draws a replicate from its columns' slot law
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from analysis.errors import ParameterError
-from analysis.samplers import binomial, uniform_index
+from analysis.samplers import binomial, build_alias, uniform_index
 
 PERTURBATIONS = ("dirichlet", "uniform")
 DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
@@ -164,13 +164,18 @@ def uniform_noise(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return noise, cum
 
 
-def fire_law(k: int, epsilon: float) -> np.ndarray:
-    """``cdf[n, x] = P(Binomial(n, epsilon) <= x)`` for ``n, x <= k``: how many of ``n`` responses are replaced."""
+def fire_law(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How many of ``n <= k`` responses are replaced, ``Binomial(n, epsilon)``, as alias tables (one uniform a
+    draw, :func:`analysis.engine.tables.draw_fired`): ``(start, prob, alias)``, the law of ``n`` in the block
+    ``start[n]:start[n] + n + 1``."""
     from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
     n = np.arange(k + 1)
-    cdf = binom.cdf(n[None, :], n[:, None], epsilon)
-    cdf[n, n] = 1.0
-    return cdf
+    start = np.concatenate([[0], np.cumsum(n + 1)]).astype(np.int64)
+    pmf = np.concatenate([binom.pmf(np.arange(m + 1), m, epsilon) for m in n])[None, :]
+    prob = np.empty_like(pmf)
+    alias = np.empty(pmf.shape, dtype=np.int64)
+    build_alias(pmf, start, prob, alias)
+    return start, prob[0], alias[0]
 
 
 def dirichlet_pairs(comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:

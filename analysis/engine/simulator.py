@@ -141,7 +141,7 @@ class Simulator:
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
         draw = Draw(n, k, epsilon, cell.rule, null)
-        chances = Chances(split_law(k), fire_law(k, epsilon))
+        chances = Chances(split_law(k), *fire_law(k, epsilon))
         divergence = divergence_tables(k, n_labels)
         if cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)

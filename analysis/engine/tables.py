@@ -86,16 +86,6 @@ def draw_from_cdf(rng, cdf):
 
 
 @numba.njit(cache=True, inline="always")
-def draw_from_row(rng, cdf, row):
-    """An index from the cumulative law ``cdf[row]`` by a linear search from 0 (short for small binomial means)."""
-    u = rng.random()
-    x = 0
-    while x < row and u >= cdf[row, x]:
-        x += 1
-    return x
-
-
-@numba.njit(cache=True, inline="always")
 def alias_draw(rng, prob, alias, offset, size):
     """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
     u = rng.random() * size
@@ -133,10 +123,17 @@ class Draw(NamedTuple):
 
 
 class Chances(NamedTuple):
-    """Two cumulative laws the kernels draw from: ``split[h]``, of ``H``, B's columns in A*
-    (:func:`analysis.engine.split.split_law`), and ``fire[m, x]``, of ``Binomial(m, epsilon)``
-    (:func:`analysis.engine.rule.fire_law`)."""
+    """Two laws the kernels draw from: ``split[h]``, the cumulative law of ``H``, B's columns in A*
+    (:func:`analysis.engine.split.split_law`), and the alias tables of ``Binomial(n, epsilon)``, how many of ``n``
+    responses are replaced (:func:`analysis.engine.rule.fire_law`, drawn by :func:`draw_fired`)."""
 
     split: np.ndarray
-    fire: np.ndarray
+    fire_start: np.ndarray
+    fire_prob: np.ndarray
+    fire_alias: np.ndarray
 
+
+@numba.njit(cache=True, inline="always")
+def draw_fired(rng, chances, n):
+    """How many of ``n`` responses are replaced, ``Binomial(n, epsilon)``, from the alias tables of ``chances``."""
+    return alias_draw(rng, chances.fire_prob, chances.fire_alias, chances.fire_start[n], n + 1)
