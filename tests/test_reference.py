@@ -43,6 +43,7 @@ CONFIGURATIONS = [
     ("S1", "crossed", "auto", 200, 1, 0.3, "uniform", ()),  # by item, the column law
     ("S1", "crossed", "auto", 500, 2, 0.3, "dirichlet", ()),  # by item, the column law with its tables
     ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("tables", "PAIR_ROWS", 0),)),  # by item, no pair tables
+    ("S1", "crossed", "items", 20, 6, 0.1, "uniform", (("plan", "BY_RATER_FROM", 1e9),)),  # labels item by item
     ("S1", "crossed", "responses", 20, 3, 0.3, "dirichlet", ()),  # direct, response by response
     ("S1", "crossed", "tables", 20, 3, 0.3, "dirichlet", ()),  # direct: perturbation tables, masks, rater loop
     ("S1", "crossed", "tables", 20, 4, 0.3, "dirichlet", (("plan", "ROW_TABLE_ENTRIES", 0),)),  # noise tables
@@ -109,3 +110,23 @@ def test_the_configurations_reach_every_kernel_and_every_option(monkeypatch):
         reached.update(name for name, value in vars(cell).items() if value is True and name != "null")
     options = {name for name, value in vars(Plan("direct", 0, False)).items() if value is False and name != "null"}
     assert reached >= set(KERNELS) | options, set(KERNELS) | options - reached
+
+
+@pytest.mark.parametrize("sampler, data, k, epsilon, rule", [
+    ("S1", "crossed", 1, 0.3, "uniform"), ("S1", "crossed", 3, 0.1, "dirichlet"), ("S1", "crossed", 6, 0.3, "dirichlet"),
+    ("S1", "crossed", 30, 0.3, "dirichlet"), ("S3", "ragged", 4, 0.1, "uniform"), ("S3", "ragged", 30, 0.3, "dirichlet"),
+])
+def test_reading_labels_rater_by_rater_gives_the_same_draws(monkeypatch, sampler, data, k, epsilon, rule):
+    """The by-item kernel's two ways of counting a group's labels give the same counts, hence the same replicates
+    bit for bit (ragged batches: missing labels; small epsilon: slots that list their perturbable responses)."""
+    n = 24
+    runs = []
+    for threshold in (0.0, 1e9):
+        monkeypatch.setattr(plan, "BY_RATER_FROM", threshold)
+        sim = Simulator(DATA[data](), sampler, method="items")
+        for null in (False, True):
+            assert sim.plan(n, k, epsilon, null, rule).rater_major == (threshold == 0.0)
+            runs.append(sim.draw(n, k, epsilon, 300, np.random.default_rng(5), null, rule))
+    for with_raters, item_by_item in zip(runs[:2], runs[2:]):
+        assert np.array_equal(with_raters.deltas, item_by_item.deltas)
+        assert np.array_equal(with_raters.confusion, item_by_item.confusion)

@@ -18,6 +18,34 @@ BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its
 GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 
 
+def by_rater(groups, n_labels: int) -> np.ndarray:
+    """The label matrix of each group read rater by rater (its block transposed: raters x items), a missing label
+    written as ``n_labels``: the by-item kernel then counts a drawn group's labels for all its items at once."""
+    item_start, _, rater_start, matrix_start, matrix = groups[:5]
+    out = np.empty(matrix.shape[0], dtype=np.int8)
+    for g in range(item_start.shape[0] - 1):
+        lo, hi = matrix_start[g], matrix_start[g + 1]
+        block = matrix[lo:hi].reshape(item_start[g + 1] - item_start[g], rater_start[g + 1] - rater_start[g])
+        out[lo:hi] = np.where(block < 0, n_labels, block).T.ravel()
+    return out
+
+
+@numba.njit(cache=True)
+def count_by_rater(labels, start, n_items, part_rater, part_weight, part_len, shift, packed):
+    """Every item's label counts per part of a drawn group's columns, packed ``shift`` bits a label (the missing
+    label last) into ``packed[part, item]``: one pass over the group's ``labels`` (:func:`by_rater`) per distinct
+    rater of a part, the same operation for every item (a loop the compiler vectorises)."""
+    for part in range(5):
+        counts = packed[part]  # one-dimensional views: the loop below then compiles to vector instructions
+        counts[:] = 0
+        for j in range(part_len[part]):
+            w = part_weight[part, j]
+            row = start + part_rater[part, j] * n_items
+            rater = labels[row:row + n_items]
+            for i in range(n_items):
+                counts[i] += w << (shift * np.int64(rater[i]))
+
+
 @numba.njit(cache=True, inline="always")
 def add_outcome(counts, fixed, comp, row_a, row_b, kl_table, js_table, conf_a, conf_b, sums, weight):
     """Add ``weight`` slots of an item whose perturbable responses came out as rows ``row_a`` (A*) and ``row_b``
@@ -29,8 +57,8 @@ def add_outcome(counts, fixed, comp, row_a, row_b, kl_table, js_table, conf_a, c
 
 
 @numba.njit(cache=True)
-def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, perturbation, noise_tables, out,
-                       confusion):
+def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, pairs, options, perturbation,
+                       noise_tables, out, confusion):
     """Replicates by distinct item: the law of :func:`direct_replicates`, with less work where items repeat.
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
@@ -50,11 +78,15 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
     given its rater columns: every item's perturbation law is spread over (gold, A*, B*) triples of pair-table
     rows, each item weighing ``1 / items``, and the replicate's ``n`` slots fall on the triples by one multinomial
     (a chain of binomials), so that the cost grows with the triples rather than the slots.
+
+    With ``rater_major`` (a drawn group's slots are many for its items and its counts pack into an int64), every
+    item's counts are read rater by rater (:func:`count_by_rater`) instead of item by item: the same counts, so the
+    same draws.
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, rule, null = draw
     kl_table, js_table = divergence
-    tabled, column_law = options
+    tabled, column_law, rater_major = options
     n_out, base, pmf, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, comp_code = perturbation
     paired, vote, err, kl, jsd = pairs.paired, pairs.vote, pairs.err, pairs.kl, pairs.jsd
     n_vectors = vote.shape[0]
@@ -87,6 +119,11 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
     part_code = np.zeros(5, dtype=np.int64)  # column law: an item's code per part
     mass = np.zeros(n_vectors**3 if column_law else 1)  # ... the slot's law over (gold, A*, B*) triples
     touched = np.empty(mass.shape[0], dtype=np.int64)  # ... and its triples of positive mass, in order
+    shift = 1  # bits a label of packed counts: a part has at most k columns
+    while k >> shift:
+        shift += 1
+    packed = np.zeros((5, mult.shape[0] if rater_major else 1), dtype=np.int64)  # per part, an item's counts
+    field = (1 << shift) - 1
     sums, conf_a, conf_b = accumulators(n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
@@ -145,6 +182,9 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
                                  err, kl, jsd, conf_a, conf_b, sums, x)
                 continue
             draw_multiplicities(rng, per_group, n_items, mult)
+            if rater_major:
+                count_by_rater(labels_by_rater, matrix_start[group], n_items, part_rater, part_weight, part_len,
+                               shift, packed)
             for local in range(n_items):
                 m = mult[local]
                 if m == 0:
@@ -157,15 +197,29 @@ def by_item_replicates(rng, groups, draw, chances, divergence, pairs, options, p
                 p = 0
                 for part in range(5):  # each distinct rater's label read once, counted with its weight
                     side = (part + 1) // 2
+                    perturbable = part == 2 or part == 4
+                    if rater_major:  # the counts were read for the whole group: unpack them
+                        word = packed[part, local]
+                        for c in range(n_labels):
+                            x = (word >> (shift * c)) & field
+                            if perturbable:
+                                pert[side, c] += x
+                            else:
+                                fixed[side, c] += x
+                        missing[1 if perturbable else 0, side] += (word >> (shift * n_labels)) & field
+                        if not (perturbable and listed):
+                            continue
                     for j in range(part_len[part]):
                         label = matrix[row + part_rater[part, j]]
                         w = part_weight[part, j]
-                        if part == 2 or part == 4:
+                        if perturbable:
                             if listed:
                                 for _ in range(w):
                                     pert_label[p] = label
                                     pert_side[p] = side
                                     p += 1
+                            if rater_major:
+                                continue
                             if label < 0:
                                 missing[1, side] += w
                             else:

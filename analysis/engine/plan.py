@@ -32,6 +32,7 @@ PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
 DEFER_SLOTS = 8  # ... and from which, at K = 1, it replaces responses per triple
+BY_RATER_FROM = 0.25  # slots per item of a drawn group from which the by-item kernel reads its labels rater by rater
 COLUMN_LAW_SLOTS = 1  # slots per (gold, A, B) triple from which S1 draws a replicate from its columns' slot law
 
 
@@ -75,7 +76,9 @@ class Plan:
       responses per triple;
     - ``alias_tables``: the counts kernel draws multinomials from alias tables;
     - ``column_law``: the by-item kernel draws an S1 replicate's slots by one multinomial over (gold, A, B) triples,
-      from the slot law given the replicate's rater columns.
+      from the slot law given the replicate's rater columns;
+    - ``rater_major``: the by-item kernel counts a drawn group's labels for all its items at once, rater by rater,
+      as packed counts (the same counts as item by item, so the same draws).
 
     Whether the law kernel draws a replicate as a chain of binomials needs the law's size, known once its tables
     are built: :func:`chain` decides it.
@@ -93,6 +96,7 @@ class Plan:
     defer: bool = False
     alias_tables: bool = False
     column_law: bool = False
+    rater_major: bool = False
 
     def direct_options(self) -> DirectOptions:
         """The direct kernel's switches, as one group."""
@@ -109,6 +113,12 @@ class Plan:
 def direct_fits(k: int, n_labels: int) -> bool:
     """Whether the direct kernel can hold count vectors of ``k`` responses: as pair-table rows or packed."""
     return paired(k, n_labels) or packs(k, n_labels)
+
+
+def counts_pack(k: int, n_labels: int) -> bool:
+    """Whether a part's counts of at most ``k`` columns over the labels and a missing one pack into an int64
+    (``bit_length(k)`` bits each), as the by-item kernel's rater-by-rater reading holds them."""
+    return (n_labels + 1) * k.bit_length() <= 63
 
 
 def law_fits(design: Design, k: int) -> bool:
@@ -170,8 +180,10 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
         triples = n_vectors(k, design.n_labels) ** 3
         law = (tabled and design.single_group and paired(k, design.n_labels) and triples <= LAW_ENTRIES
                and n >= COLUMN_LAW_SLOTS * triples)
+        per_group = group_layout(n, design.single_group, design.group_size)[1]
+        by_rater = not law and counts_pack(k, design.n_labels) and per_group >= BY_RATER_FROM * design.group_size
         return Plan("by_item", rule, null, perturbation_tables=tabled and (k > 1 or law), column_law=law,
-                    noise_tables=noisy and shares_noise(perturbation) and not law)
+                    noise_tables=noisy and shares_noise(perturbation) and not law, rater_major=by_rater)
     if not direct_fits(k, design.n_labels):
         raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {design.n_labels} labels into "
                              "64 bits; use method='items' (S1, S3) or method='counts' (S2)")

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.data import AnnotationDataset
-from analysis.engine.by_item import by_item_replicates
+from analysis.engine.by_item import by_item_replicates, by_rater
 from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
@@ -110,6 +110,10 @@ class Simulator:
         return self._kept("perturbations", (k, float(epsilon), rule, bool(null)), PERTURB_CACHE_ENTRIES,
                           lambda: PerturbationTables.build(k, epsilon, rule, self.design.n_labels, null))
 
+    def labels_by_rater(self) -> np.ndarray:
+        """The label matrix of each group rater by rater, for the by-item kernel (:func:`by_rater`)."""
+        return self._once("by_rater", 0, lambda: by_rater(self.layout.groups, self.design.n_labels))
+
     def complete_items(self) -> np.ndarray:
         """Per item of the layout's groups, whether every rater of its group labelled it (the rater loop reads
         such an item rater by rater)."""
@@ -155,8 +159,8 @@ class Simulator:
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0)
             pairs = self.pair_tables(k) if paired(k, n_labels) else NO_PAIRS
-            by_item_replicates(rng, self.layout.groups, draw, chances, divergence, pairs,
-                               (cell.perturbation_tables, cell.column_law), tables, noise, out, confusion)
+            by_item_replicates(rng, self.layout.groups, self.labels_by_rater(), draw, chances, divergence, pairs,
+                               (cell.perturbation_tables, cell.column_law, cell.rater_major), tables, noise, out, confusion)
         else:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
