@@ -14,7 +14,8 @@ from analysis.synthetic import make_stand_in
 # (stand-in, sampler, K values, kernel, options of the alternative's plan) on the paper's grid, epsilon = 0.3
 DOCUMENTED = [
     ("dices-synthetic", "S1", (1, 2), "by_item", {"column_law"}),
-    ("dices-synthetic", "S1", (5, 10, 40, 100), "by_item", {"noise_tables"}),
+    ("dices-synthetic", "S1", (5, 10), "by_item", {"noise_tables", "rater_major"}),
+    ("dices-synthetic", "S1", (40, 100), "by_item", {"noise_tables"}),
     ("dices-synthetic", "S2", (1, 2, 5, 10), "law", set()),
     ("dices-synthetic", "S2", (40, 60), "direct", {"masks", "noise_tables", "rater_loop"}),
     ("dices-synthetic", "S2", (80, 100), "counts", set()),
@@ -24,7 +25,7 @@ DOCUMENTED = [
     ("d3code-synthetic", "S2", (80, 100), "counts", set()),
     ("toxicity-synthetic", "S3", (2, 3, 4), "direct", {"pair_tables", "perturbation_tables", "masks", "rater_loop"}),
     ("toxicity-synthetic", "S3", (10, 20), "direct", {"masks", "noise_tables", "rater_loop"}),
-    ("toxicity-synthetic", "S3", (40, 60, 100), "by_item", {"noise_tables"}),
+    ("toxicity-synthetic", "S3", (40, 60, 100), "by_item", {"noise_tables", "rater_major"}),
 ]
 
 
@@ -53,6 +54,12 @@ def test_s1_draws_from_the_column_law_where_slots_outnumber_the_triples():
     assert "column_law" in options(sim.plan(10000 // 3, 3, 0.3, null=True))
     assert "column_law" not in options(sim.plan(2500 // 3, 3, 0.3, null=True))
     assert "column_law" not in options(sim.plan(50000, 1, 0.0, null=True))  # no perturbation tables without noise
+
+
+def test_s1_reads_labels_rater_by_rater_where_slots_are_many_for_the_items():
+    sim = Simulator(make_stand_in("dices-synthetic"), "S1")  # 350 items
+    assert "rater_major" in options(sim.plan(50000 // 40, 40, 0.3, null=True))
+    assert "rater_major" not in options(sim.plan(2500 // 40, 40, 0.3, null=True))
 
 
 def test_forced_methods_that_cannot_serve_a_cell_say_what_to_use(crossed):
