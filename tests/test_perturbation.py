@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 
 from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
 from analysis.samplers import compositions
-from analysis.engine.rule import dirichlet_noise
+from analysis.engine.rule import dirichlet_noise, fire_law
 
 C = 3
 DRAWS = 100_000
@@ -182,3 +182,18 @@ def test_noise_beyond_the_tables_has_the_tables_law(m_a, m_b):
     observed = np.bincount(noise_outcomes(tables, m_a, m_b, a, b), minlength=width)
     keep = law * DRAWS >= 5
     assert chisquare(observed[keep], law[keep] * observed[keep].sum() / law[keep].sum()).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("k, epsilon", [(1, 0.3), (12, 0.1), (40, 0.4), (5, 0.0), (5, 1.0)])
+def test_fire_tables_hold_the_binomial_law(k, epsilon):
+    """The alias tables of how many of n responses are replaced give Binomial(n, epsilon) exactly: each outcome's
+    probability, read back from the tables (its own column plus what other columns alias to it)."""
+    from scipy.stats import binom
+
+    start, prob, alias = fire_law(k, epsilon)
+    for n in range(k + 1):
+        size = n + 1
+        law = prob[start[n]:start[n] + size] / size
+        for j in range(size):
+            law[alias[start[n] + j]] += (1.0 - prob[start[n] + j]) / size
+        np.testing.assert_allclose(law, binom.pmf(np.arange(size), n, epsilon), atol=1e-12)

@@ -171,7 +171,7 @@ def fire_law(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
     n = np.arange(k + 1)
     start = np.concatenate([[0], np.cumsum(n + 1)]).astype(np.int64)
-    pmf = np.concatenate([binom.pmf(np.arange(m + 1), m, epsilon) for m in n])[None, :]
+    pmf = binom.pmf(n[None, :], n[:, None], epsilon)[np.tril_indices(k + 1)][None, :]  # row n: x = 0..n
     prob = np.empty_like(pmf)
     alias = np.empty(pmf.shape, dtype=np.int64)
     build_alias(pmf, start, prob, alias)
