@@ -159,8 +159,10 @@ class Simulator:
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0)
             pairs = self.pair_tables(k) if paired(k, n_labels) else NO_PAIRS
-            by_item_replicates(rng, self.layout.groups, self.labels_by_rater(), draw, chances, divergence, pairs,
-                               (cell.perturbation_tables, cell.column_law, cell.rater_major), tables, noise, out, confusion)
+            labels = self.labels_by_rater() if cell.rater_major else np.zeros(1, dtype=np.int8)
+            options = (cell.perturbation_tables, cell.column_law, cell.rater_major)
+            by_item_replicates(rng, self.layout.groups, labels, draw, chances, divergence, pairs, options, tables,
+                               noise, out, confusion)
         else:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
