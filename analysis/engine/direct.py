@@ -40,7 +40,8 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     B's perturbation of a slot is one draw from the tables of :mod:`analysis.engine.perturbation`, given the unperturbed
     count vectors of A*'s and B*'s perturbable responses. With ``gather`` (and the pair tables), slots are counted
     per (gold, A, B) triple of rows and each triple is added to the sums once, at the end of the replicate; at
-    K = 1, with ``defer``, the replacements are drawn per triple, by binomials. With ``masked``, draws from the mask tables
+    K = 1, with ``defer``, the replacements are drawn per triple, by binomials, and a drawn group's slots take a
+    short loop of their own (three labels a slot; the same draws in the same order as the general loop). With ``masked``, draws from the mask tables
     (:func:`analysis.engine.perturbation.mask_tables`) say which perturbable responses are replaced, ``MASK_BITS`` at a
     time, instead of one draw per response; under the Dirichlet rule (``thinned``) the kept ones are counted as
     they are read and the replaced ones labelled in one draw from the noise tables
@@ -92,6 +93,24 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
             h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
             width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
+            if defer:  # K = 1: a slot is its three labels (a label is its row), counted per triple (A*'s
+                # response replaceable, or B*'s)
+                triple_base = cube if n_perturbed[1] > 0 else 0
+                first_item = item_start[group]
+                for s in range(per_group):
+                    local = slot_local[d * per_group + s]
+                    row = base + local * n_raters
+                    label_g = matrix[row + columns[0, 0]]
+                    if label_g < 0:
+                        label_g = draw_label(rng, item_cum, items[first_item + local])
+                    label_a = matrix[row + columns[1, 0]]
+                    if label_a < 0:
+                        label_a = draw_label(rng, item_cum, items[first_item + local])
+                    label_b = matrix[row + columns[2, 0]]
+                    if label_b < 0:
+                        label_b = draw_label(rng, item_cum, items[first_item + local])
+                    triples[triple_base + (label_g * n_labels + label_a) * n_labels + label_b] += 1
+                continue
             rater_loop = by_rater and n_raters <= RATER_LOOP_PER_K * k and k <= MASK_WORD
             if rater_loop:  # each rater's number of columns per part, and its runs of perturbable responses
                 for rater in range(n_raters):
@@ -110,7 +129,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 j = d * per_group + s
                 item = items[item_start[group] + slot_local[j]]
                 row = base + slot_local[j] * n_raters
-                if use_urn and not thinned and not tabled and not defer:
+                if use_urn and not thinned and not tabled:
                     for c in range(n_labels):
                         urn[c] = 0
                 p = 0  # each side's count vector by its code: a row of the pair tables, or packed counts
@@ -175,7 +194,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                             label = matrix[row + columns[side, c]]
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
-                            if c < n_perturbed[side] and not defer:
+                            if c < n_perturbed[side]:
                                 if thinned:  # a replaced response counts toward its side's noise, drawn below
                                     bit = mask & 1
                                     mask >>= 1
@@ -217,8 +236,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 for side in range(3):
                     vector[side] = row_of[vector[side]] - first
                 if gather:
-                    cell = (vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]
-                    triples[cell + cube if defer and n_perturbed[1] > 0 else cell] += 1
+                    triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                 else:
                     add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
         if gather:
