@@ -46,6 +46,7 @@ def test_documented_configurations_get_their_plan(name, sampler, ks, kernel, exp
 def test_s3_at_k1_gathers_and_defers_only_at_large_budgets():
     sim = Simulator(make_stand_in("toxicity-synthetic"), "S3")
     assert {"gather", "defer"} <= options(sim.plan(50000, 1, 0.3, null=True))
+    assert not {"masks", "rater_loop"} & options(sim.plan(50000, 1, 0.3, null=True))  # deferred slots use neither
     assert not {"gather", "defer"} & options(sim.plan(100, 1, 0.3, null=True))
 
 

@@ -34,6 +34,7 @@ DATA = {
     "crossed": lambda: from_table(crossed_table(n_items=30, n_raters=12), name="crossed"),
     "sparse": lambda: from_table(sparse_table(n_items=40, n_labels=4), name="sparse"),
     "ragged": lambda: from_table(batched_table(ragged=True), batch="batch", name="ragged"),
+    "ragged5": lambda: from_table(batched_table(ragged=True, n_labels=5), batch="batch", name="ragged5"),
 }
 
 # (sampler, data, method, n, k, epsilon, rule, patches): patches shrink a module's limit to reach a plan's option
@@ -55,6 +56,7 @@ CONFIGURATIONS = [
     ("S3", "ragged", "auto", 24, 3, 0.3, "dirichlet", ()),  # direct on ragged batches
     ("S3", "ragged", "items", 24, 4, 0.3, "uniform", ()),  # by item on ragged batches
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
+    ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
 ]
 MODULES = {"plan": plan, "tables": tables}
 

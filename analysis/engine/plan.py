@@ -73,7 +73,7 @@ class Plan:
     - ``noise_tables``: replaced responses are counted apart and labelled in one draw (Dirichlet rule);
     - ``rater_loop``: the direct kernel reads a complete item rater by rater;
     - ``gather``: the direct kernel counts slots per (gold, A, B) triple of rows; ``defer``: and at K = 1 replaces
-      responses per triple;
+      responses per triple, each slot read in a short loop of its own (three labels, no masks, no rater loop);
     - ``alias_tables``: the counts kernel draws multinomials from alias tables;
     - ``column_law``: the by-item kernel draws an S1 replicate's slots by one multinomial over (gold, A, B) triples,
       from the slot law given the replicate's rater columns;
@@ -195,9 +195,9 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
     gather = pairs and n >= GATHER_SLOTS * cube
     defer = gather and k == 1 and noisy and design.slots(n) >= DEFER_SLOTS * cube
     shared = noisy and shares_noise(perturbation) and k <= MASK_WORD
-    return Plan("direct", rule, null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy,
+    return Plan("direct", rule, null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy and not defer,
                 noise_tables=shared and not defer and not tabled,
-                rater_loop=(tabled or shared or not noisy) and k <= MASK_WORD, gather=gather, defer=defer)
+                rater_loop=(tabled or shared or not noisy) and k <= MASK_WORD and not defer, gather=gather, defer=defer)
 
 
 def chain(n_slots: int, positive_entries: int) -> bool:

@@ -92,6 +92,10 @@ class Simulator:
         """The direct kernel's numbering of count vectors of ``k`` responses (:class:`PairTables`)."""
         return self._once("pairs", k, lambda: PairTables.build(k, self.design.n_labels))
 
+    def chances(self, k: int, epsilon: float) -> Chances:
+        """The null split's law and the replaced-response counts' alias tables of a cell (:class:`Chances`)."""
+        return self._once("chances", (k, epsilon), lambda: Chances(split_law(k), *fire_law(k, epsilon)))
+
     def noise_tables(self, k: int) -> NoiseTables:
         """The Dirichlet noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
         return self._once("noise", k, lambda: NoiseTables.build(k, self.design.n_labels))
@@ -145,7 +149,7 @@ class Simulator:
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
         draw = Draw(n, k, epsilon, cell.rule, null)
-        chances = Chances(split_law(k), *fire_law(k, epsilon))
+        chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels)
         if cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
