@@ -8,9 +8,10 @@ chi-square test (cells expected below 5 left out); it fails for a correct law wi
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
+from scipy.stats import betabinom, chisquare
 
-from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
+from analysis.engine.perturbation import (NoiseTables, PerturbationTables, beta_binomial_chain, perturbation_laws,
+                                         table_sizes)
 from analysis.samplers import compositions
 from analysis.engine.rule import dirichlet_noise, fire_law
 
@@ -197,3 +198,12 @@ def test_fire_tables_hold_the_binomial_law(k, epsilon):
         for j in range(size):
             law[alias[start[n] + j]] += (1.0 - prob[start[n] + j]) / size
         np.testing.assert_allclose(law, binom.pmf(np.arange(size), n, epsilon), atol=1e-12)
+
+
+@pytest.mark.parametrize("k, n_labels", [(1, 2), (7, 3), (30, 5)])
+def test_the_beta_binomial_chain_holds_scipys_numbers_to_the_bit(k, n_labels):
+    total, at_most = np.arange(k + 1)[:, None], np.arange(k + 1)[None, :]
+    for c in range(n_labels - 1):
+        want = np.where(at_most >= total, 1.0,
+                        betabinom.cdf(at_most, total, 1.0 / n_labels, (n_labels - 1 - c) / n_labels))
+        assert np.array_equal(beta_binomial_chain(k, n_labels)[c], want), c
