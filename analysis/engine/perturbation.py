@@ -55,7 +55,9 @@ class NoiseMoves:
         from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
         block = comp[start[t]:start[t + 1]]
         noise = comp[:start[t + 1]]
-        self.keep = binom.pmf(noise[None, :, :], block[:, None, :], 1.0 - epsilon).prod(2)  # (x, y)
+        counts = np.arange(t + 1)
+        kept = binom.pmf(counts[None, :], counts[:, None], 1.0 - epsilon)  # kept[x_c, y_c], looked up per label
+        self.keep = kept[block[:, None, :], noise[None, :, :]].prod(2)  # (x, y)
         rest = block[:, None, :] - noise[None, :, :]  # (x', n, C): the kept vector that noise n completes to x'
         self.valid = (rest >= 0).all(2)
         self.rest_row = np.where(self.valid, row_of(np.maximum(rest, 0)), 0)

@@ -19,7 +19,7 @@ from analysis.engine.by_item import by_item_replicates, by_rater
 from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
-from analysis.engine.perturbation import NoiseTables, PerturbationTables, mask_tables
+from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
 from analysis.engine.rule import DEFAULT, check_perturbation, fire_law, uniform_noise
 from analysis.engine.split import split_law
@@ -100,6 +100,10 @@ class Simulator:
         """The Dirichlet noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
         return self._once("noise", k, lambda: NoiseTables.build(k, self.design.n_labels))
 
+    def noise_codes(self, k: int) -> NoiseCodes:
+        """The noise tables in the direct kernel's form (:meth:`NoiseTables.by_code`); ``k = 0``: the placeholder."""
+        return self._once("noise codes", k, lambda: self.noise_tables(k).by_code(self.pair_tables(max(k, 1)).code))
+
     def composition_tables(self, k: int) -> CompositionTables:
         """The alias tables of every item's multinomials up to ``k`` responses."""
         return self._once("compositions", k, lambda: composition_tables(self.layout.item_share, k))
@@ -171,9 +175,8 @@ class Simulator:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
-            noise = self.noise_tables(k if cell.noise_tables else 0)
+            noise = self.noise_codes(k if cell.noise_tables else 0)
             complete = self.complete_items() if cell.rater_loop else np.zeros(1, dtype=np.bool_)
             direct_replicates(rng, self.layout.groups, draw, chances, divergence, pairs, tables.by_code(),
-                              mask_tables(epsilon), noise.by_code(pairs.code), cell.direct_options(), complete, out,
-                              confusion)
+                              mask_tables(epsilon), noise, cell.direct_options(), complete, out, confusion)
         return Replicates(out, confusion)
