@@ -35,20 +35,20 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     sums, so no per-item array is kept. The innermost loops call only inlined helpers: a call that takes the
     generator costs more than a response.
 
-    A slot's count vectors are codes, sums of ``code[label]``: rows of the pair tables where ``paired``, else
-    counts packed ``shift`` bits a label and unpacked for the metric pass. With ``tabled`` (and the pair tables),
-    B's perturbation of a slot is one draw from the tables of :mod:`analysis.engine.perturbation`, given the unperturbed
+    A slot's count vectors are codes, sums of ``code[label]``: rows of the pair tables where ``paired``, else counts
+    packed ``shift`` bits a label and unpacked for the metric pass. With ``tabled`` (and the pair tables), B's
+    perturbation of a slot is one draw from the tables of :mod:`analysis.engine.perturbation`, given the unperturbed
     count vectors of A*'s and B*'s perturbable responses. With ``gather`` (and the pair tables), slots are counted
     per (gold, A, B) triple of rows and each triple is added to the sums once, at the end of the replicate; at
     K = 1, with ``defer``, the replacements are drawn per triple, by binomials, and a drawn group's slots take a
-    short loop of their own (three labels a slot; the same draws in the same order as the general loop). With ``masked``, draws from the mask tables
-    (:func:`analysis.engine.perturbation.mask_tables`) say which perturbable responses are replaced, ``MASK_BITS`` at a
-    time, instead of one draw per response; under the Dirichlet rule (``thinned``) the kept ones are counted as
-    they are read and the replaced ones labelled in one draw from the noise tables
-    (:class:`analysis.engine.perturbation.NoiseTables`), or beyond them by :func:`dirichlet_noise`. With ``by_rater``, an item that
-    every rater of its group labelled (``complete``) is read rater by rater where the group has at most
-    ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted
-    by the mask bits over the rater's run of columns.
+    short loop of their own (three labels a slot; the same draws in the same order as the general loop). With
+    ``masked``, draws from the mask tables (:func:`analysis.engine.perturbation.mask_tables`) say which perturbable
+    responses are replaced, ``MASK_BITS`` at a time, instead of one draw per response; under the Dirichlet rule
+    (``thinned``) the kept ones are counted as they are read and the replaced ones labelled in one draw from the
+    noise tables (:class:`analysis.engine.perturbation.NoiseTables`), or beyond them by :func:`dirichlet_noise`.
+    With ``by_rater``, an item that every rater of its group labelled (``complete``) is read rater by rater where the
+    group has at most ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the
+    replaced ones counted by the mask bits over the rater's run of columns.
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, rule, null = draw

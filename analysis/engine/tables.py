@@ -16,7 +16,7 @@ from analysis.engine.perturbation import MASK_BITS
 from analysis.samplers import composition_index, composition_space
 
 PAIR_ROWS = 512  # the most count vectors of K for which the pair tables (PAIR_ROWS**2 pairs, 6 MB) are built
-# (measured: five labels at K = 7, 8 gain a third; at K = 9, 10, 12-24 MB of tables, nothing)
+# (measured: five labels at K = 7, 8 gain a fifth; at K = 9, 10, with 12-24 MB of tables, little or nothing)
 MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
 
 
