@@ -181,7 +181,8 @@ def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
     if batch is not None:
         table["batch"] = batch
     law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.version == 2 else
-           f"ordinal item scores, target label shares {dict(zip(map(str, spec.labels), spec.label_shares))}")
+           f"ordinal item scores, target label shares " +
+           " / ".join(f"{label} {share:.0%}" for label, share in zip(spec.labels, spec.label_shares)))
     return from_table(
         table,
         batch="batch" if batch is not None else None,
