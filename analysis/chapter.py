@@ -337,14 +337,14 @@ def read_runs() -> pd.DataFrame:
     build = os.environ.get(BUILD_ENV)
     rows = []
     for path in sorted(Path(build).glob("src/notebooks/*.ipynb")) if build else []:
-        if path.stem == "provenance":
+        if path.stem == "provenance" or path.name.startswith("."):  # a chapter still executing (execute_chapter)
             continue
         meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
         params = meta.get("parameters") or {}
         rows.append({"chapter": path.stem,
                      "parameters changed from the defaults": "; ".join(f"{k} = {v}" for k, v in params.items())
                      or "none (paper-scale defaults)",
-                     "executed": str(meta.get("end_time", "")).replace("T", " ")[:19] or "–",
+                     "executed": str(meta.get("end_time") or "").replace("T", " ")[:19] or "–",
                      "seconds": round(float(meta["duration"])) if meta.get("duration") is not None else None})
     return pd.DataFrame(rows, columns=["chapter", "parameters changed from the defaults", "executed", "seconds"])
 
