@@ -1,7 +1,9 @@
 """The annotation dataset: a validated long table of (item, rater, label) with factorised codes and its topology.
 
-A dataset is built from a pandas table (:func:`from_table`) or a file (:func:`load_annotations`). Ids are
-factorised to ``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
+A dataset is built from a pandas table (:func:`from_table`) or a file (:func:`load_annotations`). A file's ids are
+text as written, in every format (``012`` and ``12`` are two items); ids of one table spelt differently that would
+read as one (``12`` the number and ``'12'`` the text) are an error that names both. Ids are factorised to
+``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
 missing label are dropped and counted; a repeated (item, rater) pair is an error unless a policy is chosen. The
 design of the table (fully crossed, batched or sparse) is detected once and cached on the object.
 """
@@ -158,7 +160,10 @@ def from_table(
             f"column(s) {missing} not found; the table has columns {list(table.columns)}. "
             "Name the right ones with --item, --rater and --label (item=, rater=, label= in Python)."
         )
-    frame = table[wanted]
+    frame = table[wanted].copy()
+    for column in dict.fromkeys([item, rater] + ([batch] if batch else [])):
+        if frame[column].dtype == object:
+            frame[column] = ids_as_text(frame[column], column)
     if frame[[item, rater]].isna().any().any():
         raise DataError(f"{int(frame[[item, rater]].isna().any(axis=1).sum())} row(s) have no item or rater id")
     has_label = frame[label].notna()
@@ -223,6 +228,33 @@ def from_table(
         n_dropped=n_dropped,
         provenance=provenance,
     )
+
+
+def id_text(value) -> str:
+    """One id as text: a string as written, a whole number without its ``.0`` (a numeric column read from JSON or
+    Parquet, or a CSV reader's float for an integer column with gaps), any other number as Python writes it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def ids_as_text(values: pd.Series, column: str) -> pd.Series:
+    """The ids of one column as text (:func:`id_text`; missing ids stay missing). Two different values that would
+    become one id (``12`` the number and ``'12'`` the text) are an error that names both spellings: ids are never
+    merged silently."""
+    codes, uniques = pd.factorize(values)
+    texts = pd.Series([id_text(v) for v in uniques], dtype=object)
+    clash = texts.duplicated(keep=False)
+    if clash.any():
+        same = texts[clash].iloc[0]
+        spellings = [uniques[i] for i in np.flatnonzero(clash.to_numpy() & (texts == same).to_numpy())]
+        raise DataError(f"column {column!r} spells one id in several ways ({', '.join(map(repr, spellings))}) that "
+                        f"would be read as the same id {same!r}; write each id one way (as text, say)")
+    out = np.asarray(texts, dtype=object)[codes] if len(texts) else np.full(len(codes), None, dtype=object)
+    out[codes < 0] = None
+    return pd.Series(out, index=values.index, dtype=object)
 
 
 def _check_batches(row_batch, row_rater, item_batch, batch_names, rater_ids, column: str) -> None:
@@ -336,11 +368,32 @@ def read_error(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None, hint: str = "") -> pd.DataFrame:
-    """Read a CSV, TSV, JSON-lines or Parquet file, only ``columns`` when given, with clear errors.
+FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
+           ".pq": "parquet"}
+COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")  # pandas infers the codec from the name
 
-    ``dtype`` is passed to the CSV reader (``str`` keeps ids such as ``00000001`` as written); ``hint`` ends the
-    message of missing columns. A CSV row with more fields than the header is an error that gives its line.
+
+def file_format(path: Path) -> str | None:
+    """The separator of a CSV or TSV file, ``"json"`` (JSON lines) or ``"parquet"``, from the file's name
+    (``ratings.tsv.gz`` is a compressed TSV); None for a name this reader does not know."""
+    name = path.name.lower()
+    for codec in COMPRESSIONS:
+        if name.endswith(codec):
+            name = name[: -len(codec)]
+            break
+    kind = FORMATS.get(Path(name).suffix)
+    return None if kind == "parquet" and name != path.name.lower() else kind
+
+
+def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=None, hint: str = "",
+               text: Sequence[str] = ()) -> pd.DataFrame:
+    """Read a CSV, TSV, JSON-lines or Parquet file (the first three also compressed: ``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``, ``.zip``), only ``columns`` when given, with clear errors.
+
+    ``text`` names columns read as text in every format (ids: ``012`` stays ``012``; numbers from JSON or Parquet
+    become their text, :func:`ids_as_text`). ``dtype`` is passed to the CSV reader (``str`` keeps every field as
+    written); ``hint`` ends the message of missing columns. A CSV row with more fields than the header is an error
+    that gives its line; a CSV read as one column whose name holds a ``;`` gets a hint about the separator.
 
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
     """
@@ -349,35 +402,47 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
         raise DataError(f"{path} is a folder, not a file")
     if not path.is_file():
         raise DataError(f"no such file: {path}")
-    name = path.name.lower()
+    kind = file_format(path)
     try:
-        if name.endswith((".parquet", ".pq")):
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise DataError(f"reading {path.name} needs pyarrow: pip install 'annotator-bootstrap[parquet]'") \
-                    from None
-
-            found = pq.read_schema(path).names
-            if columns and set(columns) - set(found):
-                raise _missing_columns(path, found, columns, hint)
-            return pd.read_parquet(path, columns=list(columns) if columns else None)
-        if name.endswith((".jsonl", ".ndjson", ".jsonl.gz")):
-            table = pd.read_json(path, lines=True)
-            if columns and set(columns) - set(table.columns):
-                raise _missing_columns(path, table.columns, columns, hint)
-            return table[list(columns)] if columns else table
-        if name.endswith((".tsv", ".tsv.gz", ".tab", ".csv", ".csv.gz")):
-            sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".tab")) else ","
-            found = pd.read_csv(path, sep=sep, nrows=0).columns
-            if columns and set(columns) - set(found):
-                raise _missing_columns(path, found, columns, hint)
-            return _read_csv(path, found, columns, sep=sep, dtype=dtype, keep_default_na=dtype is not str)
+        table = _read_kind(path, kind, columns, dtype, hint, text)
     except DataError:
         raise
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError) as err:
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError, EOFError) as err:
         raise DataError(f"cannot read {path}: {read_error(err)}") from err
-    raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet")
+    for column in text:
+        if column in table.columns:
+            table[column] = ids_as_text(table[column], column)
+    return table
+
+
+def _read_kind(path: Path, kind: str | None, columns, dtype, hint: str, text: Sequence[str]) -> pd.DataFrame:
+    """The file read by its format (:func:`file_format`); a CSV's ``text`` columns are read as strings."""
+    if kind is None:
+        raise DataError(f"unknown file type {path.suffix!r} for {path}; use .csv, .tsv, .jsonl or .parquet (the "
+                        "first three may be compressed: .csv.gz, ...)")
+    if kind == "parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise DataError(f"reading {path.name} needs pyarrow: pip install 'annotator-bootstrap[parquet]'") from None
+        found = pq.read_schema(path).names
+        if columns and set(columns) - set(found):
+            raise _missing_columns(path, found, columns, hint)
+        return pd.read_parquet(path, columns=list(columns) if columns else None)
+    if kind == "json":
+        table = pd.read_json(path, lines=True, dtype=False)
+        if columns and set(columns) - set(table.columns):
+            raise _missing_columns(path, table.columns, columns, hint)
+        return table[list(columns)] if columns else table
+    found = pd.read_csv(path, sep=kind, nrows=0).columns
+    if columns and set(columns) - set(found):
+        if len(found) == 1 and ";" in str(found[0]) and kind == ",":
+            hint = (f"It was read as one column: is it separated by semicolons? Save it with commas (or with tabs, "
+                    f"as .tsv). {hint}")
+        raise _missing_columns(path, found, columns, hint)
+    if dtype is None and text:
+        dtype = {column: str for column in text if column in found}
+    return _read_csv(path, found, columns, sep=kind, dtype=dtype, keep_default_na=dtype is not str)
 
 
 def _read_csv(path: Path, found, columns, **options) -> pd.DataFrame:
@@ -413,14 +478,15 @@ def load_annotations(
     duplicates: DuplicatePolicy = "error",
     normalize_labels: bool = False,
 ) -> AnnotationDataset:
-    """Load one's own annotation file (CSV, TSV, JSON lines, Parquet) as a dataset.
+    """Load one's own annotation file (CSV, TSV, JSON lines, Parquet; compressed too) as a dataset.
 
-    Beyond :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and
+    Item, rater and batch ids are text as written, whatever the format (:func:`read_table`). Beyond :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and
     it needs two items and two raters. ``normalize_labels`` counts labels that differ only in case or surrounding
     spaces as one label, spelt as most of its ratings spell it.
     """
     path = Path(path)
-    table = read_table(path, columns=[item, rater, label] + ([batch] if batch else []), hint=COLUMN_FLAGS)
+    ids = [item, rater] + ([batch] if batch else [])
+    table = read_table(path, columns=[item, rater, label] + ([batch] if batch else []), hint=COLUMN_FLAGS, text=ids)
     if normalize_labels:
         table[label] = normalized_labels(table[label])
     if label_order is None:

@@ -161,3 +161,68 @@ def test_files_need_two_items_and_two_raters(tmp_path):
     pd.DataFrame({"item": [1, 1], "rater": ["a", "b"], "label": [0, 1]}).to_csv(path, index=False)
     with pytest.raises(DataError, match="has 1 item with a label"):
         load_annotations(path)
+
+
+def _write(table: pd.DataFrame, path) -> None:
+    """``table`` written in the format its suffix names, every id as text (as a user's file spells it)."""
+    name = str(path)
+    if name.endswith(".parquet"):
+        table.to_parquet(path)
+    elif ".jsonl" in name:
+        table.to_json(path, orient="records", lines=True)
+    else:
+        table.to_csv(path, sep="\t" if ".tsv" in name else ",", index=False)
+
+
+@pytest.mark.parametrize("name", ["ids.csv", "ids.tsv", "ids.jsonl", "ids.parquet", "ids.csv.gz", "ids.tsv.bz2",
+                                  "ids.jsonl.gz"])
+def test_ids_are_text_in_every_format(tmp_path, name):
+    """Items 12, 012, 1e3, 1000, 7 and raters 01, 1 are five items and two raters, spelt as written, whatever the
+    format: a reader that parses ids as numbers would merge them into three items and one rater."""
+    items, raters = ["12", "012", "1e3", "1000", "7"], ["01", "1"]
+    table = pd.DataFrame([(i, r, (n + m) % 2) for n, i in enumerate(items) for m, r in enumerate(raters)],
+                         columns=["item", "rater", "label"])
+    path = tmp_path / name
+    _write(table, path)
+    ds = load_annotations(path)
+    assert sorted(ds.item_ids) == sorted(items) and sorted(ds.rater_ids) == sorted(raters)
+    assert (ds.n_items, ds.n_raters, ds.n_ratings) == (5, 2, 10)
+    back = ds.to_frame().sort_values(["item", "rater"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(back.astype({"label": int}), table.sort_values(["item", "rater"])
+                                  .reset_index(drop=True), check_dtype=False)
+
+
+def test_every_format_gives_the_same_dataset(tmp_path):
+    table = crossed_table(n_items=6, n_raters=3).astype({"item": str, "rater": str})
+    table["item"] = "0" + table["item"]
+    hashes = set()
+    for name in ("a.csv", "a.tsv", "a.jsonl", "a.parquet", "a.csv.gz"):
+        _write(table, tmp_path / name)
+        hashes.add(load_annotations(tmp_path / name).sha256)
+    assert len(hashes) == 1
+
+
+def test_numeric_ids_from_json_and_parquet_read_as_their_text(tmp_path):
+    table = pd.DataFrame({"item": [1, 1, 2, 2], "rater": [10, 20, 10, 20], "label": [0, 1, 1, 0]})
+    for name in ("n.jsonl", "n.parquet", "n.csv"):
+        _write(table, tmp_path / name)
+        ds = load_annotations(tmp_path / name)
+        assert list(ds.item_ids) == ["1", "2"] and list(ds.rater_ids) == ["10", "20"], name
+
+
+def test_one_id_spelt_two_ways_is_an_error_that_names_both(tmp_path):
+    table = pd.DataFrame({"item": [12, "12", 7, 7], "rater": ["a", "b", "a", "b"], "label": [0, 1, 1, 0]})
+    with pytest.raises(DataError, match=r"column 'item' spells one id in several ways \(12, '12'\)"):
+        from_table(table)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text('{"item": 12, "rater": "a", "label": 0}\n{"item": "12", "rater": "b", "label": 1}\n'
+                    '{"item": 7, "rater": "a", "label": 1}\n{"item": 7, "rater": "b", "label": 0}\n')
+    with pytest.raises(DataError, match=r"\(12, '12'\)"):
+        load_annotations(path)
+
+
+def test_a_semicolon_separated_file_gets_a_hint(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("item;rater;label\n1;a;0\n1;b;1\n2;a;1\n2;b;0\n")
+    with pytest.raises(DataError, match="read as one column: is it separated by semicolons"):
+        load_annotations(path)
