@@ -494,5 +494,5 @@ def registry_table(names: list[str]) -> tables.Table:
                      "source": "; ".join(dict.fromkeys(_source(f["url"]) for f in files)),
                      "licence": entry["licence"], "items": counts.get("items"), "raters": counts.get("raters"),
                      "ratings": counts.get("ratings"), "in the cache": entry["in_cache"]})
-    return tables.Table(pd.DataFrame(rows), "from the dataset registry (analysis/resources/registry.csv and "
-                                            "counts.csv); sizes once loaded")
+    return tables.Table(pd.DataFrame(rows), "from the dataset registry that ships with the package; sizes once "
+                                            "loaded")
