@@ -6,7 +6,8 @@ import pytest
 from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import ParameterError
 from analysis.synthetic import (STAND_INS, V1, design_statistics, dispersion_against_published, make_stand_in,
-                                measured_a0, nominal_alpha, stand_ins_against_published)
+                                measured_a0, nominal_alpha, sizes_against_published, sizes_sentence,
+                                stand_ins_against_published)
 
 CURRENT = ["dices-synthetic", "d3code-synthetic", "toxicity-synthetic"]
 
@@ -131,3 +132,12 @@ def test_rater_bias_persists_across_items(name):
 def test_unknown_stand_in():
     with pytest.raises(ParameterError, match="unknown stand-in"):
         make_stand_in("dices")
+
+
+def test_sizes_say_where_a_stand_in_is_smaller_than_its_real_set():
+    sizes = sizes_against_published().set_index("stand-in")
+    assert sizes.loc["dices-synthetic", "items"] == sizes.loc["dices-synthetic", "items of the real set"] == 350
+    assert sizes.loc["toxicity-synthetic", "items"] < sizes.loc["toxicity-synthetic", "items of the real set"]
+    sentence = sizes_sentence(sizes.reset_index())
+    assert "dices-synthetic has 350 items and 123 raters, as DICES-350 has" in sentence
+    assert "toxicity-synthetic has 20,000 items and 3,200 raters, where Toxicity has 107,620 items" in sentence
