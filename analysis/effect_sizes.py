@@ -1,0 +1,175 @@
+"""Effect-size agreement with the paper (METHOD section 12): our mean Δ at each of the paper's own cells.
+
+Every cell of the paper's Table 1 (ε = 0.3) and of its appendix table (ε not stated; the caller gives the one
+:func:`analysis.identities.appendix_epsilon` infers) prints (NK, K, p, Δ). Δ is a mean over 1000 replicates, so it
+is far less noisy than the budget at which p first crosses 0.05; a cell is judged by the ratio of our Δ to the
+paper's at exactly the paper's (N = NK // K, K).
+
+:func:`paper_cells` lists the paper's cells, :func:`cells_to_simulate` the distinct (data, sampler, ε, NK, K) they
+need (the paper's data where its files are cached, else the stand-in), :func:`simulate` runs those cells alone
+through :func:`analysis.grid.run` for several seeds, :func:`effect_sizes` sets ours beside the paper's cell by cell,
+and :func:`summary` counts the cells within a factor 1.25 by run and by metric, per seed, as min / median / max over
+seeds, beside the best-K-class and budget-step counts of :func:`analysis.why.agreement` when full grids are given.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from analysis import datasets, grid, tables, why
+from analysis.engine import DEFAULT
+from analysis.errors import ParameterError
+from analysis.metrics import METRIC_LABELS
+
+FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
+TABLES = ("table1", "appendix")
+# the paper's dataset names -> their registry names (the stand-in is chosen by datasets.paper_or_stand_in)
+REGISTRY_NAMES = {tables.imitates(name): name for name in datasets.PAPER_STAND_INS}
+CELL = ["dataset", "sampler", "epsilon", "NK", "K"]
+WITHIN = f"Δ within ×{FACTOR:g}"
+
+
+def paper_name(dataset: str) -> str | None:
+    """The paper's name (``DICES``, ``D3code``, ``Toxicity``) of a dataset given by that name, its registry name or
+    the name of a stand-in of either version; ``None`` for any other data."""
+    return dataset if dataset in REGISTRY_NAMES else why.paper_dataset(dataset)
+
+
+def paper_table(which: Iterable[str] = TABLES) -> pd.DataFrame:
+    """The paper's tables stacked, with a ``table`` column; columns as :func:`analysis.tables.paper_table`'s."""
+    return pd.concat([tables.paper_table(w).assign(table=w) for w in which], ignore_index=True)
+
+
+def paper_cells(which: Iterable[str] = TABLES, appendix_epsilon: float | None = None) -> pd.DataFrame:
+    """One row per printed cell of the paper's tables (dashes left out).
+
+    Columns: ``table``, ``dataset`` (the paper's name), ``sampler``, ``metric``, ``epsilon``, ``NK``, ``K``, ``N``
+    (``NK // K``, as the grid splits a budget), ``paper_delta``, ``paper_p``. The appendix needs ``appendix_epsilon``,
+    which the paper does not state.
+    """
+    which = tuple(which)
+    if "appendix" in which and appendix_epsilon is None:
+        raise ParameterError("the paper does not state the appendix's epsilon: pass appendix_epsilon (see "
+                             "analysis.identities.appendix_epsilon, which infers it)")
+    table = paper_table(which).dropna(subset=["NK"])
+    epsilon = np.where(table["table"] == "appendix", appendix_epsilon if appendix_epsilon is not None else np.nan,
+                       tables.PAPER_EPSILON)
+    out = pd.DataFrame({"table": table["table"], "dataset": table["dataset"], "sampler": table["sampler"],
+                        "metric": table["metric"], "epsilon": epsilon.astype(float), "NK": table["NK"].astype(int),
+                        "K": table["K"].astype(int)})
+    out["N"] = out["NK"] // out["K"]
+    out["paper_delta"], out["paper_p"] = table["delta"].to_numpy(float), table["p_value"].to_numpy(float)
+    return out.reset_index(drop=True)
+
+
+def data_for(dataset: str, data: Mapping[str, str] | None = None) -> str:
+    """The data that simulate a paper dataset: ``data[dataset]`` when given, else the paper's files when cached,
+    else the default stand-in."""
+    if data and dataset in data:
+        return data[dataset]
+    return datasets.paper_or_stand_in(REGISTRY_NAMES[dataset])
+
+
+def cells_to_simulate(cells: pd.DataFrame, data: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The distinct cells that ``cells`` (a :func:`paper_cells` frame) need, each once.
+
+    Columns: ``data`` (the dataset to load, see :func:`data_for`), ``dataset`` (the paper's name), ``sampler``,
+    ``epsilon``, ``NK``, ``K``, ``N``.
+    """
+    out = cells[CELL].drop_duplicates().reset_index(drop=True)
+    out.insert(0, "data", [data_for(d, data) for d in out["dataset"]])
+    out["N"] = out["NK"] // out["K"]
+    return out
+
+
+def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300,
+             perturbation: str = DEFAULT, data: Mapping[str, str] | None = None, n_jobs: int = 1,
+             cache_dir=None, use_cache: bool = True) -> pd.DataFrame:
+    """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
+    for each seed, through :func:`analysis.grid.run` (its cell cache included), never the full grid.
+
+    Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
+    Columns: :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name).
+    """
+    todo = cells if "data" in cells.columns else cells_to_simulate(cells, data)
+    loaded: dict[str, object] = {}
+    parts = []
+    for seed in seeds:
+        for (name, sampler, epsilon, nk), group in todo.groupby(["data", "sampler", "epsilon", "NK"], sort=False):
+            ds = loaded.setdefault(name, datasets.load(name))
+            parts.append(grid.run(ds, sampler, budgets=[int(nk)], ks=sorted(set(group["K"].astype(int))),
+                                  epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
+                                  cache_dir=cache_dir, use_cache=use_cache, progress=False,
+                                  perturbation=perturbation))
+    if not parts:
+        raise ParameterError("no cell to simulate")
+    results = pd.concat(parts, ignore_index=True)
+    return results.assign(imitates=results["dataset"].map(paper_name))
+
+
+def effect_sizes(cells: pd.DataFrame, results: pd.DataFrame, factor: float = FACTOR) -> pd.DataFrame:
+    """Ours beside the paper's Δ at each of the paper's cells, one row per (cell, seed of ``results``).
+
+    ``cells``: a :func:`paper_cells` frame; ``results``: grid results (as :func:`simulate` returns) holding every
+    cell, with ``delta``, ``delta_sd`` and ``n_samples``. Runs are matched by the paper dataset the data are or
+    imitate. Columns: ``table``, ``dataset``, ``sampler``, ``metric``, ``epsilon``, ``NK``, ``K``, ``N``,
+    ``paper_delta``, ``paper_p``, ``seed``, ``data`` (our dataset), ``delta``, ``se`` (Monte Carlo standard error,
+    ``delta_sd / sqrt(n_samples)``), ``p_value`` (ours), ``ratio`` (ours / paper's) and ``within`` (the ratio lies
+    in ``[1 / factor, factor]``; a negative ratio never does).
+    """
+    ours = results.assign(dataset=results["dataset"].map(paper_name), data=results["dataset"],
+                          se=results["delta_sd"] / np.sqrt(results["n_samples"]),
+                          _eps=results["epsilon"].round(9))
+    key = ["dataset", "sampler", "metric", "_eps", "NK", "K"]
+    ours = ours[[*key, "seed", "data", "delta", "se", "p_value"]]
+    if ours.duplicated([*key, "seed"]).any():
+        raise ParameterError("results hold two datasets for one paper dataset (or a cell twice): pass one of them")
+    merged = cells.assign(_eps=cells["epsilon"].round(9)).merge(ours, on=key, how="left")
+    missing = merged[merged["delta"].isna()]
+    if len(missing):
+        names = ", ".join(f"{r.dataset} {r.sampler} {r.metric} (ε {r.epsilon:g}, NK {r.NK}, K {r.K})"
+                          for r in missing.head(5).itertuples())
+        raise ParameterError(f"{len(missing)} paper cell(s) lack our results, e.g. {names}: simulate them first")
+    merged["seed"] = merged["seed"].astype(int)
+    merged["ratio"] = merged["delta"] / merged["paper_delta"]
+    merged["within"] = (merged["ratio"] >= 1 / factor) & (merged["ratio"] <= factor)
+    return merged.drop(columns="_eps").reset_index(drop=True)
+
+
+def _counts(frame: pd.DataFrame, flag: str, name: str) -> list[dict]:
+    """Per table and grouping (every cell, by run, by metric): cells and the per-seed count of ``flag``."""
+    rows = []
+    frame = frame.assign(run=frame["dataset"] + " " + frame["sampler"],
+                         metric_label=frame["metric"].map(METRIC_LABELS), all="every cell")
+    for by, column in (("all", "all"), ("run", "run"), ("metric", "metric_label")):
+        for (table, group), chosen in frame.groupby(["table", column], sort=False):
+            per_seed = chosen.groupby("seed")[flag].agg(["sum", "size"])
+            counts = per_seed["sum"].to_numpy()
+            rows.append({"table": table, "by": by, "group": group, "count": name,
+                         "cells": int(per_seed["size"].max()), "seeds": len(per_seed),
+                         "min": int(counts.min()), "median": float(np.median(counts)), "max": int(counts.max())})
+    return rows
+
+
+def summary(effects: pd.DataFrame, grids: Mapping[int, pd.DataFrame] | None = None,
+            epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
+    """Counts of agreeing cells, per seed, summarised over seeds.
+
+    ``effects``: an :func:`effect_sizes` frame (its ``within`` count); ``grids``: optionally, full grid results
+    per seed, whose Table 1 gives the best-K-class and budget-step counts of :func:`analysis.why.agreement`
+    (Table 1 only). Columns: ``table``, ``by`` (``all``, ``run`` or ``metric``), ``group``, ``count`` (which
+    count), ``cells``, ``seeds``, ``min``, ``median``, ``max`` (over seeds) and ``spread`` (``median (min–max)``).
+    """
+    rows = _counts(effects, "within", WITHIN)
+    if grids:
+        cells = pd.concat([why.agreement(results, epsilon).assign(seed=seed) for seed, results in grids.items()],
+                          ignore_index=True).assign(table="table1")
+        for rule, label in why.RULES.items():
+            rows += _counts(cells, rule, label)
+    out = pd.DataFrame(rows, columns=["table", "by", "group", "count", "cells", "seeds", "min", "median", "max"])
+    out["spread"] = [f"{m:g} ({lo}–{hi}) of {n}" for m, lo, hi, n in
+                     zip(out["median"], out["min"], out["max"], out["cells"])]
+    return out
