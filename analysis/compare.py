@@ -1,20 +1,22 @@
-"""Comparing two real systems against multi-rater annotations, with raters modelled (METHOD section 10).
+"""Comparing two real systems against multi-rater annotations, with the raters resampled as the design allows.
 
 A system's outputs give, per item, a label distribution ``q_i``: its one label (a point mass), the shares of its
 sampled labels, or its label probabilities (``p_<label>`` columns). In a bootstrap replicate the sampler (S1, S2
 or S3) draws the items and the gold's ``K`` rater columns, and each system answers every drawn item with its
 ``q_i`` on the scale of ``K`` responses (for a system of one label per item, that label ``K`` times; for samples
 or probabilities, their expected counts rather than ``K`` draws, so that replicates and the observed scores treat
-a system alike). A and B answer the same drawn items (paired). The null replicates are the same drawn items with
-A's and B's answers swapped per item slot with probability 1/2.
+a system alike). A and B answer the same drawn items (paired).
 
-The p-value is the observed delta's own p-value against the null replicates, ``(1 + #{delta*_i >= delta}) /
-(1 + n)`` (:func:`permutation_p`, ties toward the null), not the pairwise p of METHOD section 4: with one observed
-study, this is the test whose p is uniform when A and B are exchangeable on every item, whatever the raters.
+The interval and the headline p come from the same replicates (:func:`replicate_test`). A replicate's gold has
+``K`` ratings drawn with replacement, a noisier gold than all of an item's ratings, which moves the level of
+non-linear metrics (MAE, Wins, JSD) more than their spread; so each replicate's delta enters as its deviation from
+the replicates' mean added to the observed delta. The 95 % interval is a pair of order statistics of those
+values and the p counts them at 0 (``(1 + #{delta*_b <= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low,
+p_high))``), chosen so that a two-sided p below 0.05 holds exactly when the interval excludes 0.
 
-The interval is the 95 % percentile interval of the replicates' deltas around their mean, placed at the observed
-delta: a replicate's gold has ``K`` ratings drawn with replacement, a noisier gold than all of an item's ratings,
-which moves the level of non-linear metrics (MAE, Wins, JSD) more than their spread. Everything is plain numpy on
+A second p, ``p_given_ratings``, holds these raters' labels fixed: the same drawn items with A's and B's answers
+swapped per item slot with probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
+changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
 count arrays; the metrics are :func:`analysis.metrics.scores` and :func:`analysis.metrics.deltas`.
 """
 
@@ -23,15 +25,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from analysis import __version__
-from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, from_table
+from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, from_table, id_text, ids_as_text, read_table
 from analysis.errors import DataError, ParameterError
 from analysis.grid import engine_fingerprint
 from analysis.io import output_file, write_atomic
@@ -41,11 +46,14 @@ from analysis.pvalues import replicate_p_values
 from analysis.samplers import check_sampler, group_layout, make_plan
 
 PROBABILITY_PREFIX = "p_"
-PROBABILITY_TOLERANCE = 1e-6
+PROBABILITY_TOLERANCE = 1e-6  # sums this close to 1 are taken as they are
+ROUNDING_TOLERANCE = 1e-3  # sums this close to 1 (probabilities rounded to 3 decimals) are renormalised, with a note
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
-LEVEL = 0.95
+TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
 SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters within items resampled",
                  "S3": "batches, items and batch raters resampled"}
+COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
+           "sampler", "n_samples", "seed", "signature")
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class SystemOutputs:
     form: str  # "label", "samples" or "probabilities"
     sha256: str
     unanswered: np.ndarray  # dataset item codes listed without an answer
+    notes: tuple[str, ...] = ()  # what was done to the outputs on the way (renormalised probabilities)
 
 
 def default_sampler(ds: AnnotationDataset) -> str:
@@ -65,57 +74,107 @@ def default_sampler(ds: AnnotationDataset) -> str:
 
 
 def _text(value) -> str:
-    """An id or a label as text, ``1.0`` read as ``1`` (CSV readers turn integer columns with gaps into floats)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
+    """A label as text, ``1.0`` read as ``1`` (CSV readers turn integer columns with gaps into floats)."""
+    return id_text(value).strip()
+
+
+def _label_codes(ds: AnnotationDataset, normalize: bool) -> tuple[dict, callable]:
+    """The annotations' labels by their text, and the key a system's label is looked up by (case and surrounding
+    spaces ignored when ``normalize``, as ``--normalize-labels`` does for the annotations)."""
+    key = (lambda v: _text(v).casefold()) if normalize else _text
+    return {key(v): c for c, v in enumerate(ds.label_names)}, key
+
+
+def _label_error(name: str, strange, ds: AnnotationDataset, normalize: bool, what: str = "label(s)") -> DataError:
+    known = [str(v) for v in ds.label_names]
+    folded = {v.strip().casefold() for v in known}
+    close = not normalize and any(str(v).strip().casefold() in folded for v in strange)
+    return DataError(f"{name}: {what} {list(strange)[:5]} are not labels of the annotations ({known})"
+                     + ("; give --normalize-labels (normalize_labels=True in Python) to match labels whatever their "
+                        "case and surrounding spaces" if close else ""))
+
+
+def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: list) -> tuple[np.ndarray, ...]:
+    """A system's probability rows, checked: (answered rows, probabilities, notes). A row with no probability is
+    unanswered; one with some missing, a negative one or a sum off 1 by more than :data:`ROUNDING_TOLERANCE` is an
+    error; sums off by less are renormalised, with a note."""
+    raw = outputs[columns]
+    probs = raw.apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    given = raw.notna().to_numpy() & (raw.astype(str).apply(lambda c: c.str.strip()) != "").to_numpy()
+    answered = given.any(1)
+    unreadable = answered[:, None] & (~given | np.isnan(probs) | ~np.isfinite(probs))
+    if unreadable.any():
+        row, col = np.argwhere(unreadable)[0]
+        value = raw.iloc[row, col]
+        raise DataError(f"{name}: item {keys.iloc[row]!r} has no number in {columns[col]} "
+                        f"({'empty' if not given[row, col] else repr(value)}); give every probability of an answered "
+                        "item, or none to leave the item unanswered")
+    negative = answered[:, None] & (probs < 0)
+    if negative.any():
+        row, col = np.argwhere(negative)[0]
+        raise DataError(f"{name}: item {keys.iloc[row]!r} has a negative probability, {columns[col]} = "
+                        f"{probs[row, col]:g}")
+    total = np.where(answered, probs.sum(1), 1.0)
+    off = np.abs(total - 1)
+    if (off > ROUNDING_TOLERANCE).any():
+        row = int(np.argmax(off > ROUNDING_TOLERANCE))
+        raise DataError(f"{name}: the probabilities of item {keys.iloc[row]!r} sum to {total[row]:.6g}, not 1 "
+                        f"(sums within {ROUNDING_TOLERANCE:g} of 1 are renormalised)")
+    notes = ()
+    rounded = off > PROBABILITY_TOLERANCE
+    if rounded.any():
+        notes = (f"{name}: the probabilities of {int(rounded.sum())} item(s) sum to 1 only within "
+                 f"{ROUNDING_TOLERANCE:g} (largest gap {off.max():.2g}), as rounded values do; they were renormalised",)
+    return answered, probs / total[:, None], notes
 
 
 def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "system", item: str = "item",
-                 label: str = "label") -> SystemOutputs:
+                 label: str = "label", normalize_labels: bool = False) -> SystemOutputs:
     """Validate one system's outputs against the annotations: one or several ``label`` rows per item, or one row of
-    ``p_<label>`` probabilities per item. Rows without an answer mark the item as unanswered."""
+    ``p_<label>`` probabilities per item. Items are matched by their id as text, exactly as written (``00012`` is
+    not ``12``); rows without an answer mark the item as unanswered. ``normalize_labels`` matches labels whatever
+    their case and surrounding spaces."""
     if item not in outputs.columns:
         raise DataError(f"{name}: no item column {item!r}; the outputs have columns {list(outputs.columns)}")
-    codes = {_text(v): c for c, v in enumerate(ds.item_ids)}
-    keys = outputs[item].map(_text)
+    codes = {id_text(v): c for c, v in enumerate(ds.item_ids)}
+    keys = ids_as_text(outputs[item], f"{name}'s {item}")
+    if keys.isna().any():
+        raise DataError(f"{name}: {int(keys.isna().sum())} row(s) have no item id")
     unknown = sorted(set(keys) - set(codes))
     if unknown:
-        raise DataError(f"{name}: {len(unknown)} item(s) have no annotations, e.g. {unknown[:3]}")
-    labels = {_text(v): c for c, v in enumerate(ds.label_names)}
+        raise DataError(f"{name}: {len(unknown)} item(s) have no annotations, e.g. {unknown[:3]} (item ids are "
+                        "matched as text, exactly as written)")
+    labels, key = _label_codes(ds, normalize_labels)
     prob_columns = [c for c in outputs.columns if str(c).startswith(PROBABILITY_PREFIX)]
     item_code = keys.map(codes).to_numpy()
     share = np.zeros((ds.n_items, ds.n_labels))
+    notes = ()
+    if prob_columns and label in outputs.columns:
+        raise DataError(f"{name}: both a {label!r} column and {PROBABILITY_PREFIX}<label> columns "
+                        f"({', '.join(map(str, prob_columns[:3]))}); give one form of outputs per file")
     if prob_columns:
         form = "probabilities"
-        strange = [c for c in prob_columns if c[len(PROBABILITY_PREFIX):] not in labels]
+        strange = [c for c in prob_columns if key(c[len(PROBABILITY_PREFIX):]) not in labels]
         if strange:
-            raise DataError(f"{name}: column(s) {strange} name label(s) the annotations do not have; their labels "
-                            f"are {[str(v) for v in ds.label_names]}")
+            raise _label_error(name, strange, ds, normalize_labels, "column(s)")
         if keys.duplicated().any():
             raise DataError(f"{name}: probabilities need one row per item; item {keys[keys.duplicated()].iloc[0]!r} "
                             "has several")
-        probs = outputs[prob_columns].apply(pd.to_numeric, errors="coerce").to_numpy(float)
-        answered = ~np.isnan(probs).all(1)
-        probs = np.nan_to_num(probs)
-        total = probs.sum(1)
-        bad = answered & ((probs < 0).any(1) | (np.abs(total - 1) > PROBABILITY_TOLERANCE))
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{name}: the probabilities of item {keys.iloc[row]!r} sum to {total[row]:.6g}, not 1 "
-                            "(or one is negative)")
-        columns = [labels[c[len(PROBABILITY_PREFIX):]] for c in prob_columns]
+        answered, probs, notes = _probabilities(name, keys, outputs, prob_columns)
+        columns = [labels[key(c[len(PROBABILITY_PREFIX):])] for c in prob_columns]
+        if len(set(columns)) < len(columns):
+            raise DataError(f"{name}: columns {prob_columns} name one label twice")
         share[np.ix_(item_code[answered], columns)] = probs[answered]
     else:
         if label not in outputs.columns:
             raise DataError(f"{name}: neither a {label!r} column nor {PROBABILITY_PREFIX}<label> columns; the outputs "
                             f"have columns {list(outputs.columns)}")
         answered = outputs[label].notna().to_numpy() & (outputs[label].map(_text) != "").to_numpy()
-        values = outputs[label][answered].map(_text)
+        values = outputs[label][answered].map(key)
         strange = sorted(set(values) - set(labels))
         if strange:
-            raise DataError(f"{name}: label(s) {strange[:5]} are not labels of the annotations "
-                            f"({[str(v) for v in ds.label_names]})")
+            raise _label_error(name, outputs[label][answered][values.isin(strange)].map(_text).unique(), ds,
+                               normalize_labels)
         np.add.at(share, (item_code[answered], values.map(labels).to_numpy()), 1.0)
         form = "samples" if keys[answered].duplicated().any() else "label"
     listed = np.unique(item_code)
@@ -126,7 +185,7 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
     digest = hashlib.sha256(form.encode())
     digest.update(np.ascontiguousarray(done, np.int64).tobytes())
     digest.update(np.ascontiguousarray(share).tobytes())
-    return SystemOutputs(done, share, form, digest.hexdigest(), listed[~has[listed]])
+    return SystemOutputs(done, share, form, digest.hexdigest(), listed[~has[listed]], notes)
 
 
 def _paired(ds: AnnotationDataset, a: SystemOutputs, b: SystemOutputs) -> tuple[np.ndarray, np.ndarray]:
@@ -134,9 +193,10 @@ def _paired(ds: AnnotationDataset, a: SystemOutputs, b: SystemOutputs) -> tuple[
     listed_a, listed_b = np.union1d(a.item, a.unanswered), np.union1d(b.item, b.unanswered)
     if not np.array_equal(listed_a, listed_b):
         only_a, only_b = np.setdiff1d(listed_a, listed_b), np.setdiff1d(listed_b, listed_a)
-        raise DataError(f"A and B list different items: {len(only_a)} only in A (e.g. "
-                        f"{[str(v) for v in ds.item_ids[only_a[:3]]]}), {len(only_b)} only in B (e.g. "
-                        f"{[str(v) for v in ds.item_ids[only_b[:3]]]}); give both systems' outputs on the same items")
+        sides = [f"{len(only)} only in {side} (e.g. {[str(v) for v in ds.item_ids[only[:3]]]})"
+                 for side, only in (("A", only_a), ("B", only_b)) if len(only)]
+        raise DataError(f"A and B list different items: {', '.join(sides)}; give both systems' outputs on the same "
+                        "items")
     both = np.intersect1d(a.item, b.item)
     if both.size == 0:
         raise DataError("no item was answered by both systems")
@@ -195,31 +255,59 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
-                     n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(alternative, null) deltas, each (n_samples, 8) in METRICS order; ``share_a[i]`` is A's label distribution
+                     n_samples: int, seed: int, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(bootstrap, swap) deltas, each (n_samples, 8) in METRICS order; ``share_a[i]`` is A's label distribution
     on item ``i`` of ``ds``.
 
-    An alternative replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
+    A bootstrap replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
     drawn item with its whole label distribution on the scale of ``k`` responses (drawing ``k`` labels from it would
-    add noise that the observed scores do not have, and move the interval away from the estimate). Its null twin
-    takes the same drawn items, swaps A and B per item slot with probability 1/2, and scores them as the observed
-    delta is scored (all ratings): under the hypothesis that A and B are exchangeable on every item, that is the
-    observed delta's exact permutation law, whatever the raters.
+    add noise that the observed scores do not have). Its swap twin takes the same drawn items, swaps A and B per
+    item slot with probability 1/2, and scores them as the observed delta is scored (all ratings): under the
+    hypothesis that A and B are exchangeable on every item of these ratings, that is the observed delta's exact
+    permutation law. ``progress`` shows a bar on standard error for runs of several seconds.
     """
     plan = make_plan(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
     rng = np.random.default_rng(seed)
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
     alt, null = [], []
-    for start in range(0, n_samples, chunk):
-        reps = min(chunk, n_samples - start)
-        item, gold = draw_gold(plan, ds.n_items, k, reps, rng)
-        a, b = full[1][item], full[2][item]
-        alt.append(delta_values(gold, a, b))
-        swap = rng.random(item.shape)[..., None] < 0.5
-        null.append(delta_values(full[0][item], np.where(swap, b, a), np.where(swap, a, b)))
+    with tqdm(total=n_samples, desc=f"compare {sampler}", unit="replicate", file=sys.stderr, leave=False, delay=2,
+              disable=not progress) as bar:
+        for start in range(0, n_samples, chunk):
+            reps = min(chunk, n_samples - start)
+            item, gold = draw_gold(plan, ds.n_items, k, reps, rng)
+            a, b = full[1][item], full[2][item]
+            alt.append(delta_values(gold, a, b))
+            swap = rng.random(item.shape)[..., None] < 0.5
+            null.append(delta_values(full[0][item], np.where(swap, b, a), np.where(swap, a, b)))
+            bar.update(reps)
     stack = lambda parts: np.column_stack([np.concatenate([p[m] for p in parts]) for m in METRICS])  # noqa: E731
     return stack(alt), stack(null)
+
+
+def interval_rank(n_samples: int) -> int:
+    """The order statistic (1-based) of the 95 % interval's lower end among ``n_samples`` replicates:
+    ``ceil((B + 1) / 40) - 1``, the rank at which "the interval excludes 0" and "two-sided p < 0.05" are the same
+    event; 0 when ``B < 40``, too few replicates for any p below 0.05 (the interval is then unbounded)."""
+    return math.ceil(TAIL * (n_samples + 1)) - 1
+
+
+def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool) -> tuple[float, float, float]:
+    """(p, interval low, interval high) of one metric from its bootstrap replicates and the observed delta.
+
+    The replicates enter as ``delta + (delta*_b - mean)``. One-sided p (A is better) is
+    ``(1 + #{<= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low, p_high))`` with ``p_high`` counting ``>= 0``; the
+    interval's ends are the order statistics of rank :func:`interval_rank` from each end, so that two-sided
+    p < 0.05 exactly when the interval excludes 0 (and one-sided p < 0.025 exactly when its lower end is above 0).
+    """
+    values = np.sort(delta + (replicates - replicates.mean()))
+    n = len(values)
+    low = int(np.searchsorted(values, 0.0, side="right"))  # #{<= 0}
+    high = n - int(np.searchsorted(values, 0.0, side="left"))  # #{>= 0}
+    p = 2 * (1 + min(low, high)) / (1 + n) if two_sided else (1 + low) / (1 + n)
+    rank = interval_rank(n)
+    ends = (values[rank - 1], values[n - rank]) if rank >= 1 else (-np.inf, np.inf)
+    return min(1.0, p), float(ends[0]) + 0.0, float(ends[1]) + 0.0
 
 
 def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int) -> dict[str, tuple]:
@@ -233,11 +321,15 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
     return out
 
 
-def permutation_p(null: np.ndarray, delta: float) -> float:
-    """``(1 + #{null_i >= delta}) / (1 + n)``: the observed answers count as one of the equally likely swaps, so
-    that ``P(p <= a) <= a`` holds exactly (ties count toward the null, :func:`analysis.pvalues.replicate_p_values`)."""
-    above = np.rint(replicate_p_values(null, [delta])[0] * len(null))
-    return float((1 + above) / (1 + len(null)))
+def permutation_p(null: np.ndarray, delta: float, two_sided: bool = False) -> float:
+    """``p_given_ratings``: ``(1 + #{null_i >= delta}) / (1 + n)`` over the swap replicates, the observed answers
+    counting as one of the equally likely swaps, so that ``P(p <= a) <= a`` holds exactly (ties count toward the
+    null, :func:`analysis.pvalues.replicate_p_values`); two-sided, twice the smaller tail, each tail counting its
+    ties, so that a delta inside a block of equal swap deltas gets p = 1."""
+    def tail(values, at):
+        return (1 + np.rint(replicate_p_values(values, [at])[0] * len(values))) / (1 + len(values))
+    p = tail(null, delta)
+    return float(min(1.0, 2 * min(p, tail(-null, -delta)))) if two_sided else float(p)
 
 
 def engine() -> str:
@@ -247,21 +339,34 @@ def engine() -> str:
     return digest.hexdigest()[:16]
 
 
-def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFrame, sampler: str | None = None,
-            k: int | None = None, n_samples: int = 1000, seed: int = 0, metrics="all", two_sided: bool = False,
-            item: str = "item", label: str = "label") -> pd.DataFrame:
+def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs_b: pd.DataFrame | str | Path,
+            sampler: str | None = None, k: int | None = None, n_samples: int = 1000, seed: int = 0, metrics="all",
+            two_sided: bool = False, item: str = "item", label: str = "label", normalize_labels: bool = False,
+            progress: bool = False) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
-    ``outputs_a`` and ``outputs_b`` hold an ``item`` column and either a ``label`` column (one row per item, or
-    several: sampled labels) or ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the
-    design allows, ``k`` to the median number of ratings per item. The frame's ``attrs`` hold the items left out
-    (``"left_out"``) and the provenance.
+    ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`read_system`) with
+    an ``item`` column and either a ``label`` column (one row per item, or several: sampled labels) or
+    ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
+    median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and
+    surrounding spaces; ``progress`` shows a bar on standard error for long runs.
+
+    Returns
+    -------
+    One row per metric, columns: ``metric``; ``score_a``, ``score_b`` (each against all of an item's ratings);
+    ``delta`` (positive: A is better); ``ci_low``, ``ci_high`` (95 % bootstrap interval of ``delta`` under the
+    sampler); ``p_value`` (from the same replicates: below 0.05 two-sided exactly when the interval excludes 0);
+    ``p_given_ratings`` (swapping A's and B's answers per item, these raters' labels fixed; no sampler changes
+    it); ``items``, ``K``, ``sampler``, ``n_samples``, ``seed``; ``signature`` (what reproduces the row). The
+    frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
+    provenance.
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    a = read_outputs(ds, outputs_a, "A", item, label)
-    b = read_outputs(ds, outputs_b, "B", item, label)
+    outputs = [read_system(x) if isinstance(x, (str, Path)) else x for x in (outputs_a, outputs_b)]
+    a = read_outputs(ds, outputs[0], "A", item, label, normalize_labels)
+    b = read_outputs(ds, outputs[1], "B", item, label, normalize_labels)
     both, left_out = _paired(ds, a, b)
     used = subset(ds, both)
     sampler = check_sampler(sampler or default_sampler(used))
@@ -270,7 +375,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
         raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
-    alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed))
+    alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress)
     seen = observed(used, share_a, share_b, int(k))
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
                           f"test:{'two-sided' if two_sided else 'one-sided'}", f"data:{ds.sha256[:12]}",
@@ -279,28 +384,26 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFr
     for m, metric in enumerate(METRICS):
         if metric not in chosen:
             continue
-        score_a, score_b, delta = seen[metric]
-        p = permutation_p(null[:, m], delta)
-        if two_sided:  # each tail counts its ties, so that a delta inside a block of equal null deltas gets p = 1
-            p = min(1.0, 2 * min(p, permutation_p(-null[:, m], -delta)))
-        low, high = delta + np.quantile(alt[:, m] - alt[:, m].mean(), [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-        rows.append({"metric": metric, "score_a": score_a, "score_b": score_b, "delta": delta,
-                     "ci_low": float(low), "ci_high": float(high),
-                     "p_value": p, "items": len(both), "K": int(k),
-                     "sampler": sampler, "n_samples": int(n_samples), "seed": int(seed), "signature": signature})
-    table = pd.DataFrame(rows)
+        score_a, score_b, delta = (value + 0.0 for value in seen[metric])  # + 0.0: no -0 in the table
+        p, low, high = replicate_test(alt[:, m], delta, two_sided)
+        rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
+                                       permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
+                                       int(n_samples), int(seed), signature))))
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
     table.attrs["left_out"] = [str(v) for v in ds.item_ids[left_out]]
+    table.attrs["notes"] = list(a.notes + b.notes)
     table.attrs["provenance"] = {
         "version": __version__, "engine": engine(), "dataset": ds.name, "data_sha256": ds.sha256,
         "data_provenance": ds.provenance, "system_a": {"form": a.form, "sha256": a.sha256},
         "system_b": {"form": b.form, "sha256": b.sha256}, "items_used": len(both),
-        "items_left_out": table.attrs["left_out"], "signature": signature,
+        "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "signature": signature,
         "parameters": {"sampler": sampler, "K": int(k), "n_samples": int(n_samples), "seed": int(seed),
-                       "two_sided": two_sided, "metrics": list(chosen)}}
+                       "two_sided": two_sided, "normalize_labels": normalize_labels, "metrics": list(chosen)}}
     return table
 
 
 def _number(value: float) -> str:
+    value = float(value) + 0.0  # no -0
     return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
 
 
@@ -313,50 +416,33 @@ def _favour(delta: float, names) -> str:
     return f" in favour of {names[0]}" if delta > 0 else f" in favour of {names[1]}" if delta < 0 else ", no difference"
 
 
+def _equals(p: float) -> str:
+    text = p_text(p)
+    return text if text[0] == "<" else f"= {text}"
+
+
 def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", "system B")) -> str:
     """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
     sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
-    p = p_text(row["p_value"])
     return (f"On {row['items']:,} items with K = {row['K']} ratings each, {names[0]} scored "
-            f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for {names[1]} "
-            f"(delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval [{_number(row['ci_low'])}, "
-            f"{_number(row['ci_high'])}], {sided} p {'= ' if p[0] != '<' else ''}{p}; {row['n_samples']:,} "
-            f"replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; {row['signature']}).")
+            f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
+            f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval "
+            f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}], {sided} p {_equals(row['p_value'])} from "
+            f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; with "
+            f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']}).")
 
 
 def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
-    """The result as people read it: per sampler and metric, both scores, delta, interval and p."""
+    """The result as people read it, one row per row of ``table``; columns ``sampler``, ``metric`` (its label),
+    ``names[0]`` and ``names[1]`` (the scores), ``delta``, ``95% interval``, ``p`` and ``p given ratings``, as
+    text."""
     return pd.DataFrame({
         "sampler": table["sampler"], "metric": table["metric"].map(METRIC_LABELS),
         names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
         "delta": table["delta"].map(_number),
         "95% interval": [f"[{_number(lo)}, {_number(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "p": table["p_value"].map(p_text)})
-
-
-def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
-    """What a comparison under one or more samplers found, in words (Markdown)."""
-    row = table.iloc[0]
-    parts = [f"On {row['items']:,} test items with K = {row['K']} ratings each"]
-    significant = table.groupby("metric", sort=False)["p_value"].max() < alpha
-    direction = table.groupby("metric", sort=False)["delta"].first()
-    for better, sign in ((names[0], 1), (names[1], -1)):
-        found = [METRIC_LABELS[m] for m in significant.index if significant[m] and np.sign(direction[m]) == sign]
-        if found:
-            parts.append(f"{better} is better on {', '.join(found)} (p < {alpha:g} under every sampler)")
-    tied = [METRIC_LABELS[m] for m in significant.index if not significant[m]]
-    if tied:
-        parts.append(f"neither is shown better on {', '.join(tied)}")
-    text = "; ".join(parts) + "."
-    widths = (table["ci_high"] - table["ci_low"]).replace(0, np.nan).groupby(table["sampler"]).median()
-    if len(widths) > 1:
-        text += (" The median width of the intervals that are not a single point is "
-                 + ", ".join(f"{w:.3g} under {s}" for s, w in widths.items())
-                 + ": modelling the raters as the same people across items "
-                 + ("widens" if widths.get("S1", widths.get("S3", 0)) > widths.get("S2", 0) else "does not widen")
-                 + " the intervals.")
-    return text
+        "p": table["p_value"].map(p_text), "p given ratings": table["p_given_ratings"].map(p_text)})
 
 
 def text_table(table: pd.DataFrame) -> str:
@@ -370,28 +456,41 @@ def save(table: pd.DataFrame, path: str | Path) -> None:
     write_atomic(f"{path}.json", json.dumps(table.attrs.get("provenance", {}), indent=2, default=str))
 
 
-def read_system(path: str) -> pd.DataFrame:
-    """A system's outputs file (CSV, TSV, JSON lines, Parquet), ids and labels kept as written."""
-    from analysis.data import read_table
-
-    return read_table(path, dtype=str)
+def read_system(path: str | Path) -> pd.DataFrame:
+    """A system's outputs file (CSV, TSV, JSON lines, Parquet; compressed too), ids and labels kept as written."""
+    return read_table(path, dtype=str, text=("item",))
 
 
 # ------------------------------------------------------------------------------------------ command line
 
+HELP_P = """\
+what the two p-values mean:
+  p                  from the sampler's own bootstrap replicates, the same ones that give the 95 % interval:
+                     a two-sided p below 0.05 exactly when the interval excludes 0. S1 and S3 resample the
+                     raters as the same people across items, so they answer "is A better for the rater
+                     population these raters come from?"; S2 treats each item's raters as independent.
+  p given ratings    swapping A's and B's answers item by item, with these raters' labels held fixed: "is A
+                     better on these very ratings?". No sampler changes it, and it says nothing about other
+                     raters.
+"""
+
+
 def add_cli(commands) -> None:
     """Register ``compare`` on the command line's subparsers."""
-    cli = commands.add_parser("compare", help="compare two real systems against the annotations, raters modelled",
-                              description="Is system A better than B on a multi-rater test set? (METHOD section 10)")
+    cli = commands.add_parser("compare", help="compare two systems' outputs against multi-rater annotations",
+                              description="Is system A better than B on a multi-rater test set? Scores both against "
+                                          "every rating, with a bootstrap interval and p under a sampler of items "
+                                          "and raters.", epilog=HELP_P, formatter_class=argparse.RawDescriptionHelpFormatter)
     data_arguments(cli)
     cli.add_argument("--a", required=True, help="system A's outputs: item,label rows (one or several per item) or "
-                                                "item,p_<label>,... rows")
+                                                "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")
     cli.add_argument("--b", required=True, help="system B's outputs, in the same form")
     cli.add_argument("--sampler", choices=("S1", "S2", "S3"), default=None,
                      help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
-    cli.add_argument("--n-samples", type=int, default=1000, help="bootstrap replicates (default: 1000)")
+    cli.add_argument("--n-samples", type=int, default=1000,
+                     help="bootstrap replicates (default: 1000; at least 40 for a two-sided p below 0.05)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cli.add_argument("--two-sided", action="store_true", help="two-sided p: twice the smaller tail, at most 1")
     cli.add_argument("--out", default=None, help="output CSV; provenance goes to OUT.json")
@@ -401,9 +500,11 @@ def run_cli(args: argparse.Namespace) -> None:
     """The ``compare`` command."""
     out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json") if args.out else None
     ds = load_data(args)
-    table = compare(ds, read_system(args.a), read_system(args.b), sampler=args.sampler, k=args.k,
-                    n_samples=args.n_samples, seed=args.seed, two_sided=args.two_sided,
-                    metrics="all" if args.metrics == "all" else args.metrics.split(","))
+    table = compare(ds, args.a, args.b, sampler=args.sampler, k=args.k, n_samples=args.n_samples, seed=args.seed,
+                    two_sided=args.two_sided, metrics="all" if args.metrics == "all" else args.metrics.split(","),
+                    normalize_labels=args.normalize_labels, progress=True)
+    for note in table.attrs["notes"]:
+        print(f"note: {note}", file=sys.stderr)
     left_out = table.attrs["left_out"]
     if left_out:
         print(f"note: {len(left_out)} item(s) that a system did not answer are left out of both: "
@@ -413,77 +514,10 @@ def run_cli(args: argparse.Namespace) -> None:
         print(f"note: the systems list {row['items'] + len(left_out):,} of the {ds.n_items:,} annotated items; the "
               "others are not compared", file=sys.stderr)
     print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
-          f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better")
+          f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better; "
+          "p from the sampler's replicates, 'p given ratings' with these raters' labels held fixed")
     print(text_table(table))
     print(f"\n{sentence(table)}")
     if out:
         save(table, out)
         print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
-
-
-# ------------------------------------------------------------------------------------------ the chapter's worked example
-
-def lewidi_texts(name: str) -> pd.DataFrame:
-    """The texts of a LeWiDi dataset in the cache: one row per item (``split:id``, as the registry keys it), with its
-    split and text."""
-    from analysis import datasets
-
-    datasets.verify(name)
-    rows = []
-    for path in sorted((datasets.data_dir() / name).glob("*_*.json")):
-        split = path.stem.rsplit("_", 1)[-1]
-        entries = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(entries, dict) and all(isinstance(e, dict) and "text" in e for e in entries.values()):
-            rows += [(f"{split}:{key}", split, str(entry["text"])) for key, entry in entries.items()]
-    return pd.DataFrame(rows, columns=["item", "split", "text"])
-
-
-def text_classifiers(seed: int = 0) -> dict:
-    """The two scikit-learn systems of the worked example: TF-IDF features with logistic regression, and with
-    multinomial naive Bayes."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import MultinomialNB
-    from sklearn.pipeline import make_pipeline
-
-    features = dict(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
-    return {"tfidf-logreg": make_pipeline(TfidfVectorizer(**features), LogisticRegression(max_iter=2000,
-                                                                                          random_state=seed)),
-            "tfidf-nb": make_pipeline(TfidfVectorizer(**features), MultinomialNB())}
-
-
-def train_and_predict(ds: AnnotationDataset, texts: pd.DataFrame, systems=("tfidf-logreg", "tfidf-nb"),
-                      train: str = "train", test: str = "test", seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Train each named system on the ``train`` split's texts and plurality labels and return its label
-    probabilities on the ``test`` split's items (``item`` and ``p_<label>`` columns)."""
-    known = text_classifiers(seed)
-    unknown = [s for s in systems if s not in known]
-    if unknown:
-        raise ParameterError(f"unknown system(s) {unknown}; choose from {', '.join(known)}")
-    code = {_text(v): c for c, v in enumerate(ds.item_ids)}
-    texts = texts[texts["item"].isin(code)]
-    fit, score = texts[texts["split"] == train], texts[texts["split"] == test]
-    votes = ds.item_label_counts.argmax(1)[fit["item"].map(code).to_numpy()]
-    out = {}
-    for name in systems:
-        model = known[name].fit(fit["text"], votes)
-        probs = np.zeros((len(score), ds.n_labels))
-        probs[:, model.classes_] = model.predict_proba(score["text"])
-        out[name] = pd.DataFrame({"item": score["item"].to_numpy(),
-                                  **{f"{PROBABILITY_PREFIX}{_text(v)}": probs[:, c]
-                                     for c, v in enumerate(ds.label_names)}})
-    return out
-
-
-def compare_samplers(ds: AnnotationDataset, outputs_a: pd.DataFrame, outputs_b: pd.DataFrame, samplers, **options):
-    """:func:`compare` under each sampler, one frame."""
-    return pd.concat([compare(ds, outputs_a, outputs_b, sampler=s, **options) for s in samplers], ignore_index=True)
-
-
-def clearest(table: pd.DataFrame) -> pd.Series:
-    """The clearest difference of a comparison: the metric with the largest p-value under its samplers being the
-    smallest, ties broken by the largest |delta| per interval width (averaged over the samplers); its first row."""
-    width = (table["ci_high"] - table["ci_low"]).replace(0, np.nan)
-    ranked = table.assign(worst_p=table.groupby("metric")["p_value"].transform("max"),
-                          clarity=(table["delta"].abs() / width).groupby(table["metric"]).transform("mean"))
-    return ranked.sort_values(["worst_p", "clarity"], ascending=[True, False]).iloc[0]
