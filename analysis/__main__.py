@@ -237,11 +237,31 @@ def _parser() -> argparse.ArgumentParser:
     judge.add_argument("--outputs", required=True, help="outputs: CSV/TSV (item_id, system, output) or WMT JSON "
                                                         "lines, or 'demo' for the demo suite's outputs")
     judge.add_argument("--out", required=True, help="judgements CSV (never an input, a folder, a device or '-')")
-    report = steps.add_parser("report", help="accuracy per category or phenomenon, first clusters in bold")
-    report.add_argument("judgements", help="a CSV written by 'testsuite judge'")
+    report = steps.add_parser("report", help="accuracy per category, phenomenon, tense or verb type, first clusters "
+                                             "in bold")
+    report.add_argument("judgements", help="a CSV written by 'testsuite judge' (or 'testsuite review apply')")
     report.add_argument("--analysis", type=int, choices=(1, 2), default=1,
                         help="1: drop items with a warning for any system; 2: drop warnings per system (default 1)")
-    report.add_argument("--by", choices=("category", "phenomenon"), default="category")
+    report.add_argument("--by", choices=("category", "phenomenon", "tense", "verb-type"), default="category",
+                        help="tense and verb-type: the verb category's phenomena, read from their names "
+                             "('Modal - perfect')")
+    report.add_argument("--exclude-systems", type=split, default=[], metavar="A,B",
+                        help="systems left out (as the source leaves its unsupervised systems out of Analysis 1)")
+    review = steps.add_parser("review", help="the manual review of warnings: export them, apply the reviews",
+                              description="Export the warnings for a reviewer, then apply the reviews (pass or "
+                                          "fail). The reviews file persists: export again after a new judge run "
+                                          "keeps its reviews, and apply applies them to the new judgements.")
+    turns = review.add_subparsers(dest="turn", required=True)
+    export = turns.add_parser("export", help="write the warnings as a reviews CSV (fill its review column)")
+    export.add_argument("judgements", help="a CSV written by 'testsuite judge'")
+    export.add_argument("--rules", required=True, help="the suite's items.json (for the source sentences), or 'demo'")
+    export.add_argument("--out", required=True, help="reviews CSV; reviews already in it are kept when their "
+                                                     "output is still a warning")
+    apply = turns.add_parser("apply", help="replace reviewed warnings by their review; write new judgements")
+    apply.add_argument("judgements", help="a CSV written by 'testsuite judge'")
+    apply.add_argument("--reviews", required=True,
+                       help="a reviews CSV (from 'review export', review filled), or 'demo' for the demo's reviews")
+    apply.add_argument("--out", required=True, help="judgements CSV with the reviews applied")
     from analysis import compare, power
 
     compare.add_cli(commands)
@@ -262,15 +282,46 @@ def _testsuite(args) -> None:
         skipped = ", ".join(f"{n} {why}" for why, n in table.attrs["not_scored"].items() if n)
         print(f"wrote {len(table)} judgements ({len(testsuite.judged(table))} scored) to {args.out}"
               + (f"; not scored: {skipped}" if skipped else ""), file=sys.stderr)
+    elif args.action == "review":
+        table = testsuite.check_judgements(_read_csv(args.judgements, "judgements", dtype=str, keep_default_na=False),
+                                           args.judgements)
+        if args.turn == "export":
+            rules = testsuite.demo_paths()[0] if args.rules == "demo" else args.rules
+            out = output_file(args.out, inputs=[args.judgements, rules])
+            done = testsuite.export_warnings(table, testsuite.load_rules(rules), out)
+            kept = f", and {done['other']} earlier reviews of other outputs" if done["other"] else ""
+            print(f"wrote {done['warnings']} warnings to {args.out} ({done['reviewed']} reviewed){kept}; fill its "
+                  "review column with pass or fail, then run 'testsuite review apply'", file=sys.stderr)
+        else:
+            reviews = testsuite.demo_reviews() if args.reviews == "demo" else args.reviews
+            out = output_file(args.out, inputs=[args.judgements, reviews])
+            reviewed = testsuite.apply_reviews(table, reviews)
+            write_atomic(out, reviewed.to_csv(index=False))
+            done = reviewed.attrs["reviews"]
+            print(f"applied {done['applied']} reviews to {args.out}; {done['not applied']} not applied (their output "
+                  f"is no longer a warning, or changed); {(reviewed['judgement'] == 'warning').sum()} warnings left",
+                  file=sys.stderr)
     else:
+        from analysis import suite_tables
+
         table = _read_csv(args.judgements, "judgements", dtype={"item_id": str})
         testsuite.check_judgements(table, args.judgements)
         rest = testsuite.not_scored(table)
         why = "; ".join(f"{n} {judgement} ({reason})" for (judgement, reason), n in rest.items())
         print(f"{len(table)} outputs: {len(table) - int(rest.sum())} scored, {int(rest.sum())} not scored"
               + (f": {why}" if why else ""))
-        print(f"Analysis {args.analysis}; accuracy in %; first significance cluster (Z-test, alpha 0.05) in **bold**")
-        print(testsuite.cluster_table(table, args.analysis, args.by).to_string())
+        table = testsuite.without_systems(table, args.exclude_systems)
+        left_out = f"; left out: {', '.join(args.exclude_systems)}" if args.exclude_systems else ""
+        print(f"Analysis {args.analysis}{left_out}; accuracy in %; first significance cluster (Z-test, alpha 0.05) "
+              "in **bold**")
+        if args.by in ("tense", "verb-type"):
+            print(suite_tables.verb_table(table, args.analysis, args.by.replace("-", " ")).to_string())
+        else:
+            print(testsuite.cluster_table(table, args.analysis, args.by).to_string())
+        if args.by == "category":
+            counted = suite_tables.decisive(table, args.analysis)
+            print("First significance cluster in N of M decisive categories (where the Z-test leaves some system "
+                  "out): " + ", ".join(f"{s} {n} of {m}" for s, (n, m) in counted.iterrows()))
 
 
 def _datasets(args) -> None:

@@ -45,6 +45,8 @@ ERROR, UNSCORED = "error", "unscored"
 JUDGED = (PASS, FAIL, WARNING)
 JUDGEMENTS = JUDGED + (ERROR, UNSCORED)
 COLUMNS = ("item_id", "system", "category", "phenomenon", "judgement", "decided_by", "output")
+GROUPS = ("category", "phenomenon", "tense", "verb type")  # what tables group by (the last two: suite_tables)
+REVIEW_COLUMNS = ("item_id", "system", "category", "phenomenon", "source", "output", "decided_by", "review")
 ALPHA = 0.05
 
 
@@ -159,6 +161,11 @@ def demo_paths() -> tuple[Path, Path]:
     return Path(str(folder / "items.json")), Path(str(folder / "outputs.csv"))
 
 
+def demo_reviews() -> Path:
+    """The demo suite's reviews CSV: a review of each warning that its rules leave on the demo outputs."""
+    return Path(str(package_files("analysis") / "resources" / "demo_testsuite" / "reviews.csv"))
+
+
 # ---------------------------------------------------------------- judging and tables
 
 def judge_all(rules: dict[str, Rule], outputs: pd.DataFrame) -> pd.DataFrame:
@@ -240,10 +247,21 @@ def scored(judgements: pd.DataFrame, analysis: int) -> pd.DataFrame:
     return judgements[judgements["judgement"] != WARNING]
 
 
+def without_systems(judgements: pd.DataFrame, systems=()) -> pd.DataFrame:
+    """The rows of every system but ``systems`` (as the source leaves its unsupervised systems out of Analysis 1);
+    a name that is not a system of ``judgements`` is a :class:`ParameterError`."""
+    unknown = sorted(set(systems) - set(judgements["system"]))
+    if unknown:
+        raise ParameterError(f"no system named {', '.join(unknown)}; the systems are "
+                             f"{', '.join(sorted(judgements['system'].unique()))}")
+    return judgements[~judgements["system"].isin(list(systems))]
+
+
 def counts(judgements: pd.DataFrame, by: str = "category") -> pd.DataFrame:
-    """Pass, fail and warning counts per (group, system)."""
-    if by not in ("category", "phenomenon"):
-        raise ParameterError(f"by must be 'category' or 'phenomenon', got {by!r}")
+    """Pass, fail and warning counts (columns) per (group, system) (rows)."""
+    if by not in GROUPS or by not in judgements.columns:
+        raise ParameterError(f"by must be one of {', '.join(GROUPS)} (tense and verb type after "
+                             f"suite_tables.verb_parts), got {by!r}")
     table = judgements.groupby([by, "system"])["judgement"].value_counts().unstack(fill_value=0)
     return table.reindex(columns=[PASS, FAIL, WARNING], fill_value=0)
 
@@ -254,11 +272,12 @@ def accuracy(judgements: pd.DataFrame, analysis: int = 1, by: str = "category") 
     return (100 * kept[PASS] / (kept[PASS] + kept[FAIL])).unstack("system")
 
 
-def averages(judgements: pd.DataFrame, analysis: int = 1) -> pd.DataFrame:
-    """Per system: non-weighted average (sum passes / sum items) and weighted average (mean of categories)."""
+def averages(judgements: pd.DataFrame, analysis: int = 1, by: str = "category") -> pd.DataFrame:
+    """Per system (rows): ``non-weighted`` (sum of passes over scored items) and ``weighted`` (mean of the
+    accuracies of the ``by`` groups), in %."""
     kept = scored(judgements, analysis)
     per_system = kept.groupby("system")["judgement"].agg(lambda j: 100 * (j == PASS).mean())
-    return pd.DataFrame({"non-weighted": per_system, "weighted": accuracy(judgements, analysis).mean()})
+    return pd.DataFrame({"non-weighted": per_system, "weighted": accuracy(judgements, analysis, by).mean()})
 
 
 def warning_rates(judgements: pd.DataFrame) -> pd.Series:
@@ -338,18 +357,28 @@ def bootstrap_clusters(judgements: pd.DataFrame, analysis: int = 1, by: str = "c
     return member
 
 
-def cluster_table(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", clusters=None) -> pd.DataFrame:
-    """Accuracy in % as text, with first-cluster members in bold (``**...**``) and rows for the averages."""
-    acc = accuracy(judgements, analysis, by)
+def percent(value) -> str:
+    """A percentage as the book prints it: one decimal, ``–`` when missing."""
+    return "–" if pd.isna(value) else f"{value:.1f}"
+
+
+def marked(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", clusters=None) -> pd.DataFrame:
+    """Accuracy in % as text per group (rows) and system (columns), first-cluster members in bold (``**...**``)."""
     member = z_clusters(judgements, analysis, by) if clusters is None else clusters
-    text = acc.apply(lambda col: col.map(lambda v: "–" if pd.isna(v) else f"{v:.1f}"))
+    text = accuracy(judgements, analysis, by).apply(lambda col: col.map(percent))
     for group in text.index:
         for system in text.columns:
             if member.loc[group, system] and text.loc[group, system] != "–":
                 text.loc[group, system] = f"**{text.loc[group, system]}**"
-    avg = averages(judgements, analysis).T.map(lambda v: f"{v:.1f}")
-    return pd.concat([text, avg.rename(index={"non-weighted": "non-weighted average",
-                                              "weighted": "weighted average"})])
+    return text
+
+
+def cluster_table(judgements: pd.DataFrame, analysis: int = 1, by: str = "category", clusters=None) -> pd.DataFrame:
+    """:func:`marked`, followed by the rows ``non-weighted average`` and ``weighted average`` (the mean of the
+    ``by`` groups)."""
+    avg = averages(judgements, analysis, by).T.map(percent)
+    return pd.concat([marked(judgements, analysis, by, clusters),
+                      avg.rename(index={"non-weighted": "non-weighted average", "weighted": "weighted average"})])
 
 
 def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float = 0.8) -> int:
@@ -367,28 +396,75 @@ def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float =
 
 # ---------------------------------------------------------------- manual review
 
-def export_warnings(judgements: pd.DataFrame, rules: dict[str, Rule], path: str | Path) -> int:
-    """Write the warnings as CSV for manual review (fill the ``review`` column with pass or fail)."""
-    warned = judgements[judgements["judgement"] == WARNING].copy()
-    warned["source"] = warned["item_id"].map(lambda i: rules[i].source)
-    warned["review"] = ""
-    warned[["item_id", "system", "category", "phenomenon", "source", "output", "decided_by", "review"]].to_csv(
-        path, index=False)
-    return len(warned)
+def read_reviews(path: str | Path) -> pd.DataFrame:
+    """A reviews CSV (written by :func:`export_warnings`, ``review`` filled with pass, fail or left blank), checked;
+    its columns are :data:`REVIEW_COLUMNS` with ``review`` stripped."""
+    from analysis.data import read_table
+
+    review = read_table(path, columns=list(REVIEW_COLUMNS), dtype=str,
+                        hint="write the file with 'testsuite review export'")
+    review["review"] = review["review"].str.strip()
+    bad = sorted(set(review["review"]) - {"", PASS, FAIL})
+    if bad:
+        raise DataError(f"{path}: the review column holds {bad[:5]}; use 'pass', 'fail' or leave it blank")
+    if review.duplicated(["item_id", "system"]).any():
+        first = review[review.duplicated(["item_id", "system"])].iloc[0]
+        raise DataError(f"{path}: item {first['item_id']} of system {first['system']} is reviewed twice")
+    return review
+
+
+def _review_keys(table: pd.DataFrame) -> pd.MultiIndex:
+    """(item_id, system, output) of each row: a review holds for the output it judged, not for a new one."""
+    if "output" not in table.columns:
+        raise DataError("the judgements have no output column; write them with 'testsuite judge'")
+    return pd.MultiIndex.from_arrays([table["item_id"].astype(str), table["system"].astype(str),
+                                      table["output"].fillna("").astype(str)])
+
+
+def export_warnings(judgements: pd.DataFrame, rules: dict[str, Rule], path: str | Path) -> dict[str, int]:
+    """Write the warnings as a reviews CSV (columns :data:`REVIEW_COLUMNS`; a reviewer fills ``review`` with pass
+    or fail), atomically; outputs already decided by manual review come with their review filled.
+
+    No review is lost: when ``path`` already holds reviews, a warning of the same output of the same item and
+    system takes its review, and the reviews that match no such warning stay at the end of the file. Returns the
+    counts ``warnings`` (rows to review, reviewed or not), ``reviewed`` (of those) and ``other`` (the reviews
+    kept at the end).
+    """
+    from analysis.io import write_atomic
+
+    reviewed = judgements["decided_by"].eq("manual review") if "decided_by" in judgements else False
+    rows = judgements[judgements["judgement"].eq(WARNING) | reviewed].copy()
+    rows["source"] = rows["item_id"].map(lambda i: rules[i].source if i in rules else "")
+    rows["review"] = rows["judgement"].where(rows["judgement"] != WARNING, "")
+    other = pd.DataFrame(columns=list(REVIEW_COLUMNS))
+    if Path(path).is_file():
+        earlier = read_reviews(path)
+        earlier = earlier[earlier["review"] != ""]
+        known = _review_keys(earlier)
+        carried = pd.Series(earlier["review"].to_numpy(), index=known).reindex(_review_keys(rows)).fillna("")
+        rows["review"] = rows["review"].where(rows["review"] != "", carried.to_numpy())
+        other = earlier[~known.isin(_review_keys(rows))]
+    table = pd.concat([rows[list(REVIEW_COLUMNS)], other[list(REVIEW_COLUMNS)]])
+    write_atomic(path, table.to_csv(index=False))
+    return {"warnings": len(rows), "reviewed": int((rows["review"] != "").sum()), "other": len(other)}
 
 
 def apply_reviews(judgements: pd.DataFrame, reviewed: str | Path) -> pd.DataFrame:
-    """Replace warnings by the reviewed labels of a CSV written by :func:`export_warnings` (blank: unchanged)."""
-    review = pd.read_csv(reviewed, dtype=str, keep_default_na=False)
-    bad = sorted(set(review["review"].str.strip()) - {"", PASS, FAIL})
-    if bad:
-        raise DataError(f"review column holds {bad}; use 'pass', 'fail' or leave it blank")
-    decided = review[review["review"].str.strip() != ""].set_index(["item_id", "system"])["review"].str.strip()
+    """``judgements`` with each warning replaced by its review (pass or fail; a blank review leaves it a warning).
+
+    A review applies to the output it judged: one of another output (the system was run again) or of an output
+    that is no longer a warning (the rules were refined) is not applied. Reviewed rows get ``decided_by`` =
+    ``manual review``; ``attrs["reviews"]`` counts the reviews ``applied`` and ``not applied``.
+    """
+    review = read_reviews(reviewed)
+    decided = review[review["review"] != ""]
+    decided = pd.Series(decided["review"].to_numpy(), index=_review_keys(decided))
     out = judgements.copy()
-    keys = pd.MultiIndex.from_frame(out[["item_id", "system"]])
+    keys = _review_keys(out)
     hit = keys.isin(decided.index) & (out["judgement"] == WARNING).to_numpy()
     out.loc[hit, "judgement"] = decided.reindex(keys[hit]).to_numpy()
     out.loc[hit, "decided_by"] = "manual review"
+    out.attrs["reviews"] = {"applied": int(hit.sum()), "not applied": len(decided) - int(hit.sum())}
     return out
 
 
@@ -444,8 +520,13 @@ def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
 
     if campaign not in ("wmt22", "wmt23") or pair not in ("de-en", "en-de"):
         raise ParameterError(f"campaign must be demo, wmt22 or wmt23 and pair de-en or en-de, got {campaign}, {pair}")
-    datasets.verify("dfki_mt_testsuite")
-    datasets.verify("wmt_dfki_testsuite_outputs")
     cache = datasets.data_dir()
-    return (cache / "dfki_mt_testsuite" / "testset" / pair / "items.json",
-            cache / "wmt_dfki_testsuite_outputs" / f"{campaign}.{pair}.dfki_items.jsonl")
+    paths = {"dfki_mt_testsuite": cache / "dfki_mt_testsuite" / "testset" / pair / "items.json",
+             "wmt_dfki_testsuite_outputs": cache / "wmt_dfki_testsuite_outputs" / f"{campaign}.{pair}.dfki_items.jsonl"}
+    for name, path in paths.items():  # the files of this pair first, so that a missing one is the one named
+        if not path.is_file():
+            raise DataError(f"dataset {name!r} is not in the cache: {path} is missing; run `make data` or "
+                            f"`python -m analysis datasets fetch {name}`")
+    for name in paths:
+        datasets.verify(name)
+    return paths["dfki_mt_testsuite"], paths["wmt_dfki_testsuite_outputs"]

@@ -1,7 +1,7 @@
 """The MT test-suite module: TQ-AutoTest judging semantics, tables, analyses, clusters, bootstrap and review."""
 
 import math
-from pathlib import Path
+import re
 
 import pandas as pd
 import pytest
@@ -145,22 +145,139 @@ def test_items_needed_grows_as_the_gap_shrinks():
         ts.items_needed(0.5, 0.6)
 
 
+def reviewed_by_hand(path, verdicts):
+    """Fill the review column of the reviews CSV at ``path``: ``verdicts`` maps (item_id, system) to pass/fail."""
+    review = pd.read_csv(path, dtype=str, keep_default_na=False)
+    review["review"] = [verdicts.get((i, s), r) for i, s, r in zip(review["item_id"], review["system"],
+                                                                   review["review"])]
+    review.to_csv(path, index=False)
+    return review
+
+
 def test_warnings_round_trip_through_manual_review(tmp_path):
     rules, j = demo()
-    path = tmp_path / "warnings.csv"
-    n = ts.export_warnings(j, rules, path)
-    assert n == (j["judgement"] == "warning").sum() == 15
-    review = pd.read_csv(path, dtype=str, keep_default_na=False)
-    review.loc[:4, "review"] = "pass"
-    review.loc[5:9, "review"] = "fail"
-    review.to_csv(path, index=False)
+    path = tmp_path / "reviews.csv"
+    assert ts.export_warnings(j, rules, path) == {"warnings": 15, "reviewed": 0, "other": 0}
+    exported = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert list(exported.columns) == list(ts.REVIEW_COLUMNS) and (exported["review"] == "").all()
+    assert exported["source"].tolist() == [rules[i].source for i in exported["item_id"]]
+    keys = list(zip(exported["item_id"], exported["system"]))
+    verdicts = {**{k: "pass" for k in keys[:4]}, **{k: "fail" for k in keys[4:10]}}  # the last five stay blank
+    reviewed_by_hand(path, verdicts)
     updated = ts.apply_reviews(j, path)
-    assert (updated["judgement"] == "warning").sum() == 5
-    assert (updated["decided_by"] == "manual review").sum() == 10
-    review.loc[0, "review"] = "maybe"
-    review.to_csv(path, index=False)
-    with pytest.raises(DataError, match="maybe"):
+    assert updated.attrs["reviews"] == {"applied": 10, "not applied": 0}
+    after = dict(zip(zip(updated["item_id"], updated["system"]), updated["judgement"]))
+    before = dict(zip(zip(j["item_id"], j["system"]), j["judgement"]))
+    assert {k for k in after if after[k] != before[k]} == set(verdicts)  # nothing else changed
+    assert all(after[k] == v for k, v in verdicts.items()) and all(after[k] == "warning" for k in keys[10:])
+    assert set(updated.loc[updated["decided_by"] == "manual review", "item_id"]) == {i for i, _ in verdicts}
+
+
+def test_a_review_holds_for_the_output_it_judged_only(tmp_path):
+    rules, j = demo()
+    path = tmp_path / "reviews.csv"
+    ts.export_warnings(j, rules, path)
+    first = pd.read_csv(path, dtype=str, keep_default_na=False).iloc[0]
+    reviewed_by_hand(path, {(first["item_id"], first["system"]): "pass"})
+    rerun = j.copy()  # the system was run again and gave another output, still a warning
+    row = (rerun["item_id"] == first["item_id"]) & (rerun["system"] == first["system"])
+    rerun.loc[row, "output"] = "another output"
+    applied = ts.apply_reviews(rerun, path)
+    assert applied.attrs["reviews"] == {"applied": 0, "not applied": 1}
+    assert applied.loc[row, "judgement"].item() == "warning"
+    # exporting the rerun keeps the old review at the end of the file and asks for the new output
+    assert ts.export_warnings(rerun, rules, path) == {"warnings": 15, "reviewed": 0, "other": 1}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.assign(review=["maybe"] + [""] * (len(r) - 1)), "the review column holds ['maybe']"),
+    (lambda r: pd.concat([r, r.iloc[:1]]), "is reviewed twice"),
+    (lambda r: r.drop(columns="review"), "write the file with 'testsuite review export'"),
+])
+def test_bad_reviews_files_are_one_line_errors(edit, message, tmp_path, capsys):
+    rules, j = demo()
+    path = tmp_path / "reviews.csv"
+    ts.export_warnings(j, rules, path)
+    edit(pd.read_csv(path, dtype=str, keep_default_na=False)).to_csv(path, index=False)
+    with pytest.raises(DataError, match=re.escape(message)):
         ts.apply_reviews(j, path)
+    judged_file = tmp_path / "j.csv"
+    j.to_csv(judged_file, index=False)
+    capsys.readouterr()
+    assert main(["testsuite", "review", "apply", str(judged_file), "--reviews", str(path), "--out",
+                 str(tmp_path / "out.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "out.csv").exists()
+
+
+def test_review_commands_round_trip_and_a_rerun_applies_the_saved_reviews(tmp_path, capsys):
+    judged_file, reviews, reviewed = tmp_path / "j.csv", tmp_path / "reviews.csv", tmp_path / "reviewed.csv"
+    assert main(["testsuite", "judge", "--rules", "demo", "--outputs", "demo", "--out", str(judged_file)]) == 0
+    assert main(["testsuite", "review", "export", str(judged_file), "--rules", "demo", "--out", str(reviews)]) == 0
+    exported = pd.read_csv(reviews, dtype=str, keep_default_na=False)
+    keys = list(zip(exported["item_id"], exported["system"]))
+    verdicts = {keys[0]: "pass", keys[1]: "fail", keys[2]: "fail"}
+    reviewed_by_hand(reviews, verdicts)
+    assert main(["testsuite", "review", "apply", str(judged_file), "--reviews", str(reviews), "--out",
+                 str(reviewed)]) == 0
+    assert "applied 3 reviews" in capsys.readouterr().err
+    before = pd.read_csv(judged_file, dtype=str, keep_default_na=False)
+    after = pd.read_csv(reviewed, dtype=str, keep_default_na=False)
+    changed = before["judgement"] != after["judgement"]
+    assert set(zip(after.loc[changed, "item_id"], after.loc[changed, "system"])) == set(verdicts)
+    assert {(i, s): v for i, s, v in after.loc[changed, ["item_id", "system", "judgement"]].itertuples(index=False)} \
+        == verdicts
+    # a rerun: judge again, export to the same reviews file (the reviews are kept), apply: the same judgements
+    assert main(["testsuite", "judge", "--rules", "demo", "--outputs", "demo", "--out", str(judged_file)]) == 0
+    assert main(["testsuite", "review", "export", str(judged_file), "--rules", "demo", "--out", str(reviews)]) == 0
+    assert "(3 reviewed)" in capsys.readouterr().err
+    assert main(["testsuite", "review", "apply", str(judged_file), "--reviews", str(reviews), "--out",
+                 str(tmp_path / "again.csv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again.csv", dtype=str, keep_default_na=False), after)
+    capsys.readouterr()
+    assert main(["testsuite", "report", str(reviewed)]) == 0
+    assert "Analysis 1" in capsys.readouterr().out
+
+
+def test_the_demo_reviews_review_every_demo_warning(tmp_path):
+    rules, j = demo()
+    review = pd.read_csv(ts.demo_reviews(), dtype=str, keep_default_na=False)
+    warned = j[j["judgement"] == "warning"]
+    assert sorted(zip(review["item_id"], review["system"], review["output"])) == \
+        sorted(zip(warned["item_id"], warned["system"], warned["output"]))
+    applied = ts.apply_reviews(j, ts.demo_reviews())
+    assert applied.attrs["reviews"] == {"applied": (review["review"] != "").sum(), "not applied": 0}
+    assert (applied["judgement"] == "warning").sum() == (review["review"] == "").sum()
+
+
+def test_excluding_a_system_keeps_the_items_only_it_warned_on(capsys, tmp_path):
+    rows = [("1", "A", "pass"), ("1", "B", "pass"), ("1", "U", "warning"),
+            ("2", "A", "pass"), ("2", "B", "fail"), ("2", "U", "pass"),
+            ("3", "A", "fail"), ("3", "B", "warning"), ("3", "U", "fail")]
+    j = pd.DataFrame([(i, s, "C", "P", v, "", "o") for i, s, v in rows], columns=list(ts.COLUMNS))
+    assert set(ts.scored(j, 1)["item_id"]) == {"2"}
+    kept = ts.scored(ts.without_systems(j, ["U"]), 1)
+    assert set(kept["item_id"]) == {"1", "2"} and set(kept["system"]) == {"A", "B"}
+    assert ts.accuracy(ts.without_systems(j, ["U"]), 1).loc["C"].to_dict() == {"A": 100.0, "B": 50.0}
+    with pytest.raises(ParameterError, match="no system named V"):
+        ts.without_systems(j, ["V"])
+    path = tmp_path / "j.csv"
+    j.to_csv(path, index=False)
+    assert main(["testsuite", "report", str(path), "--exclude-systems", "U"]) == 0
+    printed = capsys.readouterr().out
+    assert "left out: U" in printed and "50.0" in printed and " U " not in printed.splitlines()[2]
+
+
+def test_the_missing_data_note_names_the_files_of_the_pair_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    for pair in ("de-en", "en-de"):
+        with pytest.raises(DataError, match=rf"testset/{pair}/items.json is missing"):
+            ts.suite_paths("wmt23", pair)
+    items = tmp_path / "dfki_mt_testsuite" / "testset" / "de-en" / "items.json"
+    items.parent.mkdir(parents=True)
+    items.write_text("{}")
+    with pytest.raises(DataError, match=r"wmt23\.de-en\.dfki_items\.jsonl is missing"):
+        ts.suite_paths("wmt23", "de-en")
 
 
 def test_cli_judge_and_report(tmp_path, capsys):
