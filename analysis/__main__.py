@@ -255,8 +255,8 @@ def _parser() -> argparse.ArgumentParser:
     export = turns.add_parser("export", help="write the warnings as a reviews CSV (fill its review column)")
     export.add_argument("judgements", help="a CSV written by 'testsuite judge'")
     export.add_argument("--rules", required=True, help="the suite's items.json (for the source sentences), or 'demo'")
-    export.add_argument("--out", required=True, help="reviews CSV; reviews already in it are kept when their "
-                                                     "output is still a warning")
+    export.add_argument("--out", required=True, help="reviews CSV; reviews already in it are kept (a warning of the "
+                                                     "same output takes its review)")
     apply = turns.add_parser("apply", help="replace reviewed warnings by their review; write new judgements")
     apply.add_argument("judgements", help="a CSV written by 'testsuite judge'")
     apply.add_argument("--reviews", required=True,
@@ -315,7 +315,9 @@ def _testsuite(args) -> None:
         print(f"Analysis {args.analysis}{left_out}; accuracy in %; first significance cluster (Z-test, alpha 0.05) "
               "in **bold**")
         if args.by in ("tense", "verb-type"):
-            print(suite_tables.verb_table(table, args.analysis, args.by.replace("-", " ")).to_string())
+            verbs = suite_tables.verb_table(table, args.analysis, args.by.replace("-", " "))
+            print(verbs.to_string() if len(verbs) else
+                  f"no scored phenomenon of {suite_tables.VERB_CATEGORY!r} names a {args.by.replace('-', ' ')}")
         else:
             print(testsuite.cluster_table(table, args.analysis, args.by).to_string())
         if args.by == "category":
