@@ -32,7 +32,7 @@ from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_
 
 AGREES, PARTLY, DISAGREES, UNCHECKED = "agrees", "partly agrees", "disagrees", "cannot be checked"
 VERDICTS = (AGREES, PARTLY, DISAGREES, UNCHECKED)
-CITE = "{cite}`pandita2026`"
+CITE = "{cite}`pandita2026multilevel`"
 QUESTIONS = {
     "rq1": "Does accounting for rater behaviour across items give higher p-values than ignoring it?",
     "rq2": "Does modelling raters change how many items and how many ratings per item a reliable test needs?",
@@ -647,7 +647,7 @@ def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float 
                 f"{factor:g} or more in budget or best K.")
     parts = []
     for (dataset, sampler), group in found.groupby(["dataset", "sampler"], sort=False):
-        parts.append(f"{tables.run_label(dataset, sampler)}: {len(group)} metrics, e.g. "
+        parts.append(f"{tables.run_label(dataset, sampler)}: {len(group)} metric{'' if len(group) == 1 else 's'}, e.g. "
                      f"{METRIC_LABELS[group['metric'].iloc[0]]} ({group['how'].iloc[0]})")
     return (f"{len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a factor of "
             f"{factor:g} or more in budget or best K, or reach significance on one side only (the regenerated Table 1 "

@@ -230,7 +230,7 @@ def paper_note(results: pd.DataFrame | None, epsilon: float, which: str = "table
         return ("None of these runs is one of the paper's datasets or its stand-in, so the table shows our values "
                 "only.")
     name = "Table 1" if which == "table1" else "the appendix table"
-    return (f"Each cell reads *ours (paper)*: the paper's value is from {name} {{cite}}`pandita2026`, for the "
+    return (f"Each cell reads *ours (paper)*: the paper's value is from {name} {{cite}}`pandita2026multilevel`, for the "
             f"dataset each run is or imitates; {epsilon_label(epsilon, which)}.")
 
 
@@ -366,7 +366,7 @@ def budget_ratios(results: pd.DataFrame, first, second, epsilon: float) -> Table
     page = pd.DataFrame({"metric": table["metric"].map(METRIC_LABELS),
                          f"smallest NK, {f}": table["NK_first"].astype("Int64"),
                          f"smallest NK, {s}": table["NK_second"].astype("Int64"),
-                         "ratio": table["ratio"].astype(float).round(2)})
+                         "ratio": table["ratio"].map(lambda r: f"{r:.3g}" if pd.notna(r) else None)})
     return Table(page, f"ε = {epsilon:g}; {_rule(results)}; – : no budget of the grid reaches p < 0.05")
 
 
@@ -432,7 +432,7 @@ def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure
     if regenerated is None:
         regenerated = bool(runs) and all(_imitated(results, d) == paper_dataset for d, _ in runs)
     if regenerated:
-        return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026` on {names}: p-value against budget "
+        return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026multilevel` on {names}: p-value against budget "
                 "for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.")
     return (f"p-value against budget for a few K on {names}, one panel per metric; log p-axis, dashed line p = 0.05 "
             f"(the paper's {paper_figure} shows {PAPER_DATASET_NAMES[paper_dataset]}, which these data are not).")

@@ -17,7 +17,8 @@ from analysis.grid import Cell, simulate_cell
 from analysis.engine import DEFAULT, Simulator
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
-# seconds for ONE metric each (measured by this project's maintainers; see the book's speed page).
+# seconds for ONE metric each, measured once by this project's maintainers when the engine was planned (issue 11);
+# VET is not a dependency, so no build measures it again.
 VET_SECONDS = {"Wins": 6.5, "MAE": 6.7, "KL-Div": 7.7, "Accuracy": 8.9, "F1-Score": 13.0}
 
 
@@ -46,6 +47,41 @@ def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int 
                          "seconds": statistics.median(seconds), "min": min(seconds), "max": max(seconds),
                          "repeats": repeats, "n_samples": n_samples})
     return pd.DataFrame(rows)
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def build_time(runs: pd.DataFrame) -> str:
+    """What executing the book's chapters took, from :func:`analysis.chapter.read_runs`: the total, the slowest
+    chapter, and how many chapters ran with parameters changed from their defaults (smaller grids, say)."""
+    timed = runs.dropna(subset=["seconds"])
+    if timed.empty:
+        return "No other chapter of this build has been executed yet, so there is no total to give."
+    slowest = timed.loc[timed["seconds"].idxmax()]
+    text = (f"Executing the {len(timed)} chapters of this build took {_duration(timed['seconds'].sum())} in all on "
+            f"this machine, {slowest['chapter']} the longest at {_duration(slowest['seconds'])}")
+    changed = int((~timed["parameters changed from the defaults"].str.startswith("none")).sum())
+    if changed:
+        return text + (f"; {changed} of them ran with parameters changed from the defaults, so this is not the time "
+                       "of the paper-scale book.")
+    return text + ", every chapter at its paper-scale defaults."
+
+
+def vet_comparison(reference: pd.DataFrame) -> str:
+    """One sentence setting this machine's times for the cell N = 100, K = 10 (``reference``: a row per sampler)
+    beside VET's per-metric times, against the median over samplers rather than one sampler's time."""
+    if reference.empty:
+        return "The grid of this run has no cell with N×K = 1000 and K = 10, so no comparison with VET is drawn."
+    seconds = reference["seconds"]
+    vet = list(VET_SECONDS.values())
+    return (f"On this machine one cell with N = 100 and K = 10 ({int(reference['n_samples'].iloc[0])} + "
+            f"{int(reference['n_samples'].iloc[0])} replicates, all eight metrics at once) takes "
+            f"{seconds.min():.3f}–{seconds.max():.3f} s depending on the sampler, {seconds.median():.3f} s in the "
+            f"median. VET takes {min(vet):.1f}–{max(vet):.1f} s for the same cell and *one* metric, {sum(vet):.1f} s "
+            f"for the {len(vet)} metrics it was timed on: about {sum(vet) / seconds.median():,.0f} times that median.")
 
 
 def speed_figure(timings: pd.DataFrame):

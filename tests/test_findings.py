@@ -72,7 +72,7 @@ def test_partly_names_what_holds_and_what_does_not():
     assert finding.verdict == findings.PARTLY
     assert finding.verdict_sentence() == "partly agrees with the paper: x, S1: one holds; two does not."
     box = finding.markdown("Finding")
-    assert box.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026`" in box
+    assert box.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026multilevel`" in box
     assert "*two*: the paper: p; ours: o; **does not hold**" in box and "{ref}`verdict-rules`" in box
     assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
 

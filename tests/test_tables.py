@@ -71,7 +71,10 @@ def test_comparisons_and_budget_ratios():
     stats = tables.compare_runs(results, ("t", "S3"), ("t", "S2"), 0.3)
     assert stats["share_higher"] == 1.0 and stats["cells"] == 3 * 3 * 8
     ratios = tables.budget_ratios(results, ("t", "S3"), ("t", "S2"), 0.3).frame
-    assert list(ratios["ratio"]) == [10.0] * 8
+    assert list(ratios["ratio"]) == ["10"] * 8  # as few digits as the ratio needs: "2.5", never "2.500"
+    halves = tables.budget_ratios(results_for({("t", "S3"): falling(1.5), ("t", "S2"): falling(0.5)},
+                                              budgets=(100, 1000, 2500)), ("t", "S3"), ("t", "S2"), 0.3).frame
+    assert set(halves["ratio"]) == {"2.5"} and "2.500" not in tables.Table(halves)._repr_html_()
     assert tables.budget_ratios(None, None, None, 0.3) is None
     assert tables.compare_with_paper(None, 0.3) is None
 
