@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from analysis.engine import law, rule
+from analysis.engine.rule import Rule, make_rule
 from analysis.samplers import compositions, multinomial_pmf
 from analysis.engine.law import LawTables, slot_law
 
@@ -19,6 +19,11 @@ LABELS = [[0, 0, 1], [1, 2], [2, 2, 2, 0], [0, 1, 2, 1, 1], [2], [0, 1]]
 C = 3
 SHARES = np.array([np.bincount(x, minlength=C) / len(x) for x in LABELS])
 SLOTS = 60_000
+
+
+def symmetric(name):
+    """The rule ``name`` with its symmetric prior over the C labels."""
+    return make_rule(name, np.ones(C))
 
 
 def simulated_triples(k, epsilon, rule, null, rng):
@@ -75,18 +80,26 @@ CASES = [(1, 0.5, "dirichlet", True), (2, 0.5, "dirichlet", True), (3, 0.4, "dir
 @pytest.mark.parametrize("k, epsilon, rule, null", CASES)
 def test_slot_law_matches_a_direct_simulation(k, epsilon, rule, null):
     triples = simulated_triples(k, epsilon, rule, null, np.random.default_rng(k * 10 + null))
-    assert chi_square_p(slot_law(SHARES, k, epsilon, rule, null), triples) > 1e-4
+    assert chi_square_p(slot_law(SHARES, k, epsilon, symmetric(rule), null), triples) > 1e-4
 
 
-def test_the_test_sees_noise_that_is_not_shared(monkeypatch):
+def test_the_test_sees_noise_that_is_not_shared():
     """Power: a law in which A*'s and B*'s noise come from two independent Dirichlet draws, not the slot's one,
     is rejected on the same simulated slots that the right law passes."""
     triples = simulated_triples(2, 0.5, "dirichlet", True, np.random.default_rng(21))
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, "dirichlet", True), triples) > 1e-4
-    shared = rule.dirichlet_pairs
-    # row and column 0 are the empty noise vector, so column 0 is one noise vector's own Dirichlet-multinomial law
-    monkeypatch.setattr(law, "dirichlet_pairs", lambda comp: np.outer(shared(comp)[:, 0], shared(comp)[0, :]))
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, "dirichlet", True), triples) < 1e-4
+    assert chi_square_p(slot_law(SHARES, 2, 0.5, symmetric("dirichlet"), True), triples) > 1e-4
+
+    class Independent(Rule):
+        """Row and column 0 are the empty noise vector, so column 0 is one noise vector's own
+        Dirichlet-multinomial law: their outer product draws A*'s and B*'s noise independently."""
+
+        def pairs(self, comp, other=None):
+            shared = Rule.pairs(self, comp)
+            return np.outer(shared[:, 0], shared[0, :])
+
+    right = symmetric("dirichlet")
+    wrong = Independent(right.name, right.shared, right.prior)
+    assert chi_square_p(slot_law(SHARES, 2, 0.5, wrong, True), triples) < 1e-4
 
 
 @pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
@@ -97,16 +110,16 @@ def test_slot_law_margins(rule, k):
     comp = compositions(k, C)
     gold = multinomial_pmf(SHARES, comp).mean(0)
     for null in (False, True):
-        law = slot_law(SHARES, k, 0.3, rule, null)
+        law = slot_law(SHARES, k, 0.3, symmetric(rule), null)
         assert law.sum() == pytest.approx(1.0, abs=1e-12)
         np.testing.assert_allclose(law.sum((1, 2)), gold, atol=1e-12)
-    zero = slot_law(SHARES, k, 0.0, rule, False)
-    np.testing.assert_allclose(zero, slot_law(SHARES, k, 0.0, rule, True), atol=1e-14)
+    zero = slot_law(SHARES, k, 0.0, symmetric(rule), False)
+    np.testing.assert_allclose(zero, slot_law(SHARES, k, 0.0, symmetric(rule), True), atol=1e-14)
     np.testing.assert_allclose(zero, zero.transpose(0, 2, 1), atol=1e-14)
 
 
 def test_law_tables_keep_every_positive_entry_in_decreasing_order():
-    law = slot_law(SHARES, 2, 0.3, "dirichlet", True)
+    law = slot_law(SHARES, 2, 0.3, symmetric("dirichlet"), True)
     tables = LawTables.build(law)
     flat = law.ravel()
     assert tables.order.size == (flat > 0).sum()

@@ -10,13 +10,17 @@ import numpy as np
 import pytest
 from scipy.stats import betabinom, chisquare
 
-from analysis.engine.perturbation import (NoiseTables, PerturbationTables, beta_binomial_chain, perturbation_laws,
-                                         table_sizes)
+from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
 from analysis.samplers import compositions
-from analysis.engine.rule import dirichlet_noise, fire_law
+from analysis.engine.rule import dirichlet_noise, fire_law, make_rule
 
 C = 3
 DRAWS = 100_000
+
+
+def symmetric(name):
+    """The rule ``name`` with its symmetric prior over the C labels."""
+    return make_rule(name, np.ones(C))
 
 
 def index(vector, total):
@@ -52,7 +56,7 @@ def simulated(x_a, x_b, epsilon, rule, rng):
 ])
 def test_perturbation_law_matches_a_direct_simulation(x_a, x_b, epsilon, rule):
     h, k = sum(x_a), sum(x_a) + sum(x_b)
-    law = perturbation_laws(k, epsilon, rule, C, null=True)[h]
+    law = perturbation_laws(k, epsilon, symmetric(rule), null=True)[h]
     size_b = len(compositions(k - h, C))
     row = law[index(x_a, h) * size_b + index(x_b, k - h)]
     assert row.sum() == pytest.approx(1.0, abs=1e-12)
@@ -67,7 +71,7 @@ def test_perturbation_law_matches_a_direct_simulation(x_a, x_b, epsilon, rule):
 def test_the_test_sees_noise_that_is_not_shared():
     """Power: with A*'s and B*'s noise from independent Dirichlet draws, the frequencies fail the test."""
     x_a, x_b = [1, 1, 0], [0, 1, 1]
-    law = perturbation_laws(4, 0.5, "dirichlet", C, null=True)[2]
+    law = perturbation_laws(4, 0.5, symmetric("dirichlet"), null=True)[2]
     row = law[index(x_a, 2) * 6 + index(x_b, 2)]
     rng = np.random.default_rng(3)
     a, _ = simulated(x_a, [0, 0, 0], 0.5, "dirichlet", rng)  # A*'s responses with a Dirichlet of their own
@@ -79,8 +83,8 @@ def test_the_test_sees_noise_that_is_not_shared():
 
 
 def test_alternative_tables_are_the_null_tables_at_h0_and_every_row_is_a_law():
-    alt = perturbation_laws(3, 0.3, "dirichlet", C, null=False)
-    null = perturbation_laws(3, 0.3, "dirichlet", C, null=True)
+    alt = perturbation_laws(3, 0.3, symmetric("dirichlet"), null=False)
+    null = perturbation_laws(3, 0.3, symmetric("dirichlet"), null=True)
     assert len(alt) == 1 and len(null) == 4
     np.testing.assert_allclose(alt[0], null[0], atol=1e-15)
     for law in null:
@@ -91,8 +95,8 @@ def test_alternative_tables_are_the_null_tables_at_h0_and_every_row_is_a_law():
 def test_tables_hold_the_laws_as_alias_tables():
     """Each row's alias table implies its law, and outcome o of h is the vectors out_a[h, o], out_b[h, o]."""
     k = 3
-    tables = PerturbationTables.build(k, 0.3, "uniform", C, null=True)
-    laws = perturbation_laws(k, 0.3, "uniform", C, null=True)
+    tables = PerturbationTables.build(k, 0.3, symmetric("uniform"), null=True)
+    laws = perturbation_laws(k, 0.3, symmetric("uniform"), null=True)
     for h, law in enumerate(laws):
         width = tables.n_out[h]
         assert width == law.shape[1]
@@ -136,7 +140,7 @@ def noise_outcomes(tables, m_a, m_b, a, b):
 def test_noise_tables_draw_the_shared_dirichlet_noise(m_a, m_b):
     """The noise vectors of the replaced responses (the kernel's thinned path): each block's alias table implies
     the joint law of A*'s and B*'s noise from one eta, checked against a direct simulation by chi-square."""
-    tables = NoiseTables.build(4, C)
+    tables = NoiseTables.build(4, symmetric("dirichlet"))
     assert tables.most == 4
     lo, width = tables.base[m_a, m_b], tables.size[m_a, m_b]
     law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
@@ -151,7 +155,7 @@ def test_noise_tables_draw_the_shared_dirichlet_noise(m_a, m_b):
 
 def test_noise_tables_test_sees_noise_that_is_not_shared():
     """Power: A*'s and B*'s noise from independent Dirichlet draws fails the same test."""
-    tables = NoiseTables.build(4, C)
+    tables = NoiseTables.build(4, symmetric("dirichlet"))
     lo, width = tables.base[2, 2], tables.size[2, 2]
     law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
     a, b = noise_counts(2, 2, np.random.default_rng(5), shared=False)
@@ -162,7 +166,7 @@ def test_noise_tables_test_sees_noise_that_is_not_shared():
 
 def test_noise_tables_stop_at_their_size_limit():
     """Blocks up to the largest total whose pairs fit; none beyond (the kernel's urn takes over there)."""
-    tables = NoiseTables.build(6, C, largest=100)  # pairs of total t: C(t + 5, 5) = 1, 6, 21, 56, 126
+    tables = NoiseTables.build(6, symmetric("dirichlet"), largest=100)  # pairs of total t: C(t + 5, 5) = 1, 6, 21, 56, 126
     assert tables.most == 3 and tables.prob.size == 1 + 6 + 21 + 56
     assert (tables.base[2, 1] >= 0) and (tables.base[2, 2] == -1) and (tables.base[0, 4] == -1)
 
@@ -171,7 +175,7 @@ def test_noise_tables_stop_at_their_size_limit():
 def test_noise_beyond_the_tables_has_the_tables_law(m_a, m_b):
     """The kernels' draw beyond the noise tables (a chain of beta-binomials for the total, then a uniform subset
     for the smaller side) has the law the tables hold: chi-square of DRAWS draws against the block's law."""
-    tables = NoiseTables.build(4, C)
+    tables = NoiseTables.build(4, symmetric("dirichlet"))
     lo, width = tables.base[m_a, m_b], tables.size[m_a, m_b]
     law = implied_law(tables.prob[lo:lo + width], tables.alias[lo:lo + width])
     rng = np.random.default_rng(m_a * 7 + m_b)
@@ -206,4 +210,4 @@ def test_the_beta_binomial_chain_holds_scipys_numbers_to_the_bit(k, n_labels):
     for c in range(n_labels - 1):
         want = np.where(at_most >= total, 1.0,
                         betabinom.cdf(at_most, total, 1.0 / n_labels, (n_labels - 1 - c) / n_labels))
-        assert np.array_equal(beta_binomial_chain(k, n_labels)[c], want), c
+        assert np.array_equal(make_rule("dirichlet", np.ones(n_labels)).chain(k)[c], want), c

@@ -58,6 +58,9 @@ CONFIGURATIONS = [
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
 ]
+# The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
+CONFIGURATIONS += [config[:6] + ("dirichlet-shares",) + config[7:] for config in CONFIGURATIONS
+                   if config[6] == "dirichlet"]
 MODULES = {"plan": plan, "tables": tables}
 
 
@@ -110,7 +113,7 @@ def test_the_configurations_reach_every_kernel_and_every_option(monkeypatch):
             _, cell = planned(patch, *config, True)
         reached.add(cell.kernel)
         reached.update(name for name, value in vars(cell).items() if value is True and name != "null")
-    options = {name for name, value in vars(Plan("direct", 0, False)).items() if value is False and name != "null"}
+    options = {name for name, value in vars(Plan("direct", False)).items() if value is False and name != "null"}
     assert reached >= set(KERNELS) | options, set(KERNELS) | options - reached
 
 
@@ -132,3 +135,17 @@ def test_reading_labels_rater_by_rater_gives_the_same_draws(monkeypatch, sampler
     for with_raters, item_by_item in zip(runs[:2], runs[2:]):
         assert np.array_equal(with_raters.deltas, item_by_item.deltas)
         assert np.array_equal(with_raters.confusion, item_by_item.confusion)
+
+
+def test_the_comparison_tells_the_centred_noise_law_from_the_symmetric_one():
+    """Power: on labels whose shares are far from equal, the symmetric rule's replicates fail against the
+    reference of the centred one (and pass against their own), so the configurations above test the prior."""
+    table = crossed_table(n_items=30, n_raters=12)
+    table["label"] = np.where(np.arange(len(table)) % 10 < 8, 0, table["label"])  # label 0 on most ratings
+    ds = from_table(table, name="skewed")
+    sim = Simulator(ds, "S2", method="counts")
+    got = sim.replicates(20, 5, 0.8, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
+    own = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet")
+    centred = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet-shares")
+    assert not same_law(got, own)
+    assert same_law(got, centred)

@@ -15,7 +15,7 @@ from analysis.grid import run
 from analysis.metrics import METRICS
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.engine import Simulator, perturbation, plan, tables
-from analysis.engine.rule import DIRICHLET, UNIFORM, perturb_labels
+from analysis.engine.rule import make_rule, perturb_labels
 from analysis.engine.split import split_law
 from analysis.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
@@ -50,7 +50,7 @@ def test_uniform_rule_changes_an_epsilon_share_and_never_redraws_the_same_label(
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 4, size=(500, 40)).astype(np.int8)
     before = labels.copy()
-    perturb_labels(rng, labels, 500, 40, epsilon, UNIFORM, np.zeros(4, dtype=np.int64))
+    perturb_labels(rng, labels, 500, 40, epsilon, False, np.zeros(4, dtype=np.int64), np.full(4, 0.25))
     changed = labels != before
     low, high = binomial_limits(labels.size, epsilon)
     assert low <= changed.sum() <= high
@@ -70,7 +70,8 @@ def test_dirichlet_rule_changes_responses_at_rate_eps_c_minus_1_over_c_and_mixes
     rng = np.random.default_rng(11)
     labels = rng.choice(n_labels, size=(rows, k), p=share).astype(np.int8)
     before = labels.copy()
-    perturb_labels(rng, labels, rows, k, epsilon, DIRICHLET, np.zeros(n_labels, dtype=np.int64))
+    perturb_labels(rng, labels, rows, k, epsilon, True, np.zeros(n_labels, dtype=np.int64),
+                   make_rule("dirichlet", np.ones(n_labels)).prior)
     # responses of one slot share their noise law, so slots (rows) are the independent units
     assert within_se((labels != before).mean(1), epsilon * (n_labels - 1) / n_labels)
     for c in range(n_labels):
@@ -82,7 +83,8 @@ def test_dirichlet_noise_is_shared_within_a_slot_as_a_polya_urn():
     (a Dirichlet(1/C) law), against 1/C for independent uniform labels."""
     n_labels, rows = 3, 20_000
     labels = np.zeros((rows, 2), dtype=np.int8)
-    perturb_labels(np.random.default_rng(5), labels, rows, 2, 1.0, DIRICHLET, np.zeros(n_labels, dtype=np.int64))
+    perturb_labels(np.random.default_rng(5), labels, rows, 2, 1.0, True, np.zeros(n_labels, dtype=np.int64),
+                   make_rule("dirichlet", np.ones(n_labels)).prior)
     agree = int((labels[:, 0] == labels[:, 1]).sum())
     low, high = binomial_limits(rows, (1 + 1 / n_labels) / 2)
     assert low <= agree <= high
@@ -293,7 +295,7 @@ def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, s
     monkeypatch.setattr(plan, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, sampler, method=method)
-    assert sim.noise_tables(k).most == most
+    assert sim.noise_tables(k, "dirichlet").most == most
     out = {method: sim.replicates(60, k, epsilon, 1500, np.random.default_rng(7), null=null)}
     out["responses"] = Simulator(ds, sampler, method="responses").replicates(60, k, epsilon, 1500,
                                                                             np.random.default_rng(7), null=null)

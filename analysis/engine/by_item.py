@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
-from analysis.engine.rule import DIRICHLET, dirichlet_noise, first_replaced, perturbed, replacement, share_out
+from analysis.engine.rule import dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
 from analysis.engine.tables import alias_draw, draw_fired
 from analysis.samplers import binomial, draw_label, draw_multiplicities, group_layout, uniform_index
@@ -84,7 +84,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
     same draws.
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
-    n, k, epsilon, rule, null = draw
+    n, k, epsilon, shared, null, prior, steps = draw
     kl_table, js_table = divergence
     tabled, column_law, rater_major = options
     n_out, base, pmf, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, comp_code = perturbation
@@ -284,7 +284,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                         old = pert_label[0]
                         side = pert_side[0]
                         counts[side, 0, old] -= 1
-                        share_out(rng, m, old, rule, spread)
+                        share_out(rng, m, old, shared, steps, spread)
                         for c in range(n_labels):
                             if spread[c] > 0:
                                 counts[side, 0, c] += 1
@@ -302,9 +302,9 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                         for q in range(n_pert):
                             label = pert_label[q]
                             if q == first:
-                                label = replacement(rng.random(), label, rule, urn)
+                                label = replacement(rng.random(), label, shared, urn, prior)
                             elif q > first:
-                                label = perturbed(rng, label, epsilon, rule, urn)
+                                label = perturbed(rng, label, epsilon, shared, urn, prior)
                             counts[pert_side[q], 0, label] += 1
                         add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
                     continue
@@ -321,7 +321,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                             label = pert_label[q]
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
-                            counts[pert_side[q], 0, perturbed(rng, label, epsilon, rule, urn)] += 1
+                            counts[pert_side[q], 0, perturbed(rng, label, epsilon, shared, urn, prior)] += 1
                         add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
                         continue
                     for side in range(1, 3):
@@ -336,11 +336,11 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                                 continue
                             fired = draw_fired(rng, chances, n_c)
                             counts[side, 0, c] += n_c - fired
-                            if rule == DIRICHLET:  # labelled below, with the other side's
+                            if shared:  # labelled below, with the other side's
                                 noised[side] += fired
                                 continue
                             for _ in range(fired):
-                                counts[side, 0, replacement(rng.random(), c, rule, urn)] += 1
+                                counts[side, 0, replacement(rng.random(), c, shared, urn, prior)] += 1
                     offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
                     if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
                         o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from analysis.metrics import accumulators, add_item, clear, finish_deltas
-from analysis.engine.rule import DIRICHLET, urn_label
+from analysis.engine.rule import urn_label
 from analysis.engine.tables import draw_fired, draw_from_cdf
 from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
 
@@ -35,7 +35,7 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
     ``tabled``, else :func:`add_counts`) and the noise responses that replace ``Binomial(., epsilon)`` of them."""
     shares, cum, noise_shares, noise_cum = item_laws
     row, prob, alias, comp, start = compositions
-    n, k, epsilon, rule, null = draw
+    n, k, epsilon, shared, null, prior, steps = draw
     kl_table, js_table = divergence
     n_items, n_labels = shares.shape
     g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
@@ -72,11 +72,11 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
                 add_counts(rng, k - m_b, shares, item, cum, b, 0)
             for c in range(n_labels):
                 urn[c] = 0
-            if rule == DIRICHLET:  # the slot's noise responses, from its urn (written out here: as a helper that
+            if shared:  # the slot's noise responses, from its urn (written out here: as a helper that
                 for _ in range(m_a):  # writes into the counts, this runs several times slower in numba)
-                    a[0, urn_label(rng.random(), urn)] += 1
+                    a[0, urn_label(rng.random(), urn, prior)] += 1
                 for _ in range(m_b):
-                    b[0, urn_label(rng.random(), urn)] += 1
+                    b[0, urn_label(rng.random(), urn, prior)] += 1
             else:
                 for _ in range(m_a):
                     a[0, draw_label(rng, noise_cum, item)] += 1

@@ -13,7 +13,7 @@ import numpy as np
 
 from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
 from analysis.engine.perturbation import MASK_BITS
-from analysis.engine.rule import DIRICHLET, dirichlet_noise, perturbed, replacement, share_out
+from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
 from analysis.engine.tables import MASK_WORD, alias_draw, draw_mask, popcount
 from analysis.samplers import binomial, draw_label, draw_slots, group_layout
@@ -51,7 +51,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     replaced ones counted by the mask bits over the rater's run of columns.
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
-    n, k, epsilon, rule, null = draw
+    n, k, epsilon, shared, null, prior, steps = draw
     h_cdf = chances.split
     kl_table, js_table = divergence
     paired, code, row_of, first, shift, vote, err, kl, jsd = pairs
@@ -83,7 +83,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     cube = n_vectors**3
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
     sums, conf_a, conf_b = accumulators(n_labels)
-    use_urn = epsilon > 0.0 and rule == DIRICHLET
+    use_urn = epsilon > 0.0 and shared
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
         clear(sums, conf_a, conf_b)
@@ -205,7 +205,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                                     pert_old[p] = label
                                     p += 1
                                 else:
-                                    label = perturbed(rng, label, epsilon, rule, urn)
+                                    label = perturbed(rng, label, epsilon, shared, urn, prior)
                             e += code[label]
                         vector[side] = e
                 if noised[1] + noised[2] > 0:  # thinned: the replaced responses' labels, from the noise tables
@@ -226,7 +226,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                         if q >= p:
                             break
                         side = 1 if q < n_perturbed[1] else 2
-                        vector[side] += code[replacement(rng.random(), pert_old[q], rule, urn)] - code[pert_old[q]]
+                        vector[side] += code[replacement(rng.random(), pert_old[q], shared, urn, prior)] - code[pert_old[q]]
                 if not paired:  # unpack the counts (shift bits a label) for the metric pass
                     for side in range(3):
                         for c in range(n_labels):
@@ -258,7 +258,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 fired = binomial(rng, x, epsilon)
                 if x > fired:
                     add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x - fired)
-                share_out(rng, fired, old, rule, spread)
+                share_out(rng, fired, old, shared, steps, spread)
                 for c in range(n_labels):
                     if spread[c] > 0:
                         add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums,

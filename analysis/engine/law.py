@@ -16,10 +16,10 @@ is ``n_b``:
 * the alternative: A has no noise; B replaces ``m_b ~ Binomial(K', epsilon)`` responses;
 * the null: ``H ~ Hypergeometric(2K'; K', K')`` of B's columns go to A*, so A* holds ``Binomial(H, epsilon)``
   noise responses and B* ``Binomial(K' - H, epsilon)``;
-* the Dirichlet rule: both noise vectors come from the slot's one ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint
-  Dirichlet-multinomial law; the uniform rule: each noise response is independently label ``c`` with probability
-  ``(1 - p_c) / (C - 1)`` (a uniform other label, averaged over the replaced label), an item-dependent factor
-  folded into ``U``.
+* a shared-noise rule: both noise vectors come from the slot's one ``eta ~ Dirichlet(prior)``, a joint
+  Dirichlet-multinomial law (:meth:`analysis.engine.rule.Rule.pairs`); the uniform rule: each noise response is
+  independently drawn from the item's law of a replaced response (:meth:`analysis.engine.rule.Rule.replaced_law`,
+  a uniform other label averaged over the replaced label), an item-dependent factor folded into ``U``.
 
 The law of a slot is the mean over items of ``P(G = g) (U^T W U)[a, b]``.
 """
@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.engine.rule import dirichlet_pairs, shares_noise
+from analysis.engine.rule import Rule
 from analysis.engine.tables import alias_draw
 from analysis.samplers import binomial
 from analysis.metrics import accumulators, add_pair, clear, finish_deltas
@@ -55,11 +55,11 @@ def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
     return fire.T @ (split[:, None] * fire[::-1])
 
 
-def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) -> np.ndarray:
+def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool) -> np.ndarray:
     """The law of one S2 slot's (gold, A, B) count vectors of ``k`` responses, shape ``(V, V, V)``.
 
-    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` names the perturbation
-    rule (:mod:`analysis.engine.rule`); ``null`` selects the permutation null instead of the alternative."""
+    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` is the perturbation
+    rule (:class:`analysis.engine.rule.Rule`); ``null`` selects the permutation null instead of the alternative."""
     distinct, counts = np.unique(shares, axis=0, return_counts=True)
     weight = counts / counts.sum()
     n_labels = shares.shape[1]
@@ -70,8 +70,8 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
     code = comp @ code  # v = x + n is row row_of[code[x] + code[n]] - start[k] among the vectors of k responses
     w = noise_weights(k, epsilon, null)
     coupling = w[size[:, None], size[None, :]]
-    if shares_noise(rule):
-        coupling = coupling * dirichlet_pairs(comp)
+    if rule.shared:
+        coupling = coupling * rule.pairs(comp)
     law = np.zeros((n_vectors, n_vectors * n_vectors))
     for lo in range(0, len(distinct), CHUNK_ITEMS):
         p = distinct[lo:lo + CHUNK_ITEMS]
@@ -80,8 +80,8 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: str, null: bool) 
         for r in range(len(comp)):
             rest = slice(start[k - size[r]], start[k - size[r] + 1])
             u[:, r, row_of[code[rest] + code[r]] - start[k]] = pmf[:, rest]
-        if not shares_noise(rule):
-            u *= multinomial_pmf((1.0 - p) / (n_labels - 1), comp)[:, :, None]
+        if not rule.shared:
+            u *= multinomial_pmf(rule.replaced_law(p), comp)[:, :, None]
         if null:
             joint = np.matmul(u.transpose(0, 2, 1), np.matmul(coupling, u))
         else:  # only the row of no noise for A

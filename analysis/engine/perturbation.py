@@ -9,8 +9,8 @@ from an alias table instead of one draw per response:
 
 * each response of label ``c`` is kept with probability ``1 - epsilon``: the kept vector ``k <= x`` has law
   ``prod_c Binomial(k_c; x_c, 1 - epsilon)``;
-* the Dirichlet rule: the replaced responses of A* and B* draw their labels from the slot's one
-  ``eta ~ Dirichlet(1/C, ..., 1/C)``, a joint Dirichlet-multinomial (:func:`analysis.engine.rule.dirichlet_pairs`), so
+* a shared-noise rule: the replaced responses of A* and B* draw their labels from the slot's one
+  ``eta ~ Dirichlet(prior)``, a joint Dirichlet-multinomial (:meth:`analysis.engine.rule.Rule.pairs`), so
   ``P(x_a', x_b') = sum over noise vectors n_a, n_b of P(n_a, n_b) P(k_a = x_a' - n_a) P(k_b = x_b' - n_b)``;
 * the uniform rule: each replaced response of label ``c`` takes one of the other labels uniformly, independently, so
   each side's vector moves by its own product of multinomials.
@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
-from analysis.engine.rule import dirichlet_pairs, shares_noise
+from analysis.engine.rule import Rule
 
 
 def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
@@ -76,9 +76,9 @@ class NoiseMoves:
         return self.keep @ spread.reshape(self.keep.shape[1], size)
 
 
-def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int) -> np.ndarray:
-    """``T[x, x']`` for vectors of ``t`` responses when each response of label ``c`` stays with probability
-    ``1 - epsilon`` and otherwise takes one of the other ``C - 1`` labels uniformly."""
+def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t: int, rule: Rule) -> np.ndarray:
+    """``T[x, x']`` for vectors of ``t`` responses when each response of label ``c`` moves independently by the
+    uniform rule's law (:meth:`analysis.engine.rule.Rule.other_labels`)."""
     n_labels = comp.shape[1]
     block = comp[start[t]:start[t + 1]]
     moves = np.zeros((len(block), len(block)))
@@ -86,8 +86,7 @@ def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t
         law = np.ones(1)
         total = 0
         for c in range(n_labels):
-            stay = np.full(n_labels, epsilon / (n_labels - 1))
-            stay[c] = 1.0 - epsilon
+            stay = rule.other_labels(epsilon, c, n_labels)
             part = multinomial_pmf(stay[None, :], comp[start[x[c]]:start[x[c] + 1]])[0]
             left, right = comp[start[total]:start[total + 1]], comp[start[x[c]]:start[x[c] + 1]]
             rows = row_of(left[:, None, :] + right[None, :, :]) - start[total + x[c]]
@@ -98,10 +97,10 @@ def uniform_moves(comp: np.ndarray, start: np.ndarray, row_of, epsilon: float, t
     return moves
 
 
-def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> list[np.ndarray]:
+def perturbation_laws(k: int, epsilon: float, rule: Rule, null: bool) -> list[np.ndarray]:
     """Per ``h`` (``0..k`` under the null, ``0`` alone under the alternative), the matrix of
     ``P((x_a', x_b') | (x_a, x_b))`` with rows and columns numbered ``index(x_a) * V(k - h) + index(x_b)``."""
-    comp, start = composition_space(k, n_labels)
+    comp, start = composition_space(k, len(rule.prior))
     code, rows = composition_index(comp, k)
 
     def row_of(vectors):
@@ -109,13 +108,13 @@ def perturbation_laws(k: int, epsilon: float, rule: str, n_labels: int, null: bo
 
     laws = []
     hs = range(k + 1) if null else [0]
-    if shares_noise(rule):
-        pairs = dirichlet_pairs(comp[:start[max(hs) + 1]], comp)  # A*'s noise has at most max(hs) responses
+    if rule.shared:
+        pairs = rule.pairs(comp[:start[max(hs) + 1]], comp)  # A*'s noise has at most max(hs) responses
         moves = {t: NoiseMoves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
     else:
-        uniform = {t: uniform_moves(comp, start, row_of, epsilon, t) for t in {*hs} | {k - h for h in hs}}
+        uniform = {t: uniform_moves(comp, start, row_of, epsilon, t, rule) for t in {*hs} | {k - h for h in hs}}
     for h in hs:
-        if shares_noise(rule):  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
+        if rule.shared:  # sum over A*'s noise vectors n of M_h(n) x (B*'s moves mixed by P(n, .))
             noise = range(start[h + 1])
             law = np.tensordot(np.stack([moves[h].given(n) for n in noise]),
                                np.stack([moves[k - h].mixed(pairs[n, :start[k - h + 1]]) for n in noise]),
@@ -181,9 +180,9 @@ class PerturbationTables(NamedTuple):
     comp_code: np.ndarray
 
     @classmethod
-    def build(cls, k: int, epsilon: float, rule: str, n_labels: int, null: bool) -> "PerturbationTables":
-        comp, start = composition_space(k, n_labels)
-        laws = perturbation_laws(k, epsilon, rule, n_labels, null)
+    def build(cls, k: int, epsilon: float, rule: Rule, null: bool) -> "PerturbationTables":
+        comp, start = composition_space(k, len(rule.prior))
+        laws = perturbation_laws(k, epsilon, rule, null)
         hs = range(k + 1) if null else [0]
         width = max(law.shape[1] for law in laws)
         n_out = np.zeros(k + 1, dtype=np.int64)
@@ -230,35 +229,18 @@ class PerturbationCodes(NamedTuple):
 NOISE_ENTRIES = 250_000  # the most entries the noise tables hold (their pairs of noise vectors)
 
 
-def beta_binomial_chain(k: int, n_labels: int) -> np.ndarray:
-    """``chain[c, m, x]``: ``P(X <= x)`` for ``X ~ BetaBinomial(m, 1/C, (C - 1 - c)/C)``, ``m, x <= k`` (1 where
-    ``x >= m``). The numbers of scipy's ``betabinom.cdf``, which sums each point's probabilities afresh: here they
-    are computed once per ``m`` and each cumulative sum is taken over the same terms in the same order (a sixth of
-    the time over the paper's K)."""
-    from scipy.stats import betabinom
-
-    chain = np.ones((n_labels - 1, k + 1, k + 1))
-    m, x = np.arange(k + 1)[:, None], np.arange(k + 1)[None, :]
-    for c in range(n_labels - 1):
-        pmf = betabinom.pmf(x, m, 1.0 / n_labels, (n_labels - 1 - c) / n_labels)
-        for total in range(1, k + 1):
-            for at_most in range(total):
-                chain[c, total, at_most] = np.sum(pmf[total, :at_most + 1])
-    return chain
-
-
 class NoiseTables(NamedTuple):
-    """The labels that replace B's responses under the Dirichlet rule, in one draw per slot.
+    """The labels that replace B's responses under a shared-noise rule, in one draw per slot.
 
-    The replaced responses take their labels from the slot's ``eta ~ Dirichlet(1/C, ..., 1/C)`` whatever labels
+    The replaced responses take their labels from the slot's ``eta ~ Dirichlet(prior)`` whatever labels
     they had, so once a kernel knows how many of A*'s (``m_a``) and B*'s (``m_b``) perturbable responses are
     replaced, their noise vectors ``(n_a, n_b)`` have the joint Dirichlet-multinomial law
-    (:func:`analysis.engine.rule.dirichlet_pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
+    (:meth:`analysis.engine.rule.Rule.pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
     ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
     ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
     ``NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
     beta-binomials: ``chain[c, m, x]`` is the probability that at most ``x`` of ``m`` labels that go to label ``c``
-    or a later one go to ``c`` (``BetaBinomial(m, 1/C, (C - 1 - c)/C)``, the Dirichlet's aggregation property);
+    or a later one go to ``c`` (:meth:`analysis.engine.rule.Rule.chain`);
     then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.engine.rule.dirichlet_noise`)."""
 
     most: int
@@ -272,7 +254,8 @@ class NoiseTables(NamedTuple):
     chain: np.ndarray
 
     @classmethod
-    def build(cls, k: int, n_labels: int, largest: int | None = None) -> "NoiseTables":
+    def build(cls, k: int, rule: Rule, largest: int | None = None) -> "NoiseTables":
+        n_labels = len(rule.prior)
         largest = NOISE_ENTRIES if largest is None else largest
         most, entries = -1, 0
         while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels
@@ -286,7 +269,7 @@ class NoiseTables(NamedTuple):
         probs, aliases, out_a, out_b, offset = [], [], [], [], 0
         for m_a in range(most + 1):
             for m_b in range(most + 1 - m_a):
-                law = dirichlet_pairs(comp[start[m_a]:start[m_a + 1]], comp[start[m_b]:start[m_b + 1]]).ravel()
+                law = rule.pairs(comp[start[m_a]:start[m_a + 1]], comp[start[m_b]:start[m_b + 1]]).ravel()
                 prob = np.empty((1, law.size))
                 alias = np.empty((1, law.size), dtype=np.int64)
                 build_alias(law[None, :] / law.sum(), np.array([0, law.size]), prob, alias)
@@ -298,7 +281,7 @@ class NoiseTables(NamedTuple):
                 out_b.append(start[m_b] + o % width_b)
                 offset += law.size
         return cls(most, base, size, np.concatenate(probs), np.concatenate(aliases), np.concatenate(out_a),
-                   np.concatenate(out_b), comp, beta_binomial_chain(k, n_labels))
+                   np.concatenate(out_b), comp, rule.chain(k))
 
     def by_code(self, code: np.ndarray) -> NoiseCodes:
         """For the direct kernel: the tables with their outcomes as codes of the noise vectors (``code[label]``

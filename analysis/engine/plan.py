@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from analysis.engine.perturbation import table_sizes
-from analysis.engine.rule import rule_code, shares_noise
+from analysis.engine.rule import shares_noise
 from analysis.engine.tables import MASK_WORD, n_vectors, packs, paired
 from analysis.errors import ParameterError
 from analysis.samplers import composition_entries, group_layout
@@ -85,7 +85,6 @@ class Plan:
     """
 
     kernel: str
-    rule: int
     null: bool
     pair_tables: bool = False
     perturbation_tables: bool = False
@@ -161,18 +160,18 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
     Raises :class:`ParameterError` where a forced ``method`` cannot serve the cell."""
     if method not in METHODS:
         raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
-    rule = rule_code(perturbation)
     method = auto_method(design, k) if method == "auto" else method
     noisy = epsilon > 0.0
+    shared_noise = noisy and shares_noise(perturbation)
     if method == "law":
         if not law_fits(design, k):
             raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
                                  "entries); use method='counts'")
-        return Plan("law", rule, null)
+        return Plan("law", null)
     if method == "counts":
         if design.sampler != "S2":
             raise ParameterError(f"method='counts' serves S2 only, not {design.sampler}")
-        return Plan("counts", rule, null, alias_tables=alias_fits(design, k))
+        return Plan("counts", null, alias_tables=alias_fits(design, k))
     if method == "items":
         if design.sampler == "S2":
             raise ParameterError("method='items' serves S1 and S3; S2's items never repeat their rater columns")
@@ -182,20 +181,20 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
                and n >= COLUMN_LAW_SLOTS * triples)
         per_group = group_layout(n, design.single_group, design.group_size)[1]
         by_rater = not law and counts_pack(k, design.n_labels) and per_group >= BY_RATER_FROM * design.group_size
-        return Plan("by_item", rule, null, perturbation_tables=tabled and (k > 1 or law), column_law=law,
-                    noise_tables=noisy and shares_noise(perturbation) and not law, rater_major=by_rater)
+        return Plan("by_item", null, perturbation_tables=tabled and (k > 1 or law), column_law=law,
+                    noise_tables=shared_noise and not law, rater_major=by_rater)
     if not direct_fits(k, design.n_labels):
         raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {design.n_labels} labels into "
                              "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
     pairs = paired(k, design.n_labels)
     if method == "responses":
-        return Plan("direct", rule, null, pair_tables=pairs)
+        return Plan("direct", null, pair_tables=pairs)
     cube = n_vectors(k, design.n_labels) ** 3
     tabled = noisy and pairs and k > 1 and perturbation_fits(k, design.n_labels, null, ROW_TABLE_ENTRIES)
     gather = pairs and n >= GATHER_SLOTS * cube
     defer = gather and k == 1 and noisy and design.slots(n) >= DEFER_SLOTS * cube
-    shared = noisy and shares_noise(perturbation) and k <= MASK_WORD
-    return Plan("direct", rule, null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy and not defer,
+    shared = shared_noise and k <= MASK_WORD
+    return Plan("direct", null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy and not defer,
                 noise_tables=shared and not defer and not tabled,
                 rater_loop=(tabled or shared or not noisy) and k <= MASK_WORD and not defer, gather=gather, defer=defer)
 

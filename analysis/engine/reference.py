@@ -24,6 +24,7 @@ class Design:
 
     def __init__(self, ds: AnnotationDataset):
         self.n_labels = ds.n_labels
+        self.shares = ds.item_label_counts.sum(0) / ds.n_ratings  # the labels' overall shares
         self.labels = np.full((ds.n_items, ds.n_raters), -1, dtype=np.int64)
         self.labels[ds.item, ds.rater] = ds.label
         self.raters_of_item = [np.flatnonzero(row >= 0) for row in self.labels]
@@ -76,12 +77,15 @@ def draw_slots(design: Design, sampler: str, n: int, k: int, rng: np.random.Gene
     return items, groups, model
 
 
-def perturb(labels: np.ndarray, epsilon: float, rule: str, n_labels: int, rng: np.random.Generator) -> np.ndarray:
-    """B's responses, each replaced with probability ``epsilon`` (METHOD section 3): by a label of the slot's own
-    noise law ``Dirichlet(1/C, ..., 1/C)``, or by one of the other labels uniformly."""
+def perturb(labels: np.ndarray, epsilon: float, rule: str, shares: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """B's responses, each replaced with probability ``epsilon`` (METHOD sections 3 and 12): by a label of the
+    slot's own noise law ``Dirichlet(1/C, ..., 1/C)`` (``"dirichlet"``) or ``Dirichlet(shares)`` (``"dirichlet-shares"``,
+    ``shares`` being the dataset's label shares), or by one of the other labels uniformly (``"uniform"``)."""
+    n_labels = len(shares)
     replaced = rng.random(labels.shape) < epsilon
-    if rule == "dirichlet":
-        eta = rng.dirichlet(np.full(n_labels, 1.0 / n_labels), size=labels.shape[0])  # one law per slot
+    if rule in ("dirichlet", "dirichlet-shares"):
+        prior = np.full(n_labels, 1.0 / n_labels) if rule == "dirichlet" else shares / shares.sum()
+        eta = rng.dirichlet(prior, size=labels.shape[0])  # one law per slot
         cum = np.cumsum(eta, axis=1)
         noise = (rng.random(labels.shape)[..., None] * cum[:, None, -1:] >= cum[:, None, :]).sum(-1)
     else:
@@ -113,7 +117,7 @@ def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilo
     for _ in range(n_samples):
         _, groups, model = draw_slots(design, sampler, n, k, rng)
         g, a = model(), model()
-        b = perturb(model(), epsilon, perturbation, design.n_labels, rng)
+        b = perturb(model(), epsilon, perturbation, design.shares, rng)
         if null:
             a, b = split(a, b, groups, rng)
         d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)))

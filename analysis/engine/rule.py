@@ -1,27 +1,39 @@
-"""The perturbation rule of B (METHOD section 3): the one module that knows the rules and their codes.
+"""The perturbation rule of B (METHOD sections 3 and 12): the one module that knows the rules, their names and
+their laws.
 
-``"dirichlet"`` (VET's distortion, the default): per drawn item slot of B, a noise law
-``eta ~ Dirichlet(1/C, ..., 1/C)`` shared by the slot's replaced responses, drawn implicitly as a Polya urn: the j-th
-replacement of a slot is label c with probability ``(1/C + r_c) / (1 + j - 1)``, ``r_c`` counting the slot's earlier
-replacements that went to c. ``"uniform"``: each replaced response takes one of the other ``C - 1`` labels
-uniformly. Each response is replaced with probability ``epsilon``. Kernels receive the rule as its integer code
-(``DIRICHLET`` or ``UNIFORM``); Python code asks :func:`shares_noise` rather than comparing names.
+Each of B's responses is replaced with probability ``epsilon``. Under a *shared-noise* rule the replaced responses
+of one drawn item slot take their labels from one noise law ``eta ~ Dirichlet(prior)`` drawn for that slot, drawn
+implicitly as a Polya urn: the j-th replacement of a slot is label c with probability
+``(prior_c + r_c) / (1 + j - 1)``, ``r_c`` counting the slot's earlier replacements that went to c (the prior sums
+to 1). Two rules share noise:
+
+* ``"dirichlet"`` (VET's distortion, the default): ``prior = (1/C, ..., 1/C)``;
+* ``"dirichlet-shares"``: the prior centred on the dataset's label shares ``pi``, with the same total
+  concentration 1 (``prior = pi``).
+
+``"uniform"``: each replaced response takes one of the other ``C - 1`` labels uniformly, independently.
+
+Python code builds a :class:`Rule` with :func:`make_rule` and asks it for its numbers (the prior, the joint law of
+two noise vectors, the beta-binomial chain, the law of a replaced response); kernels receive ``rule.shared`` and
+``rule.prior``, never a name.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 from scipy.special import gammaln
 
 from analysis.errors import ParameterError
-from analysis.samplers import binomial, build_alias, uniform_index
+from analysis.samplers import binomial, build_alias, multinomial_pmf, uniform_index
 
-PERTURBATIONS = ("dirichlet", "uniform")
-DIRICHLET, UNIFORM = 0, 1  # kernel codes of PERTURBATIONS
+PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares")
 DEFAULT = PERTURBATIONS[0]
+SHARED = {"dirichlet": True, "uniform": False, "dirichlet-shares": True}
+CONCENTRATION = 1.0  # the total of every shared-noise prior (VET's): the urn's weight before any replacement
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -31,56 +43,142 @@ def check_perturbation(perturbation: str) -> str:
     return perturbation
 
 
-def rule_code(perturbation: str) -> int:
-    """The kernels' integer code of a rule's name."""
-    return PERTURBATIONS.index(check_perturbation(perturbation))
-
-
 def shares_noise(perturbation: str) -> bool:
-    """Whether the replaced responses of one slot share a noise law (the Dirichlet rule), so that their labels can
-    be drawn together, after the kept ones are counted."""
-    return rule_code(perturbation) == DIRICHLET
+    """Whether the replaced responses of one slot share a noise law, so that their labels can be drawn together,
+    after the kept ones are counted."""
+    return SHARED[check_perturbation(perturbation)]
+
+
+@dataclass(frozen=True, eq=False)
+class Rule:
+    """A perturbation rule with its law's numbers for one dataset: ``shared`` (its replaced responses of a slot
+    share one ``Dirichlet(prior)``) and ``prior`` (C parameters summing to 1; for the uniform rule, unused)."""
+
+    name: str
+    shared: bool
+    prior: np.ndarray
+
+    def pairs(self, comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
+        """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``),
+        when both are drawn from one ``eta ~ Dirichlet(prior)``: the two multinomial coefficients times the
+        Dirichlet moment of the sum."""
+        other = comp if other is None else other
+        alpha = self.prior
+
+        def log_coef(vectors):
+            return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
+
+        both = comp[:, None, :] + other[None, :, :]
+        log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(CONCENTRATION + both.sum(2))
+        return np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :] + log_moment)
+
+    def chain(self, k: int) -> np.ndarray:
+        """``chain[c, m, x]``: ``P(X <= x)`` for ``X ~ BetaBinomial(m, prior_c, prior_{c+1} + ... + prior_{C-1})``,
+        ``m, x <= k`` (1 where ``x >= m``): of ``m`` noise labels that go to ``c`` or a later label, how many go to
+        ``c`` (the Dirichlet's aggregation property). The numbers of scipy's ``betabinom.cdf``, which sums each
+        point's probabilities afresh: here they are computed once per ``m`` and each cumulative sum is taken over
+        the same terms in the same order (a sixth of the time over the paper's K)."""
+        from scipy.stats import betabinom  # here, not at the top: scipy.stats takes a second to import
+
+        n_labels = len(self.prior)
+        chain = np.ones((n_labels - 1, k + 1, k + 1))
+        m, x = np.arange(k + 1)[:, None], np.arange(k + 1)[None, :]
+        for c in range(n_labels - 1):
+            pmf = betabinom.pmf(x, m, *self._split(c))
+            for total in range(1, k + 1):
+                for at_most in range(total):
+                    chain[c, total, at_most] = np.sum(pmf[total, :at_most + 1])
+        return chain
+
+    def _split(self, c: int) -> tuple[float, float]:
+        """The beta parameters of label ``c`` against the labels after it: ``(prior_c, sum of the later ones)``; for
+        the symmetric prior written ``1/C`` and ``(C - 1 - c)/C``, as scipy's numbers were first taken."""
+        n_labels = len(self.prior)
+        if np.all(self.prior == self.prior[0]):
+            return 1.0 / n_labels, (n_labels - 1 - c) / n_labels
+        return float(self.prior[c]), float(self.prior[c + 1:].sum())
+
+    def steps(self) -> np.ndarray:
+        """``prior_c / (prior_c + ... + prior_{C-1})`` per label: the binomial chain that spreads replacements of
+        one response over the labels (:func:`share_out`); ``1 / (C - c)`` for the symmetric prior."""
+        n_labels = len(self.prior)
+        if np.all(self.prior == self.prior[0]):
+            return 1.0 / (n_labels - np.arange(n_labels))
+        tail = np.cumsum(self.prior[::-1])[::-1]
+        return self.prior / tail
+
+    def replaced_law(self, shares: np.ndarray) -> np.ndarray:
+        """Per item (rows of ``shares``), the law of one replaced response of the uniform rule averaged over the
+        label it replaces, ``(1 - p_c) / (C - 1)``."""
+        return (1.0 - shares) / (shares.shape[1] - 1)
+
+    def other_labels(self, epsilon: float, label: int, n_labels: int) -> np.ndarray:
+        """The law of one response of ``label`` under the uniform rule: kept with probability ``1 - epsilon``,
+        else one of the other labels uniformly."""
+        stay = np.full(n_labels, epsilon / (n_labels - 1))
+        stay[label] = 1.0 - epsilon
+        return stay
+
+
+def make_rule(perturbation: str, label_shares: np.ndarray) -> Rule:
+    """The rule named ``perturbation`` for a dataset whose labels have the overall shares ``label_shares``."""
+    shares = np.asarray(label_shares, dtype=float)
+    n_labels = len(shares)
+    if check_perturbation(perturbation) == "dirichlet-shares":
+        if not (shares > 0).all():
+            raise ParameterError("perturbation 'dirichlet-shares' needs every label to occur in the data; "
+                                 f"label shares {np.round(shares, 4).tolist()}")
+        prior = shares / shares.sum()
+    else:
+        prior = np.full(n_labels, 1.0 / n_labels)
+    return Rule(perturbation, SHARED[perturbation], prior)
+
+
+def uniform_replacement_law(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item, the law of a response after uniform replacement (:meth:`Rule.replaced_law`) and its cumulative
+    form, for the counts kernel."""
+    noise = make_rule("uniform", shares[0]).replaced_law(shares)
+    cum = np.cumsum(noise, axis=1)
+    cum[:, -1] = 1.0
+    return noise, cum
 
 
 @numba.njit(cache=True, inline="always")
-def urn_label(u, urn):
-    """A label from the Polya urn ``urn`` (counts of earlier replacements) with prior weight 1/C, for uniform ``u``.
-
-    The urn's total weight is ``C * (1/C) + sum(urn) = 1 + sum(urn)``; the drawn label is added to the urn.
-    """
+def urn_label(u, urn, prior):
+    """A label from the Polya urn ``urn`` (counts of earlier replacements) with prior weights ``prior`` (summing to
+    1), for uniform ``u``. The urn's total weight is ``1 + sum(urn)``; the drawn label is added to the urn."""
     n_labels = urn.shape[0]
-    prior = 1.0 / n_labels
     total = 1.0
     for c in range(n_labels):
         total += urn[c]
     x = u * total
     c = 0
-    acc = prior + urn[0]
+    acc = prior[0] + urn[0]
     while c < n_labels - 1 and x >= acc:
         c += 1
-        acc += prior + urn[c]
+        acc += prior[c] + urn[c]
     urn[c] += 1
     return c
 
 
 @numba.njit(cache=True, inline="always")
-def replacement(v, label, rule, urn):
-    """The noise label that replaces ``label``, for uniform ``v``: from the slot's urn (``DIRICHLET``) or another
-    label drawn uniformly (``UNIFORM``)."""
-    if rule == DIRICHLET:
-        return urn_label(v, urn)
+def replacement(v, label, shared, urn, prior):
+    """The noise label that replaces ``label``, for uniform ``v``: from the slot's urn (``shared``) or another
+    label drawn uniformly."""
+    if shared:
+        return urn_label(v, urn, prior)
     n_labels = urn.shape[0]
     other = min(int(v * (n_labels - 1)), n_labels - 2)
     return other + (other >= label)
 
 
 @numba.njit(cache=True, inline="always")
-def perturbed(rng, label, epsilon, rule, urn):
+def perturbed(rng, label, epsilon, shared, urn, prior):
     """``label``, or with probability ``epsilon`` its :func:`replacement`. One uniform per response."""
     u = rng.random()
     if u >= epsilon:
         return label
-    return replacement(u / epsilon, label, rule, urn)
+    return replacement(u / epsilon, label, shared, urn, prior)
 
 
 @numba.njit(cache=True, inline="always")
@@ -95,37 +193,43 @@ def first_replaced(u, n, keep_all, log_keep):
 
 
 @numba.njit(cache=True, inline="always")
-def share_out(rng, m, old, rule, shares):
-    """Spread ``m`` replacements of one response of label ``old`` over the labels, into ``shares``: uniformly over
-    all ``C`` labels under the Dirichlet rule (one response a slot, so its noise law averages out to uniform), over
-    the ``C - 1`` others under the uniform rule. A multinomial, drawn as a chain of binomials."""
+def share_out(rng, m, old, shared, steps, shares):
+    """Spread ``m`` replacements of one response of label ``old`` over the labels, into ``shares``: by the prior
+    under a shared-noise rule (one response a slot, so its noise law averages out to the prior; ``steps`` from
+    :meth:`Rule.steps`), uniformly over the ``C - 1`` others under the uniform rule. A multinomial, drawn as a
+    chain of binomials."""
     n_labels = shares.shape[0]
-    choices = n_labels if rule == DIRICHLET else n_labels - 1
+    choices = n_labels - 1
     for c in range(n_labels):
         shares[c] = 0
-        if m == 0 or (rule == UNIFORM and c == old):
+        if m == 0:
             continue
-        x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
-        choices -= 1
+        if shared:
+            x = m if c == n_labels - 1 else binomial(rng, m, steps[c])
+        elif c == old:
+            continue
+        else:
+            x = m if choices == 1 else binomial(rng, m, 1.0 / choices)
+            choices -= 1
         m -= x
         shares[c] = x
 
 
 @numba.njit(cache=True)
-def perturb_labels(rng, labels, n_slots, k, epsilon, rule, urn):
+def perturb_labels(rng, labels, n_slots, k, epsilon, shared, urn, prior):
     """Perturb the responses in the first ``n_slots`` rows of ``labels`` in place, one urn per row (item slot)."""
     for j in range(n_slots):
         urn[:] = 0
         for c in range(k):
-            labels[j, c] = perturbed(rng, labels[j, c], epsilon, rule, urn)
+            labels[j, c] = perturbed(rng, labels[j, c], epsilon, shared, urn, prior)
 
 
 @numba.njit(cache=True, inline="always")
 def dirichlet_noise(rng, m_a, m_b, chain, noise):
-    """The labels of ``m_a`` replaced responses of A* and ``m_b`` of B*, drawn from one ``eta ~ Dirichlet(1/C, ...,
-    1/C)``: the counts of all ``m_a + m_b`` by the chain of beta-binomials ``chain`` (:class:`NoiseTables`), then
-    the smaller side's as a uniform subset of them, drawn one at a time. Writes the smaller side's counts into
-    ``noise[0]`` and the other's into ``noise[1]``; returns whether the smaller side is B* (``m_b < m_a``)."""
+    """The labels of ``m_a`` replaced responses of A* and ``m_b`` of B*, drawn from one ``eta ~ Dirichlet(prior)``:
+    the counts of all ``m_a + m_b`` by the chain of beta-binomials ``chain`` (:meth:`Rule.chain`), then the smaller
+    side's as a uniform subset of them, drawn one at a time. Writes the smaller side's counts into ``noise[0]`` and
+    the other's into ``noise[1]``; returns whether the smaller side is B* (``m_b < m_a``)."""
     n_labels = noise.shape[1]
     left = m_a + m_b
     for c in range(n_labels - 1):
@@ -156,14 +260,6 @@ def dirichlet_noise(rng, m_a, m_b, chain, noise):
     return m_b < m_a
 
 
-def uniform_noise(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per item, the law of a response after uniform replacement, ``(1 - p_c) / (C - 1)``, and its cumulative form."""
-    noise = (1.0 - shares) / (shares.shape[1] - 1)
-    cum = np.cumsum(noise, axis=1)
-    cum[:, -1] = 1.0
-    return noise, cum
-
-
 def fire_law(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How many of ``n <= k`` responses are replaced, ``Binomial(n, epsilon)``, as alias tables (one uniform a
     draw, :func:`analysis.engine.tables.draw_fired`): ``(start, prob, alias)``, the law of ``n`` in the block
@@ -176,19 +272,3 @@ def fire_law(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     alias = np.empty(pmf.shape, dtype=np.int64)
     build_alias(pmf, start, prob, alias)
     return start, prob[0], alias[0]
-
-
-def dirichlet_pairs(comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
-    """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``), when
-    both are drawn from one ``eta ~ Dirichlet(1/C, ..., 1/C)``: the two multinomial coefficients times the
-    Dirichlet moment of the sum."""
-    other = comp if other is None else other
-    n_labels = comp.shape[1]
-    alpha = 1.0 / n_labels
-
-    def log_coef(vectors):
-        return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
-
-    both = comp[:, None, :] + other[None, :, :]
-    log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(1 + both.sum(2))
-    return np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :] + log_moment)

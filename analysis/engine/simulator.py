@@ -21,7 +21,7 @@ from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
-from analysis.engine.rule import DEFAULT, check_perturbation, fire_law, uniform_noise
+from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
 from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
 from analysis.errors import ParameterError
@@ -62,7 +62,10 @@ class Simulator:
         self.design = Design(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
                              self.layout.group_size)
-        self.item_laws = Shares(self.layout.item_share, self.layout.item_cum, *uniform_noise(self.layout.item_share))
+        self.item_laws = Shares(self.layout.item_share, self.layout.item_cum,
+                                *uniform_replacement_law(self.layout.item_share))
+        counts = ds.item_label_counts.sum(0)
+        self.label_shares = counts / counts.sum()
         self._store: dict[str, dict] = {}
         self._complete: np.ndarray | None = None
 
@@ -96,27 +99,34 @@ class Simulator:
         """The null split's law and the replaced-response counts' alias tables of a cell (:class:`Chances`)."""
         return self._once("chances", (k, epsilon), lambda: Chances(split_law(k), *fire_law(k, epsilon)))
 
-    def noise_tables(self, k: int) -> NoiseTables:
-        """The Dirichlet noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
-        return self._once("noise", k, lambda: NoiseTables.build(k, self.design.n_labels))
+    def rule(self, perturbation: str) -> Rule:
+        """The perturbation rule named ``perturbation`` with its law's numbers for this dataset."""
+        return self._once("rules", perturbation, lambda: make_rule(perturbation, self.label_shares))
 
-    def noise_codes(self, k: int) -> NoiseCodes:
+    def noise_tables(self, k: int, perturbation: str) -> NoiseTables:
+        """The shared noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
+        return self._once("noise", (k, perturbation), lambda: NoiseTables.build(k, self.rule(perturbation)))
+
+    def noise_codes(self, k: int, perturbation: str) -> NoiseCodes:
         """The noise tables in the direct kernel's form (:meth:`NoiseTables.by_code`); ``k = 0``: the placeholder."""
-        return self._once("noise codes", k, lambda: self.noise_tables(k).by_code(self.pair_tables(max(k, 1)).code))
+        return self._once("noise codes", (k, perturbation), lambda: self.noise_tables(k, perturbation).by_code(
+            self.pair_tables(max(k, 1)).code))
 
     def composition_tables(self, k: int) -> CompositionTables:
         """The alias tables of every item's multinomials up to ``k`` responses."""
         return self._once("compositions", k, lambda: composition_tables(self.layout.item_share, k))
 
-    def law_tables(self, k: int, epsilon: float, rule: str, null: bool) -> LawTables:
+    def law_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> LawTables:
         """The drawing tables of the S2 slot law (:func:`analysis.engine.law.slot_law`)."""
-        return self._kept("laws", (k, float(epsilon), rule, bool(null)), LAW_CACHE_ENTRIES,
+        rule = self.rule(perturbation)
+        return self._kept("laws", (k, float(epsilon), perturbation, bool(null)), LAW_CACHE_ENTRIES,
                           lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))
 
-    def perturbation_tables(self, k: int, epsilon: float, rule: str, null: bool) -> PerturbationTables:
+    def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
-        return self._kept("perturbations", (k, float(epsilon), rule, bool(null)), PERTURB_CACHE_ENTRIES,
-                          lambda: PerturbationTables.build(k, epsilon, rule, self.design.n_labels, null))
+        rule = self.rule(perturbation)
+        return self._kept("perturbations", (k, float(epsilon), perturbation, bool(null)), PERTURB_CACHE_ENTRIES,
+                          lambda: PerturbationTables.build(k, epsilon, rule, null))
 
     def labels_by_rater(self) -> np.ndarray:
         """The label matrix of each group rater by rater, for the by-item kernel (:func:`by_rater`)."""
@@ -142,7 +152,7 @@ class Simulator:
              null: bool, perturbation: str = DEFAULT) -> Replicates:
         """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan."""
         check_size(n, k)
-        check_perturbation(perturbation)
+        rule = self.rule(perturbation)
         if not 0.0 <= epsilon <= 1.0:
             raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
         if n_samples < 1:
@@ -152,7 +162,7 @@ class Simulator:
         out = np.empty((n_samples, len(METRICS)))
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
-        draw = Draw(n, k, epsilon, cell.rule, null)
+        draw = Draw(n, k, epsilon, rule.shared, null, rule.prior, rule.steps())
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels)
         if cell.kernel == "law":
@@ -165,7 +175,7 @@ class Simulator:
         elif cell.kernel == "by_item":
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
-            noise = self.noise_tables(k if cell.noise_tables else 0)
+            noise = self.noise_tables(k if cell.noise_tables else 0, perturbation)
             pairs = self.pair_tables(k) if paired(k, n_labels) else NO_PAIRS
             labels = self.labels_by_rater() if cell.rater_major else np.zeros(1, dtype=np.int8)
             options = (cell.perturbation_tables, cell.column_law, cell.rater_major)
@@ -175,7 +185,7 @@ class Simulator:
             pairs = self.pair_tables(k)
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
-            noise = self.noise_codes(k if cell.noise_tables else 0)
+            noise = self.noise_codes(k if cell.noise_tables else 0, perturbation)
             complete = self.complete_items() if cell.rater_loop else np.zeros(1, dtype=np.bool_)
             direct_replicates(rng, self.layout.groups, draw, chances, divergence, pairs, tables.by_code(),
                               mask_tables(epsilon), noise, cell.direct_options(), complete, out, confusion)

@@ -113,14 +113,17 @@ def draw_mask(rng, k, m_prob, m_alias):
 
 
 class Draw(NamedTuple):
-    """A cell's numbers for a kernel: ``n`` items of ``k`` responses, B perturbed with strength ``epsilon`` by the
-    rule coded ``rule``, the null or the alternative."""
+    """A cell's numbers for a kernel: ``n`` items of ``k`` responses, the null or the alternative, B perturbed
+    with strength ``epsilon`` by a rule (:class:`analysis.engine.rule.Rule`) given by its numbers: ``shared``
+    (a slot's replaced responses share one noise law), its ``prior`` and its ``steps``."""
 
     n: int
     k: int
     epsilon: float
-    rule: int
+    shared: bool
     null: bool
+    prior: np.ndarray
+    steps: np.ndarray
 
 
 class Chances(NamedTuple):
