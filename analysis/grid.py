@@ -15,10 +15,18 @@ computes afresh, and every cached summary carries its fingerprint, so an old ent
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import fcntl
 import functools
 import hashlib
 import json
 import os
+import signal
+import socket
+import sys
+import threading
+import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -155,41 +163,127 @@ def engine_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+SUMMARY_FIELDS = ("p_value", "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha")  # summarise_cell's
+CLAIM_STALE_SECONDS = 3600  # a claim this old is another machine's (or a reused pid's) and is taken over
+CLAIM_POLL_SECONDS = 0.2  # how often a run looks for the cells that another process is computing
+
+
 class ResultCache:
     """One JSON file per finished cell under ``directory``, written atomically, keyed as METHOD section 7 says.
 
-    Each file holds the engine fingerprint it was computed with; :meth:`get` returns nothing for a file whose
-    fingerprint is not the current one, so an old entry can never enter a new table.
+    Each file holds its key, the engine fingerprint and a sha256 checksum of both with the cell's numbers.
+    :meth:`get` serves a file only when its checksum, key and fingerprint are right and it has every metric;
+    any other file is not served (one note line) and the cell is recomputed. A process that computes a cell
+    claims it first (:meth:`claim`, a ``<key>.claim`` file created exclusively), so that two runs on one cache
+    never compute the same cell twice; a claim whose process is gone is taken over.
     """
 
     def __init__(self, directory: str | Path, engine: str | None = None):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.engine = engine or engine_fingerprint()
+        self._claimed: set[str] = set()
+        self._noted: set[str] = set()
 
     def key(self, data_sha256: str, cell: Cell, n_samples: int, seed: int) -> str:
         fields = {"data": data_sha256, **asdict(cell), "n_samples": n_samples, "seed": seed, "engine": self.engine}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
+    @staticmethod
+    def checksum(key: str, engine: str, summary: dict) -> str:
+        """sha256 of a cell's key, engine fingerprint and numbers (JSON with sorted keys)."""
+        return hashlib.sha256(json.dumps([key, engine, summary], sort_keys=True).encode()).hexdigest()
+
     def get(self, key: str) -> dict | None:
+        """The cell's summary (per metric its SUMMARY_FIELDS), or None when it is absent or not to be trusted."""
         path = self.directory / f"{key}.json"
         try:
-            entry = json.loads(path.read_text())
-        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            entry = json.loads(path.read_bytes())
+        except FileNotFoundError:
             return None
+        except (OSError, ValueError) as err:
+            return self._refuse(key, f"unreadable ({type(err).__name__})")
         if not isinstance(entry, dict) or entry.get("engine") != self.engine:
-            return None
-        return entry.get("metrics")
+            return self._refuse(key, "written by another engine") if isinstance(entry, dict) else \
+                self._refuse(key, "not a cache entry")
+        summary = entry.get("metrics")
+        if entry.get("key") != key:
+            return self._refuse(key, "its key is not its name")
+        if entry.get("checksum") != self.checksum(key, self.engine, summary):
+            return self._refuse(key, "its checksum does not match its content")
+        if not isinstance(summary, dict) or any(not isinstance(summary.get(m), dict) or
+                                                any(f not in summary[m] for f in SUMMARY_FIELDS) for m in METRICS):
+            return self._refuse(key, "a metric is missing")
+        return summary
+
+    def _refuse(self, key: str, why: str) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            print(f"note: cache file {self.directory / key}.json not used ({why}); the cell is recomputed",
+                  file=sys.stderr)
+        return None
 
     def put(self, key: str, summary: dict) -> None:
-        """Store a freshly computed cell and note its key in the cache's log of computations."""
-        write_atomic(self.directory / f"{key}.json", json.dumps({"engine": self.engine, "metrics": summary}))
+        """Store a freshly computed cell, note its key in the cache's log of computations, release its claim."""
+        entry = {"key": key, "engine": self.engine, "checksum": self.checksum(key, self.engine, summary),
+                 "metrics": summary}
+        write_atomic(self.directory / f"{key}.json", json.dumps(entry))
+        self._noted.discard(key)
         with open(self.directory / COMPUTED_LOG, "a") as log:  # one short line per append: atomic on POSIX
             log.write(f"{key}\n")
+        self.release(key)
+
+    def claim(self, key: str) -> bool:
+        """Claim a cell for this process: True when it is ours to compute (no claim, or a stale one taken over),
+        False while another live process holds it. Claims are made under one lock of the cache folder."""
+        if key in self._claimed:
+            return True
+        path = self.directory / f"{key}.claim"
+        with open(self.directory / ".claims.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if path.exists() and not self._stale(path):
+                return False
+            path.unlink(missing_ok=True)
+            handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            with os.fdopen(handle, "w") as claim:
+                claim.write(f"{os.getpid()} {socket.gethostname()}\n")
+        self._claimed.add(key)
+        return True
+
+    @staticmethod
+    def _stale(path: Path) -> bool:
+        """Whether a claim's process is gone: on this machine, its pid is not running; elsewhere, or with a pid
+        that may have been reused, the claim is older than CLAIM_STALE_SECONDS."""
+        try:
+            pid, host = path.read_text().split()
+            age = time.time() - path.stat().st_mtime
+        except (OSError, ValueError):
+            return True
+        if age > CLAIM_STALE_SECONDS:
+            return True
+        if host != socket.gethostname():
+            return False
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except (PermissionError, ValueError):
+            return False
+        return False
+
+    def release(self, key: str) -> None:
+        """Give up this process's claim on a cell (finished, or not to be computed after all)."""
+        if key in self._claimed:
+            self._claimed.discard(key)
+            (self.directory / f"{key}.claim").unlink(missing_ok=True)
+
+    def release_all(self) -> None:
+        for key in list(self._claimed):
+            self.release(key)
 
     def computations(self) -> dict[str, int]:
         """Cells computed into this cache (by key) and how often each was computed; more than once means a cell
-        was simulated twice, which a shared cache should prevent."""
+        was simulated twice, which the claims prevent."""
         path = self.directory / COMPUTED_LOG
         keys = path.read_text().split() if path.exists() else []
         return {"cells": len(set(keys)), "computations": len(keys),
@@ -207,12 +301,51 @@ def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
     _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
 
 
-def _init_pool_worker(*args) -> None:
-    """A worker process leaves Ctrl-C to its parent, which stops the pool (no traceback from every worker)."""
-    import signal
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+WATCHDOG_SECONDS = 0.5  # how often a worker checks that its parent is alive
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+def _init_pool_worker(parent: int, *args) -> None:
+    """A worker process leaves Ctrl-C to its parent, which stops the pool (no traceback from every worker), and
+    dies with its parent, even one killed with SIGKILL: by the kernel's parent-death signal on Linux, and by a
+    watchdog thread that sees the parent's pid change anywhere."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # forked with SIGINT blocked (see _sigint_held); now ignored
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still stops the worker
+    if os.getppid() != parent:  # the parent died before the kernel could be told
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watchdog").start()
     _init_worker(*args)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_SECONDS)
+    os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Hold Ctrl-C back while worker processes start: a KeyboardInterrupt raised during a fork, inside the
+    interpreter's at-fork handlers, prints "Exception ignored in ..." and can leave a lock held. SIGINT is blocked
+    in this thread (the workers inherit the mask, then ignore SIGINT), and one that reaches another thread is only
+    recorded; on leaving, a held-back Ctrl-C is handed to the previous handler (a KeyboardInterrupt)."""
+    held = []
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGINT, lambda *_: held.append(True)) if main else None
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a blocked SIGINT arrives now, and is recorded
+        if main:
+            signal.signal(signal.SIGINT, handler)
+            if held and callable(handler):
+                handler(signal.SIGINT, None)
 
 
 def simulate_chunk(simulator: Simulator, cells_: list[Cell], n_samples: int, seed: int) -> list[tuple[Cell, dict]]:
@@ -257,6 +390,90 @@ def _dask_results(client, simulator: Simulator, chunks: list[list[Cell]], n_samp
             yield from future.result()
     finally:
         client.cancel(futures)
+
+
+def _in_this_process(todo: list[Cell], n_samples: int, n_jobs: int, chunk_size: int, scheduler: str | None) -> bool:
+    """Whether cells are simulated here: one job, one chunk, or too little work to pay for starting workers."""
+    return not scheduler and (n_jobs == 1 or len(todo) <= chunk_size
+                              or sum(cell_responses(c, n_samples) for c in todo) < POOL_FROM)
+
+
+def _computed(simulator: Simulator, todo: list[Cell], n_samples: int, seed: int, chunk_size: int,
+              n_jobs: int | None, scheduler: str | None):
+    """Yield (cell, summary) for every cell of ``todo`` as it finishes: on a Dask cluster (``scheduler``), in
+    ``n_jobs`` worker processes, or in this process (``n_jobs`` None). On Ctrl-C, an error or an early close, the
+    workers are killed, not awaited."""
+    chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
+    if not chunks:
+        return
+    if scheduler:
+        client = _dask_client(scheduler)
+        finished = _dask_results(client, simulator, chunks, n_samples, seed)
+        try:
+            yield from finished
+        finally:
+            finished.close()
+            client.close()
+        return
+    if n_jobs is None:
+        _init_worker(simulator, n_samples, seed)
+        for chunk in chunks:
+            yield from _work(chunk)
+        return
+    pool, interrupted = None, False
+    try:
+        with _sigint_held():
+            pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker,
+                                       initargs=(os.getpid(), simulator, n_samples, seed))
+            futures = [pool.submit(_work, chunk) for chunk in chunks]  # forks every worker (the first submit)
+        for future in as_completed(futures):
+            yield from future.result()
+    except BaseException:  # Ctrl-C, an error, or the caller closing this generator early
+        interrupted = True
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.kill()
+        raise
+    finally:
+        if pool:
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+
+
+def _claimed(cache: ResultCache | None, keys: dict, todo: list[Cell], finish) -> list[Cell]:
+    """The cells of ``todo`` this run claims to compute (all of them without a cache); a claimed cell that another
+    run finished meanwhile is read back with ``finish(cell, summary)`` instead."""
+    mine = []
+    for cell in todo:
+        if cache is None:
+            mine.append(cell)
+        elif cache.claim(keys[cell]):
+            summary = cache.get(keys[cell])
+            if summary is None:
+                mine.append(cell)
+            else:
+                cache.release(keys[cell])
+                finish(cell, summary)
+    return mine
+
+
+def _await_others(cache: ResultCache | None, keys: dict, cells_: list[Cell], finish) -> list[Cell]:
+    """Wait for the cells that other runs claimed, ``finish(cell, summary)`` each as its file appears. As soon as
+    a claim is given up or goes stale without a result, return the cells still to do (the freed ones claimed)."""
+    waiting = list(cells_) if cache else []
+    while waiting:
+        still, freed = [], False
+        for cell in waiting:
+            summary = cache.get(keys[cell])
+            if summary is not None:
+                finish(cell, summary)
+            else:
+                freed |= cache.claim(keys[cell])
+                still.append(cell)
+        if freed:
+            return still
+        waiting = still
+        if waiting:
+            time.sleep(CLAIM_POLL_SECONDS)
+    return []
 
 
 def run(
@@ -311,43 +528,38 @@ def run(
                initial=sum(cell_responses(c, n_samples) for c in done), desc=f"{dataset.name} {simulator.sampler}",
                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]", disable=not progress,
                postfix=f"{len(done)}/{len(grid)} cells")  # no count of responses: a weight, not a rate to read
-    # the most expensive cells go first so that workers finish together; each finished chunk is cached at once
+
+    def finish(cell: Cell, summary: dict) -> None:
+        done[cell] = summary
+        bar.update(cell_responses(cell, n_samples))
+        bar.set_postfix_str(f"{len(done)}/{len(grid)} cells", refresh=False)
+
+    # the most expensive cells go first so that workers finish together. In this process cells are claimed a chunk
+    # at a time, so that runs sharing the cache share the work; a pool or a cluster claims its cells at once.
     todo.sort(key=lambda cell: -cell_responses(cell, n_samples))
-    chunks = [todo[i:i + chunk_size] for i in range(0, len(todo), chunk_size)]
-    pool = client = None
-    if scheduler and chunks:
-        client = _dask_client(scheduler)
-        finished = _dask_results(client, simulator, chunks, int(n_samples), int(seed))
-    elif n_jobs == 1 or len(chunks) <= 1 or sum(cell_responses(c, n_samples) for c in todo) < POOL_FROM:
-        _init_worker(simulator, int(n_samples), int(seed))
-        finished = (pair for chunk in chunks for pair in _work(chunk))
-    else:
-        pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker,
-                                   initargs=(simulator, int(n_samples), int(seed)))
-        futures = [pool.submit(_work, chunk) for chunk in chunks]
-        finished = (pair for future in as_completed(futures) for pair in future.result())
-    interrupted = False
+    local = _in_this_process(todo, n_samples, n_jobs, chunk_size, scheduler)
+    computing, offered = None, set()
     try:
-        for cell, summary in finished:
-            done[cell] = summary
-            if cache:
-                cache.put(keys[cell], summary)
-            bar.update(cell_responses(cell, n_samples))
-            bar.set_postfix_str(f"{len(done)}/{len(grid)} cells", refresh=False)
+        while todo:
+            ahead = [cell for cell in todo if cell not in offered][:chunk_size if local else None]
+            offered.update(ahead)
+            computing = _computed(simulator, _claimed(cache, keys, ahead, finish), int(n_samples), int(seed),
+                                  chunk_size, None if local else n_jobs, scheduler)
+            for cell, summary in computing:
+                if cache:
+                    cache.put(keys[cell], summary)
+                finish(cell, summary)
+            todo = [cell for cell in todo if cell not in done]
+            if offered.issuperset(todo):  # the rest is claimed by other runs: wait for it, or until some is freed
+                todo, offered = _await_others(cache, keys, todo, finish), set()
     except KeyboardInterrupt:
-        # Ctrl-C: stop at once (the workers are killed, not awaited) and say what was kept
-        interrupted = True
-        if pool:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.kill()
         raise Interrupted(len(done), len(grid), str(cache.directory) if cache else None) from None
     finally:
+        if computing:
+            computing.close()  # on Ctrl-C or an error: the workers are killed, not awaited
         bar.close()
-        if pool:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-        if client:
-            finished.close()
-            client.close()
+        if cache:
+            cache.release_all()
 
     rows = []
     for cell in grid:

@@ -7,12 +7,18 @@ error. Replicates come from the pilot data through :func:`analysis.grid.simulate
 items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect is
 ``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
 pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
+
+A design whose K exceeds the raters a replicate can draw from (:func:`raters_available`: an item's raters under
+S2, the pool under S1, a batch's raters under S3) redraws the same people: it is marked as an extrapolation too
+(METHOD section 11), in the table, the summary and the figure. Under S1 and S3 the number of distinct raters bounds
+the power, and a plan keeps the pilot's raters.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -20,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
@@ -59,6 +66,7 @@ class Planner:
     seed: int = 0
     alpha: float = ALPHA
     perturbation: str = "dirichlet"
+    progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     _done: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -73,6 +81,8 @@ class Planner:
             power = np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
                               for m in range(len(METRICS))])
             self._done[key] = power, alt.mean(0)
+            if self.progress is not None:
+                self.progress.update()
         return self._done[key]
 
     def smallest_epsilon(self, n: int, k: int, metric: int, target: float) -> float | None:
@@ -107,17 +117,44 @@ def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
     return ds.n_items, max(1, int(np.median(ds.raters_per_item)))
 
 
-def default_grid(ds: AnnotationDataset) -> tuple[list[int], list[int]]:
-    """Item counts from a quarter to sixteen times the pilot's, and K from 1 to 20 and twice the pilot's."""
+def raters_available(ds: AnnotationDataset, sampler: str) -> int:
+    """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2),
+    the median batch's raters (S3). A larger K redraws the same people."""
+    if sampler == "S1":
+        return ds.n_raters
+    if sampler == "S3":
+        pairs = np.unique(ds.topology.item_batch[ds.item].astype(np.int64) * ds.n_raters + ds.rater)
+        return max(1, int(np.median(np.bincount(pairs // ds.n_raters))))
+    return max(1, int(np.median(ds.raters_per_item)))
+
+
+def default_grid(ds: AnnotationDataset, sampler: str = "S2") -> tuple[list[int], list[int]]:
+    """Item counts from a quarter to sixteen times the pilot's; K from 1 to 20 and twice the pilot's, up to the
+    raters available (:func:`raters_available`), since a larger K only redraws the same people."""
     n, k = pilot_design(ds)
     ns = sorted({max(2, int(round(n * f))) for f in DEFAULT_N_FACTORS})
-    ks = sorted({1, 2, 3, 5, 10, 20, k, 2 * k})
+    ks = sorted(v for v in {1, 2, 3, 5, 10, 20, k, 2 * k} if v <= max(1, raters_available(ds, sampler)))
     return ns, ks
 
 
+def smallest_alpha(n_samples: int) -> float:
+    """The smallest significance level ``n_samples`` null replicates resolve: a replicate's p-value moves in steps
+    of ``1 / n_samples``, and one of 0 (no null replicate at or above it) counts as significant at any alpha."""
+    return 1 / n_samples
+
+
+def check_alpha(alpha: float, n_samples: int) -> None:
+    """Refuse an alpha below :func:`smallest_alpha`, naming that alpha and the replicates the given one needs."""
+    if alpha * n_samples < 1 - 1e-9:
+        raise ParameterError(f"alpha (--alpha) {alpha:g} is below what {n_samples} replicates (--n-samples) can "
+                             f"resolve: the smallest resolvable alpha is {smallest_alpha(n_samples):g}; give "
+                             f"--n-samples {math.ceil(1 / alpha - 1e-9)} or more, or a larger --alpha")
+
+
 def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
-               target_delta: tuple[str, float] | None) -> None:
-    """Refuse what no plan can mean: negative costs, probabilities outside (0, 1), no effect or two effects."""
+               target_delta: tuple[str, float] | None, n_samples: int = 200) -> None:
+    """Refuse what no plan can mean: negative costs, probabilities outside (0, 1), no effect or two effects, too
+    few replicates, an alpha they cannot resolve."""
     for name, value in (("cost_item (--cost-item)", cost_item), ("cost_rating (--cost-rating)", cost_rating)):
         if not value >= 0:
             raise ParameterError(f"{name} must be >= 0, got {value:g}")
@@ -130,6 +167,9 @@ def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float,
         raise ParameterError("give the effect either as epsilon or as a target Delta (METRIC=VALUE), not both")
     if epsilon is not None and not 0 < epsilon <= 1:
         raise ParameterError(f"the effect (--epsilon) must lie in (0, 1], got {epsilon:g}")
+    if int(n_samples) != n_samples or n_samples < 2:
+        raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    check_alpha(alpha, int(n_samples))
 
 
 @dataclass
@@ -137,31 +177,47 @@ class Plan:
     """What :func:`plan` found: every design's power, the cheapest per metric, the pilot's own design."""
 
     designs: pd.DataFrame  # metric, N, K, cost, power, power_low, power_high, delta, extrapolated, beyond_raters
-    cheapest: pd.DataFrame  # per metric: the cheapest design reaching the target power (NaN where none does)
-    pilot: pd.DataFrame  # per metric: the pilot design's power and smallest detectable epsilon with its Delta
+    cheapest: pd.DataFrame  # per metric: the designs' columns for the cheapest reaching the target (NaN if none)
+    pilot: pd.DataFrame  # metric, N, K, cost, power, power_low, power_high, smallest_epsilon, smallest_delta
     epsilon: float
     target: float
-    provenance: dict
+    provenance: dict  # dataset, data_sha256, engine, raters (available to a drawn item), parameters
 
 
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = "dirichlet") -> Plan:
+         metrics="all", perturbation: str = "dirichlet", progress: bool = False) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
-    design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon."""
+    design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
+
+    ``designs`` has one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
+    95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
+    :func:`raters_available`). ``progress`` shows a bar of simulated designs on stderr.
+    """
     from analysis.compare import default_sampler
 
-    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta)
+    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples)
     chosen = check_metrics(metrics)
-    if int(n_samples) != n_samples or n_samples < 2:
-        raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    grid_ns, grid_ks = default_grid(ds)
+    sampler = check_sampler(sampler or default_sampler(ds))
+    grid_ns, grid_ks = default_grid(ds, sampler)
     ns, ks = sorted(set(ns or grid_ns)), sorted(set(ks or grid_ks))
     if min(ns + ks) < 1:
         raise ParameterError(f"N and K values must be >= 1, got {min(ns + ks)}")
-    planner = Planner(ds, check_sampler(sampler or default_sampler(ds)), int(n_samples), int(seed), alpha,
-                      check_perturbation(perturbation))
+    searches = (BISECTION_STEPS + 4 if target_delta else 0) + len(chosen) * (BISECTION_STEPS + 1)
+    bar = tqdm(total=len(ns) * len(ks) + searches, desc=f"plan {ds.name} {sampler}", unit="design",
+               disable=not progress, file=sys.stderr, delay=1.0)  # a bar only for runs that take a while
+    planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
+    with bar:
+        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power)
+        bar.total = bar.n  # the searches stop early where the power is reached or never is
+    return result
+
+
+def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power) -> Plan:
+    """:func:`plan`'s work once its arguments are checked."""
+    ds, n_samples = planner.ds, planner.n_samples
+    raters = raters_available(ds, planner.sampler)
     pilot_n, pilot_k = pilot_design(ds)
     if target_delta is not None:
         metric, value = target_delta
@@ -176,7 +232,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                     rows.append({"metric": metric, "N": n, "K": k, "cost": float(design_cost(n, k, cost_item,
                                                                                           cost_rating)),
                                  "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
-                                 "extrapolated": n > ds.n_items, "beyond_raters": k > ds.raters_per_item.max()})
+                                 "extrapolated": n > ds.n_items, "beyond_raters": k > raters})
     designs = pd.DataFrame(rows)
     pilot_rows = []
     for m, metric in enumerate(METRICS):
@@ -190,28 +246,51 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                                "smallest_epsilon": smallest,
                                "smallest_delta": np.nan if smallest is None else
                                planner.cell(pilot_n, pilot_k, smallest)[1][m]})
-    provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(),
+    provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(), "raters": raters,
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
                                  "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating,
-                                 "power": power, "alpha": alpha, "n_samples": int(n_samples), "seed": int(seed),
-                                 "perturbation": planner.perturbation}}
+                                 "power": power, "alpha": planner.alpha, "n_samples": int(n_samples),
+                                 "seed": int(planner.seed), "perturbation": planner.perturbation}}
     return Plan(designs, cheapest(designs, power), pd.DataFrame(pilot_rows), float(epsilon), power, provenance)
 
 
 def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
-    """Per metric, the cheapest design whose power reaches ``target`` (the more powerful one on equal cost); a row
-    of NaN where no design of the grid does."""
+    """Per metric, the cheapest design whose power reaches ``target`` (the more powerful one on equal cost), with
+    the columns of ``designs``; NaN in all but ``metric`` where no design of the grid does."""
     rows = []
     for metric, group in designs.groupby("metric", sort=False):
         enough = group[group["power"] >= target].sort_values(["cost", "power"], ascending=[True, False])
-        rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}))
-    return pd.DataFrame(rows).reset_index(drop=True)
+        rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}, index=designs.columns))
+    return pd.DataFrame(rows, columns=designs.columns).reset_index(drop=True)
 
 
 # ------------------------------------------------------------------------------------------ reporting
 
-def _design(row) -> str:
-    note = " (extrapolated: more items than the pilot, resampled)" if row["extrapolated"] else ""
+def extrapolations(row, result: Plan) -> list[str]:
+    """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation: more items than the pilot has, a K
+    beyond the raters a drawn item comes from; empty when it is neither."""
+    why = []
+    if row["extrapolated"] == 1:
+        why.append(f"more items than the pilot's {result.pilot['N'].iloc[0]:,}, resampled")
+    if row["beyond_raters"] == 1:
+        why.append(f"K above the {result.provenance['raters']} raters a drawn item has, the same people redrawn")
+    return why
+
+
+def raters_note(result: Plan) -> str | None:
+    """Under S1 and S3, that the pilot's distinct raters bound the power and that the plan keeps them."""
+    sampler, raters = result.provenance["parameters"]["sampler"], result.provenance["raters"]
+    if sampler == "S2":
+        return None
+    where = "the pool of" if sampler == "S1" else "a batch's"
+    return (f"Under {sampler} every simulated study draws its raters from {where} {raters} raters of the pilot: the "
+            "number of distinct raters bounds the power, and this plan keeps the pilot's raters (more items or more "
+            "ratings per item do not add new people).")
+
+
+def _design(row, result: Plan) -> str:
+    why = extrapolations(row, result)
+    note = f" (an extrapolation: {'; '.join(why)})" if why else ""
     return (f"N = {int(row['N']):,} items x K = {int(row['K'])} (cost {row['cost']:,.6g}), power {row['power']:.2f} "
             f"[{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
 
@@ -222,7 +301,7 @@ def summary_lines(result: Plan) -> list[str]:
     pilot = result.pilot.set_index("metric")
     for _, row in result.cheapest.iterrows():
         metric = row["metric"]
-        best = _design(row) if pd.notna(row.get("N")) else "no design of the grid reaches it"
+        best = _design(row, result) if pd.notna(row["N"]) else "no design of the grid reaches it"
         p = pilot.loc[metric]
         smallest = ("not reached at epsilon <= 1" if pd.isna(p["smallest_epsilon"]) else
                     f"epsilon {p['smallest_epsilon']:.3g} (Delta {p['smallest_delta']:.3g})")
@@ -239,13 +318,15 @@ def summary(result: Plan) -> str:
     effect = (f"a {METRIC_LABELS[target[0]]} Δ of {target[1]:.3g}, which ε = {result.epsilon:.3g} gives on the pilot's "
               "design" if target else f"ε = {result.epsilon:g}")
     lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
-             f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."]
+             f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."
+             + (f" {raters_note(result)}" if raters_note(result) else "")]
     pilot = result.pilot.set_index("metric")
     for _, row in result.cheapest.iterrows():
         p = pilot.loc[row["metric"]]
+        why = extrapolations(row, result) if pd.notna(row["N"]) else []
         best = (f"{int(row['N']):,} items × {int(row['K'])} ratings (cost {row['cost']:,.6g}) reach power "
-                f"{row['power']:.2f}" + (", an extrapolation beyond the pilot's items" if row["extrapolated"] else "")
-                if pd.notna(row.get("N")) else f"no design of the grid reaches power {result.target:g}")
+                f"{row['power']:.2f}" + (f", an extrapolation ({'; '.join(why)})" if why else "")
+                if pd.notna(row["N"]) else f"no design of the grid reaches power {result.target:g}")
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
                     f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
@@ -254,14 +335,21 @@ def summary(result: Plan) -> str:
 
 
 def readable(result: Plan) -> pd.DataFrame:
-    """Per metric, the cheapest design reaching the target power and the pilot's own design, as people read them."""
+    """Per metric, the cheapest design reaching the target power and the pilot's own design, as people read them.
+
+    Columns: metric, cheapest N × K (with "extrapolated: …" where it is one), its cost, its power, pilot N × K,
+    pilot power, smallest ε (Δ) at the pilot.
+    """
     best = result.cheapest.set_index("metric")
     rows = []
     for _, p in result.pilot.iterrows():
         b = best.loc[p["metric"]]
-        reached = pd.notna(b.get("N"))
+        reached = pd.notna(b["N"])
+        why = extrapolations(b, result) if reached else []
         rows.append({"metric": METRIC_LABELS[p["metric"]],
-                     "cheapest N × K": f"{int(b['N']):,} × {int(b['K'])}" if reached else "none in the grid",
+                     "cheapest N × K": (f"{int(b['N']):,} × {int(b['K'])}"
+                                        + (f" (extrapolated: {'; '.join(why)})" if why else "")) if reached
+                     else "none in the grid",
                      "its cost": f"{b['cost']:,.6g}" if reached else "–",
                      "its power": f"{b['power']:.2f} [{b['power_low']:.2f}, {b['power_high']:.2f}]" if reached else "–",
                      "pilot N × K": f"{int(p['N']):,} × {int(p['K'])}",
@@ -273,7 +361,7 @@ def readable(result: Plan) -> pd.DataFrame:
 
 def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
     """Power against cost, one panel per metric and one line per K with its band; a star marks the cheapest design
-    reaching the target power, hollow markers the extrapolated designs."""
+    reaching the target power; hollow markers (and a hollow star) mark extrapolations, in N or in K."""
     import matplotlib.pyplot as plt
 
     shown = [m for m in metrics if m in set(result.designs["metric"])]
@@ -283,21 +371,51 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
         table = result.designs[result.designs["metric"] == metric]
         for k, line in table.groupby("K"):
             line = line.sort_values("cost")
-            drawn = ax.plot(line["cost"], line["power"], marker="o", ms=3, lw=1.2, label=f"K = {k}")[0]
+            beyond = " (K > raters)" if line["beyond_raters"].any() else ""
+            drawn = ax.plot(line["cost"], line["power"], marker="o", ms=3, lw=1.2, label=f"K = {k}{beyond}",
+                            ls=":" if beyond else "-")[0]
             ax.fill_between(line["cost"], line["power_low"], line["power_high"], color=drawn.get_color(), alpha=0.15)
-            far = line[line["extrapolated"]]
+            far = line[line["extrapolated"] | line["beyond_raters"]]
             ax.plot(far["cost"], far["power"], "o", ms=5, mfc="white", color=drawn.get_color())
-        if pd.notna(best.loc[metric].get("N")):
-            ax.plot(best.loc[metric, "cost"], best.loc[metric, "power"], "*", ms=14, color="black", zorder=5)
+        b = best.loc[metric]
+        if pd.notna(b["N"]):
+            ax.plot(b["cost"], b["power"], "*", ms=14, color="black", zorder=5,
+                    mfc="white" if extrapolations(b, result) else "black")
         ax.axhline(result.target, color="grey", ls="--", lw=0.8)
         ax.set_xscale("log")
         ax.minorticks_off()
         ax.set_title(METRIC_LABELS[metric])
         ax.set_xlabel("cost")
     axes[0][0].set_ylabel("power")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
+    axes[0][-1].legend(fontsize=7, loc="lower right", title="hollow: extrapolated", title_fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def check_figure(path: str) -> None:
+    """Refuse, before any work, a figure whose format matplotlib cannot write, or a missing matplotlib."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise ParameterError("--figure needs matplotlib: pip install matplotlib") from None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    if suffix not in formats:
+        raise ParameterError(f"--figure {path}: {('.' + suffix) if suffix else 'no suffix'} is not a figure format; "
+                             f"end the name in one of {', '.join('.' + f for f in sorted(formats))}")
+
+
+def _json_ready(value):
+    """``value`` with NaN as None and numpy scalars as Python ones, so that ``json.dumps`` writes valid JSON."""
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def save(result: Plan, path: str) -> None:
@@ -305,7 +423,7 @@ def save(result: Plan, path: str) -> None:
     write_atomic(path, result.designs.to_csv(index=False))
     note = {**result.provenance, "epsilon_used": result.epsilon,
             "cheapest": result.cheapest.to_dict("records"), "pilot": result.pilot.to_dict("records")}
-    write_atomic(f"{path}.json", json.dumps(note, indent=2, default=str))
+    write_atomic(f"{path}.json", json.dumps(_json_ready(note), indent=2, allow_nan=False))
 
 
 def save_figure(fig, path: str) -> None:
@@ -389,29 +507,39 @@ def add_cli(commands) -> None:
     cli.add_argument("--alpha", type=float, default=ALPHA, help="significance level in (0, 1) (default: 0.05)")
     cli.add_argument("--ns", type=ints, default=None, help="comma-separated item counts (default: around the pilot's)")
     cli.add_argument("--ks", type=ints, default=None,
-                     help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's)")
+                     help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's, up to the "
+                          "raters a drawn item has)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cli.add_argument("--out", default=None, help="CSV of every design's power; the summary goes to OUT.json")
     cli.add_argument("--figure", default=None, help="a PNG or PDF of power against cost")
+    cli.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run_cli(args: argparse.Namespace) -> None:
     """The ``plan`` command."""
-    check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta)
+    check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta,
+               args.n_samples)
     out = output_file(args.out, inputs=[args.data], sidecar=".json") if args.out else None
+    if args.figure:
+        check_figure(args.figure)
     picture = output_file(args.figure, inputs=[args.data], flag="--figure") if args.figure else None
     result = plan(load_data(args), sampler=args.sampler, epsilon=args.epsilon, target_delta=args.target_delta,
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
-                  metrics="all" if args.metrics == "all" else args.metrics.split(","))
+                  metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
           f"{args.n_samples} replicates per design; power is the share of replicates with p < {args.alpha:g}")
     if result.designs["extrapolated"].any():
         print(f"note: designs with more than the pilot's {result.pilot['N'].iloc[0]:,} items are extrapolations "
               "(items resampled with replacement)", file=sys.stderr)
+    if result.designs["beyond_raters"].any():
+        print(f"note: designs with K above the {result.provenance['raters']} raters a drawn item has are "
+              "extrapolations (the same people redrawn)", file=sys.stderr)
+    if raters_note(result):
+        print(f"note: {raters_note(result)}", file=sys.stderr)
     print("\n".join(summary_lines(result)))
     if out:
         save(result, out)

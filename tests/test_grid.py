@@ -54,15 +54,47 @@ def test_cache_keeps_finished_cells_and_serves_reruns(crossed, tmp_path):
     first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
     files = sorted(tmp_path.glob("*.json"))
     assert len(files) == len(cells("S2", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"]))
-    assert not list(tmp_path.glob("*.tmp"))
-    # poison one cached cell: a rerun must read it back rather than recompute
-    entry = json.loads(files[0].read_text())
-    entry["metrics"]["mae"]["p_value"] = -1.0
-    files[0].write_text(json.dumps(entry))
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob("*.claim"))
     again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
-    assert (again["p_value"] == -1.0).sum() == 1
-    fresh = run(crossed, "S2", use_cache=False, **SMALL)
-    pd.testing.assert_frame_equal(first, fresh)
+    pd.testing.assert_frame_equal(first, again)
+    assert ResultCache(tmp_path).computations()["computations"] == len(files)  # read back, not recomputed
+
+
+def _tamper(path, how):
+    """Damage one cache file as a user, a full disk or another program might."""
+    entry = json.loads(path.read_text())
+    if how == "an edited p-value":
+        entry["metrics"]["mae"]["p_value"] = -1.0
+    elif how == "a missing metric, checksum redone":
+        del entry["metrics"]["jsd"]
+        entry["checksum"] = ResultCache.checksum(entry["key"], entry["engine"], entry["metrics"])
+    elif how == "no checksum":
+        del entry["checksum"]
+    elif how == "another cell's file":
+        entry = json.loads(sorted(p for p in path.parent.glob("*.json") if p != path)[0].read_text())
+    elif how == "a truncated file":
+        path.write_text(json.dumps(entry)[:40])
+        return
+    elif how == "binary garbage":
+        path.write_bytes(bytes(range(256)))
+        return
+    path.write_text(json.dumps(entry))
+
+
+@pytest.mark.parametrize("how", ["an edited p-value", "a missing metric, checksum redone", "no checksum",
+                                 "another cell's file", "a truncated file", "binary garbage"])
+def test_a_damaged_cache_file_is_recomputed_with_one_note_never_served(crossed, tmp_path, capsys, how):
+    first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    computed = ResultCache(tmp_path).computations()["computations"]
+    damaged = sorted(tmp_path.glob("*.json"))[0]
+    _tamper(damaged, how)
+    capsys.readouterr()
+    again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    pd.testing.assert_frame_equal(first, again)
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert len(notes) == 1 and notes[0].startswith(f"note: cache file {damaged} not used"), notes
+    assert ResultCache(tmp_path).computations()["computations"] == computed + 1  # that cell alone, once
+    assert ResultCache(tmp_path).get(damaged.stem) is not None  # and the file is whole again
 
 
 def test_the_cache_logs_every_computation_and_a_rerun_computes_nothing(crossed, tmp_path):
@@ -188,3 +220,72 @@ def test_a_small_grid_runs_in_this_process(crossed, monkeypatch):
     with pytest.raises(AssertionError, match="worker pool"):
         run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
     assert len(table) == 2 * 2 * 3 * 8
+
+
+SHARED_RUN = """
+import sys, time
+from pathlib import Path
+from analysis.data import from_table
+import analysis.grid as grid
+from conftest import crossed_table
+
+puts = []
+put = grid.ResultCache.put
+grid.ResultCache.put = lambda self, key, summary: (puts.append(key), put(self, key, summary))
+ds = from_table(crossed_table(), name="crossed")
+go = Path(sys.argv[2])
+go.with_name(go.name + sys.argv[3]).touch()
+while not go.exists():  # both processes start their runs together
+    time.sleep(0.01)
+grid.run(ds, "S2", budgets=(400, 800, 1600), ks=(1, 2, 4, 8), epsilons=(0.1, 0.3), n_samples=200, seed=5,
+         cache_dir=sys.argv[1], progress=False)
+print(len(puts))
+"""
+
+
+def test_two_runs_on_one_cache_never_compute_a_cell_twice(tmp_path):
+    """Two processes start the same grid on one cache at the same moment: each cell is computed once, by one of
+    them, and the other reads it back (both compute some, so the runs did overlap)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": f"{tests.parent}{os.pathsep}{tests}"}
+    runs = [subprocess.Popen([sys.executable, "-c", SHARED_RUN, str(tmp_path / "cache"), str(go), f".{n}"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for n in (1, 2)]
+    deadline = time.time() + 120
+    while not all((tmp_path / f"go.{n}").exists() for n in (1, 2)) and time.time() < deadline:
+        time.sleep(0.05)
+    go.touch()
+    outputs = [process.communicate(timeout=300) for process in runs]
+    assert all(process.returncode == 0 for process in runs), outputs
+    n_cells = len(cells("S2", (400, 800, 1600), (1, 2, 4, 8), (0.1, 0.3)))
+    computed = [int(out) for out, _ in outputs]
+    assert sum(computed) == n_cells and min(computed) > 0, computed
+    assert ResultCache(tmp_path / "cache").computations() == {"cells": n_cells, "computations": n_cells,
+                                                              "computed_twice": 0}
+    assert not list((tmp_path / "cache").glob("*.claim"))
+
+
+def test_a_claim_left_by_a_killed_run_is_taken_over(crossed, tmp_path):
+    """A claim whose process is gone (here a process that has exited) does not hold the cell up."""
+    import subprocess
+    import sys
+    import time
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    cache = ResultCache(tmp_path)
+    grid = cells("S2", SMALL["budgets"], SMALL["ks"], SMALL["epsilons"])
+    for cell in grid:
+        (tmp_path / f"{cache.key(crossed.sha256, cell, SMALL['n_samples'], SMALL['seed'])}.claim").write_text(
+            f"{dead.pid} {__import__('socket').gethostname()}\n")
+    start = time.time()
+    table = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
+    pd.testing.assert_frame_equal(table, run(crossed, "S2", use_cache=False, **SMALL))
+    assert time.time() - start < 60 and cache.computations()["computations"] == len(grid)
+    assert not list(tmp_path.glob("*.claim"))
