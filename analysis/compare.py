@@ -14,8 +14,8 @@ the replicates' mean added to the observed delta. The 95 % interval is a pair of
 values and the p counts them at 0 (``(1 + #{delta*_b <= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low,
 p_high))``), chosen so that a two-sided p below 0.05 holds exactly when the interval excludes 0.
 
-A second p, ``p_given_ratings``, holds these raters' labels fixed: the same drawn items with A's and B's answers
-swapped per item slot with probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
+A second p, ``p_given_ratings``, holds these raters' labels fixed: every item with A's and B's answers swapped with
+probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
 count arrays; the metrics are :func:`analysis.metrics.scores` and :func:`analysis.metrics.deltas`.
 """
@@ -261,25 +261,27 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
 
     A bootstrap replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
     drawn item with its whole label distribution on the scale of ``k`` responses (drawing ``k`` labels from it would
-    add noise that the observed scores do not have). Its swap twin takes the same drawn items, swaps A and B per
-    item slot with probability 1/2, and scores them as the observed delta is scored (all ratings): under the
+    add noise that the observed scores do not have). A swap replicate keeps every item and all its ratings, swaps
+    A's and B's answers per item with probability 1/2, and scores them as the observed delta is scored: under the
     hypothesis that A and B are exchangeable on every item of these ratings, that is the observed delta's exact
-    permutation law. ``progress`` shows a bar on standard error for runs of several seconds.
+    permutation law. The swaps have their own random stream, so they are the same under every sampler.
+    ``progress`` shows a bar on standard error for runs of several seconds.
     """
     plan = make_plan(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
-    rng = np.random.default_rng(seed)
+    boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
     alt, null = [], []
     with tqdm(total=n_samples, desc=f"compare {sampler}", unit="replicate", file=sys.stderr, leave=False, delay=2,
               disable=not progress) as bar:
         for start in range(0, n_samples, chunk):
             reps = min(chunk, n_samples - start)
-            item, gold = draw_gold(plan, ds.n_items, k, reps, rng)
-            a, b = full[1][item], full[2][item]
-            alt.append(delta_values(gold, a, b))
-            swap = rng.random(item.shape)[..., None] < 0.5
-            null.append(delta_values(full[0][item], np.where(swap, b, a), np.where(swap, a, b)))
+            item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
+            alt.append(delta_values(gold, full[1][item], full[2][item]))
+            swap = swaps.random((reps, ds.n_items))[..., None] < 0.5
+            shape = swap.shape[:2] + (ds.n_labels,)
+            null.append(delta_values(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
+                                     np.where(swap, full[1], full[2])))
             bar.update(reps)
     stack = lambda parts: np.column_stack([np.concatenate([p[m] for p in parts]) for m in METRICS])  # noqa: E731
     return stack(alt), stack(null)

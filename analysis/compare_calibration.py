@@ -1,0 +1,96 @@
+"""Is ``compare``'s p calibrated when the raters matter? Simulated test sets from a population of items and raters
+with persistent biases, and two systems that are equally good in the population but side with different raters.
+
+An item has a latent score ``z ~ N(0, 1)``, a rater a persistent bias ``b ~ N(0, rater_sd)``, and a rating is
+``1[z + b + e > 0]`` with ``e ~ N(0, noise_sd)``. System A answers every item with the probability of label 1 that a
+rater of bias ``+lean`` would have, system B with that of a rater of bias ``-lean``. Flipping every sign (scores,
+biases, noise) swaps the labels and turns A into B, and every metric is unchanged by relabelling, so over the
+population A and B are equally good: the hypothesis of no difference holds exactly. A test set draws new items and
+new raters; its few raters lean one way or the other by chance, and the system that sides with them looks better.
+A sampler that redraws those raters as the same people across items (S1) sees that chance; one that redraws each
+item's raters as independent (S2) does not, and is expected to reject more often than its level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+from tqdm import tqdm
+
+from analysis.compare import compare
+from analysis.data import AnnotationDataset, from_table
+from analysis.errors import ParameterError
+from analysis.power import wilson
+
+
+@dataclass(frozen=True)
+class Population:
+    """The simulated population: a test set's size, the spread of rater biases, the rating noise and how far each
+    system leans toward one side's raters."""
+
+    n_items: int = 100
+    n_raters: int = 5  # every rater rates every item of a test set (fully crossed)
+    rater_sd: float = 0.5
+    noise_sd: float = 0.5
+    lean: float = 0.5
+
+
+def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset, pd.DataFrame, pd.DataFrame]:
+    """One test set drawn from ``population`` with ``seed``: the annotations (fully crossed) and A's and B's
+    outputs, frames with columns ``item``, ``p_0`` and ``p_1``."""
+    rng = np.random.default_rng(seed)
+    n, r = population.n_items, population.n_raters
+    score = rng.normal(0, 1, n)
+    bias = rng.normal(0, population.rater_sd, r)
+    rating = (score[:, None] + bias[None, :] + rng.normal(0, population.noise_sd, (n, r)) > 0).astype(int)
+    item, rater = np.divmod(np.arange(n * r), r)
+    ds = from_table(pd.DataFrame({"item": item, "rater": rater, "label": rating.ravel()}), name=f"simulated-{seed}",
+                    label_order=[0, 1])
+
+    def system(lean: float) -> pd.DataFrame:
+        p1 = ndtr((score + lean) / population.noise_sd)
+        return pd.DataFrame({"item": np.arange(n), "p_0": 1 - p1, "p_1": p1})
+
+    return ds, system(population.lean), system(-population.lean)
+
+
+def calibration(population: Population = Population(), samplers=("S1", "S2"), n_sets: int = 300,
+                n_samples: int = 200, alpha: float = 0.05, seed: int = 0, metrics="all",
+                progress: bool = False) -> pd.DataFrame:
+    """Two-sided ``compare`` on ``n_sets`` test sets of ``population`` (seeds ``seed``, ``seed + 1``, ...), under
+    each sampler, with ``n_samples`` replicates each.
+
+    Returns
+    -------
+    One row per sampler and metric, columns ``sampler``, ``metric``, ``n_sets``, ``rejected`` (test sets with
+    p < ``alpha``), ``share`` (their share), ``low`` and ``high`` (its Wilson 95 % band), ``share_given_ratings``
+    (the same share for ``p_given_ratings``).
+    """
+    if n_sets < 1 or not 0 < alpha < 1:
+        raise ParameterError(f"n_sets must be >= 1 and alpha in (0, 1), got {n_sets} and {alpha}")
+    parts = []
+    for offset in tqdm(range(n_sets), desc="calibration", unit="test set", disable=not progress, leave=False):
+        ds, a, b = draw_test_set(population, seed + offset)
+        for sampler in samplers:
+            parts.append(compare(ds, a, b, sampler=sampler, n_samples=n_samples, seed=seed + offset,
+                                 two_sided=True, metrics=metrics)[["sampler", "metric", "p_value", "p_given_ratings"]])
+    table = pd.concat(parts, ignore_index=True)
+    grouped = table.groupby(["sampler", "metric"], sort=False)
+    out = grouped.agg(n_sets=("p_value", "size"), rejected=("p_value", lambda p: int((p < alpha).sum())),
+                      rejected_given=("p_given_ratings", lambda p: int((p < alpha).sum()))).reset_index()
+    out["share"] = out["rejected"] / out["n_sets"]
+    out["low"], out["high"] = wilson(out["rejected"].to_numpy(), n_sets)
+    out["share_given_ratings"] = out.pop("rejected_given") / out["n_sets"]
+    return out
+
+
+def contrast(population: Population = Population(), n_samples: int = 1000, seed: int = 0,
+             metrics="all") -> pd.DataFrame:
+    """One simulated test set compared under S1 and under S2 (two-sided); :func:`analysis.compare.compare`'s
+    columns, one row per sampler and metric."""
+    ds, a, b = draw_test_set(population, seed)
+    return pd.concat([compare(ds, a, b, sampler=s, n_samples=n_samples, seed=seed, two_sided=True, metrics=metrics)
+                      for s in ("S1", "S2")], ignore_index=True)

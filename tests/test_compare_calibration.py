@@ -1,0 +1,59 @@
+"""The calibration of compare on simulated test sets: the population's two systems are equally good, p holds its
+level when raters do not matter, and S2 rejects more often than S1 when raters lean persistently."""
+
+import numpy as np
+import pytest
+
+from analysis.compare import compare
+from analysis.compare_calibration import Population, calibration, contrast, draw_test_set
+from analysis.errors import ParameterError
+
+
+def test_the_two_systems_are_equally_good_in_the_population():
+    """Over 150 test sets the mean observed accuracy delta is within 3 standard errors of 0, while on single sets
+    it is often far from 0 (the raters of a set lean by chance)."""
+    population = Population(n_items=40)
+    deltas = np.array([compare(*draw_test_set(population, seed), n_samples=2, metrics=["accuracy"])["delta"].iloc[0]
+                       for seed in range(150)])
+    assert abs(deltas.mean()) <= 3 * deltas.std(ddof=1) / np.sqrt(len(deltas))
+    assert deltas.std() > 0.02
+
+
+def test_a_test_set_is_crossed_and_seeded():
+    ds, a, b = draw_test_set(Population(n_items=30, n_raters=4), 7)
+    assert (ds.n_items, ds.n_raters, ds.n_ratings) == (30, 4, 120) and ds.topology.kind == "fully crossed"
+    again = draw_test_set(Population(n_items=30, n_raters=4), 7)
+    assert ds.sha256 == again[0].sha256 and a.equals(again[1])
+    assert np.allclose(a[["p_0", "p_1"]].sum(1), 1) and (a["p_1"] >= b["p_1"]).all()
+
+
+def test_without_rater_bias_every_sampler_holds_its_level():
+    """Raters without a persistent bias: the share of p < 0.05 stays below 5 % plus three binomial standard
+    errors under S1 and S2."""
+    n_sets = 120
+    table = calibration(Population(n_items=40, rater_sd=0.0), n_sets=n_sets, n_samples=100,
+                        metrics=["accuracy", "jsd"])
+    assert (table["n_sets"] == n_sets).all() and len(table) == 4
+    assert (table["share"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_sets)).all(), table
+    assert ((table["low"] <= table["share"]) & (table["share"] <= table["high"])).all()
+
+
+def test_with_persistent_rater_bias_s2_rejects_more_often_than_s1():
+    """Five raters who lean persistently: S2, which redraws each item's raters as independent people, rejects the
+    true hypothesis more often than S1, by more than three standard errors of the difference of two shares."""
+    n_sets = 80
+    table = calibration(Population(n_items=40), n_sets=n_sets, n_samples=100, metrics=["jsd"]).set_index("sampler")
+    s1, s2 = table.loc["S1", "share"], table.loc["S2", "share"]
+    se = np.sqrt((s1 * (1 - s1) + s2 * (1 - s2)) / n_sets)
+    assert s2 - s1 > 3 * max(se, 1 / n_sets), table
+
+
+def test_contrast_compares_one_set_under_both_samplers():
+    table = contrast(Population(n_items=30), n_samples=50, metrics=["accuracy"])
+    assert list(table["sampler"]) == ["S1", "S2"]
+    assert table["delta"].nunique() == 1 and table["p_given_ratings"].nunique() == 1
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ParameterError):
+        calibration(n_sets=0)
