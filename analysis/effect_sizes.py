@@ -32,10 +32,10 @@ CELL = ["dataset", "sampler", "epsilon", "NK", "K"]
 WITHIN = f"Δ within ×{FACTOR:g}"
 
 
-def paper_name(dataset: str) -> str | None:
+def paper_name(dataset: str) -> str:
     """The paper's name (``DICES``, ``D3code``, ``Toxicity``) of a dataset given by that name, its registry name or
-    the name of a stand-in of either version; ``None`` for any other data."""
-    return dataset if dataset in REGISTRY_NAMES else why.paper_dataset(dataset)
+    the name of a stand-in of either version; any other name is kept as it is (hand-made tables)."""
+    return dataset if dataset in REGISTRY_NAMES else why.paper_dataset(dataset) or dataset
 
 
 def paper_table(which: Iterable[str] = TABLES) -> pd.DataFrame:
@@ -92,7 +92,7 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
     for each seed, through :func:`analysis.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
-    Columns: :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name).
+    Columns: :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
     """
     todo = cells if "data" in cells.columns else cells_to_simulate(cells, data)
     loaded: dict[str, object] = {}
@@ -140,13 +140,19 @@ def effect_sizes(cells: pd.DataFrame, results: pd.DataFrame, factor: float = FAC
 
 
 def _counts(frame: pd.DataFrame, flag: str, name: str) -> list[dict]:
-    """Per table and grouping (every cell, by run, by metric): cells and the per-seed count of ``flag``."""
+    """Per table and grouping (every cell, by run, by metric in the paper's order): cells and the per-seed count
+    of ``flag``."""
     rows = []
     frame = frame.assign(run=frame["dataset"] + " " + frame["sampler"],
                          metric_label=frame["metric"].map(METRIC_LABELS), all="every cell")
+    table_order = {t: i for i, t in enumerate(dict.fromkeys(frame["table"]))}
+    metric_order = {label: i for i, label in enumerate(METRIC_LABELS.values())}
     for by, column in (("all", "all"), ("run", "run"), ("metric", "metric_label")):
-        for (table, group), chosen in frame.groupby(["table", column], sort=False):
-            per_seed = chosen.groupby("seed")[flag].agg(["sum", "size"])
+        groups = frame.groupby(["table", column], sort=False)
+        keys = sorted(groups.groups, key=lambda key: (table_order[key[0]], metric_order.get(key[1], 0)
+                                                      if by == "metric" else 0))
+        for table, group in keys:
+            per_seed = groups.get_group((table, group)).groupby("seed")[flag].agg(["sum", "size"])
             counts = per_seed["sum"].to_numpy()
             rows.append({"table": table, "by": by, "group": group, "count": name,
                          "cells": int(per_seed["size"].max()), "seeds": len(per_seed),

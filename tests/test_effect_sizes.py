@@ -1,0 +1,126 @@
+"""Effect-size agreement (METHOD section 12): the paper's cells, the cells to simulate, ours beside the paper's, and
+the counts within ×1.25 with their spread over seeds.
+
+Results tables are hand-made with known ratios to the paper's Δ, except in the one test that runs the engine on
+two of the paper's cells.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import datasets, effect_sizes, grid, tables
+from analysis.errors import ParameterError
+
+STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
+
+
+def results_for(cells: pd.DataFrame, ratios, seed: int = 0, n_samples: int = 100) -> pd.DataFrame:
+    """Grid results at ``cells`` whose Δ is ``ratio`` times the paper's, with delta_sd 0.5, on the stand-ins."""
+    return pd.DataFrame({"dataset": cells["dataset"].map(STAND_IN), "sampler": cells["sampler"],
+                         "metric": cells["metric"], "epsilon": cells["epsilon"], "NK": cells["NK"], "K": cells["K"],
+                         "delta": cells["paper_delta"].to_numpy() * np.asarray(ratios), "delta_sd": 0.5,
+                         "p_value": 0.01, "n_samples": n_samples, "seed": seed})
+
+
+def test_paper_cells_are_every_printed_cell_of_both_tables():
+    cells = effect_sizes.paper_cells(appendix_epsilon=0.2)
+    printed = effect_sizes.paper_table().dropna(subset=["delta"])
+    assert len(cells) == len(printed) == 39 + 37  # Table 1 has one dash, the appendix three
+    assert (cells["N"] == cells["NK"] // cells["K"]).all()
+    assert set(cells.loc[cells["table"] == "table1", "epsilon"]) == {tables.PAPER_EPSILON}
+    assert set(cells.loc[cells["table"] == "appendix", "epsilon"]) == {0.2}
+    row = cells.set_index(["table", "dataset", "sampler", "metric"]).loc[("table1", "Toxicity", "S2", "kl_div")]
+    assert (row["NK"], row["K"], row["paper_delta"], row["paper_p"]) == (500, 1, 1.268, 0.035)
+
+
+def test_the_appendix_needs_its_epsilon():
+    with pytest.raises(ParameterError, match="appendix_epsilon"):
+        effect_sizes.paper_cells()
+    assert set(effect_sizes.paper_cells(which=("table1",))["table"]) == {"table1"}
+
+
+def test_cells_to_simulate_are_distinct_and_use_the_stand_ins_without_the_papers_files():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    todo = effect_sizes.cells_to_simulate(cells)
+    assert not todo.duplicated(["dataset", "sampler", "epsilon", "NK", "K"]).any()
+    assert len(todo) == len(cells.drop_duplicates(["dataset", "sampler", "NK", "K"]))
+    expected = {p: datasets.paper_or_stand_in(effect_sizes.REGISTRY_NAMES[p]) for p in STAND_IN}
+    assert dict(zip(todo["dataset"], todo["data"])) == expected
+    chosen = effect_sizes.cells_to_simulate(cells, data={"DICES": "dices-synthetic-v1"})
+    assert set(chosen.loc[chosen["dataset"] == "DICES", "data"]) == {"dices-synthetic-v1"}
+
+
+@pytest.mark.parametrize("ratio, within", [(1.0, True), (1.24, True), (1.26, False), (0.81, True), (0.79, False),
+                                           (-1.0, False)])
+def test_a_cell_is_judged_by_its_ratio_to_the_papers_delta(ratio, within):
+    cells = effect_sizes.paper_cells(which=("table1",))
+    found = effect_sizes.effect_sizes(cells, results_for(cells, ratio, n_samples=100))
+    assert len(found) == len(cells)
+    assert np.allclose(found["ratio"], ratio) and (found["within"] == within).all()
+    assert np.allclose(found["se"], 0.5 / 10)
+    assert set(found["data"]) == set(STAND_IN.values())
+
+
+def test_results_missing_a_cell_are_refused():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    with pytest.raises(ParameterError, match="1 paper cell"):
+        effect_sizes.effect_sizes(cells, results_for(cells, 1.0).iloc[1:])
+
+
+def test_two_datasets_for_one_paper_dataset_are_refused():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    results = results_for(cells, 1.0)
+    twice = pd.concat([results, results.assign(dataset=results["dataset"] + "-v1")])
+    with pytest.raises(ParameterError, match="two datasets"):
+        effect_sizes.effect_sizes(cells, twice)
+
+
+def grid_with_papers_cells(drop=()) -> pd.DataFrame:
+    """Grid results whose Table 1 is the paper's own (p 0.01 only at its cell), but never significant in ``drop``."""
+    rows = []
+    for cell in tables.paper_table().itertuples():
+        hit = not pd.isna(cell.NK) and (cell.dataset, cell.sampler, cell.metric) not in drop
+        nk, k = (int(cell.NK), int(cell.K)) if hit else (100, 1)
+        rows.append({"dataset": STAND_IN[cell.dataset], "sampler": cell.sampler, "epsilon": 0.3,
+                     "metric": cell.metric, "NK": nk, "K": k, "delta": 0.1, "p_value": 0.01 if hit else 0.5})
+    return pd.DataFrame(rows)
+
+
+def test_summary_counts_cells_per_seed_and_gives_min_median_max():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    toxicity = (cells["dataset"] == "Toxicity").to_numpy()
+    accuracy = (cells["metric"] == "accuracy").to_numpy()
+    # seed 0: every cell within; seed 1: Toxicity at twice the paper's; seed 2: accuracy at twice the paper's too
+    per_seed = [np.ones(len(cells)), np.where(toxicity, 2.0, 1.0), np.where(toxicity | accuracy, 2.0, 1.0)]
+    effects = pd.concat([effect_sizes.effect_sizes(cells, results_for(cells, r, seed=s))
+                         for s, r in enumerate(per_seed)])
+    grids = {0: grid_with_papers_cells(), 1: grid_with_papers_cells(drop={("DICES", "S2", "accuracy")}),
+             2: grid_with_papers_cells()}
+    found = effect_sizes.summary(effects, grids).set_index(["table", "by", "group", "count"])
+    n_toxicity, n_accuracy = int(toxicity.sum()), int(accuracy.sum())
+    every = found.loc[("table1", "all", "every cell", effect_sizes.WITHIN)]
+    assert (every["cells"], every["seeds"]) == (39, 3)
+    assert (every["min"], every["median"], every["max"]) == (39 - n_toxicity - n_accuracy + 2, 39 - n_toxicity, 39)
+    run = found.loc[("table1", "run", "Toxicity S2", effect_sizes.WITHIN)]
+    assert (run["min"], run["median"], run["max"]) == (0, 0, 8)
+    metric = found.loc[("table1", "metric", "Accuracy", effect_sizes.WITHIN)]
+    assert (metric["cells"], metric["min"], metric["median"], metric["max"]) == (5, 0, 3, 5)
+    k_class = found.loc[("table1", "all", "every cell", "best-K class")]
+    assert (k_class["cells"], k_class["min"], k_class["median"], k_class["max"]) == (40, 39, 40, 40)
+    assert found.loc[("table1", "run", "DICES S2", "budget within one step"), "spread"] == "8 (7–8) of 8"
+
+
+def test_simulate_runs_exactly_the_papers_cells_through_the_grid():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    cells = cells[(cells["dataset"] == "Toxicity") & (cells["sampler"] == "S2")
+                  & cells["metric"].isin(["accuracy", "wins", "jsd"])]  # (500, 1), (500, 4) and (500, 10)
+    results = effect_sizes.simulate(cells, seeds=(0, 1), n_samples=20, data=STAND_IN, use_cache=False)
+    assert set(zip(results["NK"], results["K"], results["seed"])) == {(500, k, s) for k in (1, 4, 10) for s in (0, 1)}
+    assert set(results["imitates"]) == {"Toxicity"} and set(results["epsilon"]) == {0.3}
+    direct = grid.run(datasets.load("toxicity-synthetic"), "S2", budgets=[500], ks=[4], epsilons=[0.3],
+                      n_samples=20, seed=1, use_cache=False, progress=False)
+    ours = results[(results["K"] == 4) & (results["seed"] == 1)]
+    assert np.array_equal(ours["delta"].to_numpy(), direct["delta"].to_numpy())
+    found = effect_sizes.effect_sizes(cells, results)
+    assert len(found) == 2 * len(cells) and found["delta"].notna().all()
