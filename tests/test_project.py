@@ -67,7 +67,7 @@ def test_build_outputs_are_ignored():
     assert "build/" in ignored and "dist/" in ignored
 
 
-def test_kernel_tcp_notice_is_filtered_and_other_messages_kept():
+def test_kernel_tcp_and_shutdown_notices_are_filtered_and_other_messages_kept():
     """make install copies config/ipython_kernel_config.py into the venv, where every kernel reads it."""
     import logging
 
@@ -80,7 +80,8 @@ def test_kernel_tcp_notice_is_filtered_and_other_messages_kept():
                    for f in logger.filters)
 
     assert not passes("Kernel is running over TCP without encryption. All communication ...")
-    assert passes("Kernel died")
+    assert not passes("KeyboardInterrupt caught in kernel.")  # the interrupt that begins every shutdown
+    assert passes("Kernel died") and passes("Exception in message handler:")
 
 
 def test_numba_caches_kernels_by_a_hash_of_every_kernel_source(tmp_path, monkeypatch):
