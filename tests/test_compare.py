@@ -1,5 +1,6 @@
 """Comparing two real systems (METHOD section 10): a clear difference is found, the p-value is calibrated when A and
-B are exchangeable, and bad outputs are refused with one line."""
+B are exchangeable, the interval and the p agree on every row, system files match items as text, and bad outputs
+are refused with one line (more cases in test_bad_inputs_compare.py)."""
 
 import json
 
@@ -9,7 +10,7 @@ import pytest
 from scipy import stats
 
 from analysis.__main__ import main
-from analysis.compare import compare, read_outputs, sentence
+from analysis.compare import compare, interval_rank, read_outputs, replicate_test, sentence
 from analysis.data import from_table
 from conftest import batched_table, crossed_table
 
@@ -50,20 +51,22 @@ def test_p_is_uniform_when_a_and_b_are_exchangeable(small):
     distribution metrics, whose p takes many values, the empirical law of p lies within the DKW band (level 0.001)
     of the uniform law, widened by the null's resolution 1 / n_samples."""
     n_seeds, n_samples = 120, 100
-    ps = []
+    results = []
     for seed in range(n_seeds):
         rng = np.random.default_rng(seed + 100)
-        ps.append(compare(small, samples(small, 5, rng), samples(small, 5, rng), sampler="S2",
-                          n_samples=n_samples, seed=seed)["p_value"].to_numpy())
-    ps = np.array(ps)
-    metrics = list(compare(small, samples(small, 5, rng), samples(small, 5, rng), n_samples=2)["metric"])
+        results.append(compare(small, samples(small, 5, rng), samples(small, 5, rng), sampler="S2",
+                               n_samples=n_samples, seed=seed))
+    metrics = list(results[0]["metric"])
     bound = 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_seeds)
-    for m, metric in enumerate(metrics):
-        assert (ps[:, m] <= 0.05).mean() <= bound, metric
     band = np.sqrt(np.log(2 / 0.001) / (2 * n_seeds)) + 1 / n_samples
-    for metric in ("mae", "kl_div", "jsd"):
-        distance = stats.kstest(ps[:, metrics.index(metric)], "uniform").statistic
-        assert distance <= band, (metric, distance, band)
+    for column in ("p_value", "p_given_ratings"):
+        ps = np.array([r[column].to_numpy() for r in results])
+        for m, metric in enumerate(metrics):
+            assert (ps[:, m] <= 0.05).mean() <= bound, (column, metric)
+        if column == "p_given_ratings":  # exact: uniform up to its resolution
+            for metric in ("mae", "kl_div", "jsd"):
+                distance = stats.kstest(ps[:, metrics.index(metric)], "uniform").statistic
+                assert distance <= band, (metric, distance, band)
 
 
 def test_the_three_output_forms_agree(small):
@@ -174,3 +177,86 @@ def test_cli_notes_annotated_items_the_systems_do_not_list(files, small, capsys)
     assert main(["compare", "--data", str(files / "ratings.csv"), "--a", str(files / "part_a.csv"), "--b",
                  str(files / "part_b.csv"), "--n-samples", "20", "--sampler", "S2"]) == 0
     assert "list 30 of the 40 annotated items" in capsys.readouterr().err
+
+
+def test_two_sided_p_below_005_exactly_when_the_interval_excludes_0(small):
+    """On every row of many comparisons (both samplers, one- and two-sided, replicate counts around the ranks where
+    the interval's order statistic steps, systems from far apart to identical), two-sided p < 0.05 holds exactly
+    when the 95 % interval excludes 0, and one-sided p < 0.025 exactly when its lower end is above 0."""
+    rng = np.random.default_rng(11)
+    truth = votes(small)
+    rows = []
+    for case in range(24):
+        flip = rng.random(small.n_items) < rng.choice([0.0, 0.05, 0.15, 0.4])
+        a = pd.DataFrame({"item": small.item_ids, "label": truth})
+        b = a.assign(label=np.where(flip, (truth + 1 + rng.integers(2, size=small.n_items)) % 3, truth))
+        if case % 3 == 0:
+            a, b = samples(small, 4, rng), samples(small, 4, rng)
+        n_samples = int(rng.choice([39, 40, 79, 80, 119, 200]))
+        sampler, two_sided = ("S1", "S2")[case % 2], bool(case % 4 < 2)
+        table = compare(small, a, b, sampler=sampler, n_samples=n_samples, seed=case, two_sided=two_sided)
+        rows.append(table.assign(two_sided=two_sided))
+    table = pd.concat(rows, ignore_index=True)
+    assert len(table) == 24 * 8
+    two = table[table["two_sided"]]
+    excludes = (two["ci_low"] > 0) | (two["ci_high"] < 0)
+    assert ((two["p_value"] < 0.05) == excludes).all(), two[(two["p_value"] < 0.05) != excludes]
+    one = table[~table["two_sided"]]
+    assert ((one["p_value"] < 0.025) == (one["ci_low"] > 0)).all()
+    assert excludes.any() and (~excludes).any(), "the cases must cover both outcomes"
+    assert ((table["ci_low"] <= table["ci_high"])).all()
+
+
+def test_replicate_test_counts_by_the_formula():
+    """The p of METHOD section 10 by hand: replicates centred on the observed delta, counted at 0, ties to the
+    null; the interval's ends are the order statistics of rank ceil((B + 1) / 40) - 1."""
+    replicates = np.arange(-5.0, 95.0)  # B = 100, mean 44.5
+    delta = 2.5  # the values are delta + (r - 44.5) = r - 42, from -47 to 52: 48 of them <= 0, 53 >= 0 (0 in both)
+    p, low, high = replicate_test(replicates, delta, two_sided=False)
+    assert p == (1 + 48) / 101
+    p, low, high = replicate_test(replicates, delta, two_sided=True)
+    assert p == 2 * (1 + 48) / 101
+    assert interval_rank(100) == 2 and (low, high) == (-46, 51)  # the second value from each end
+    assert interval_rank(38) == 0 and replicate_test(replicates[:38], 0.0, True)[1:] == (-np.inf, np.inf)
+
+
+def test_p_given_ratings_is_the_same_under_every_sampler_and_p_is_not(small):
+    rng = np.random.default_rng(3)
+    a, b = samples(small, 3, rng), samples(small, 3, rng)
+    s1, s2 = (compare(small, a, b, sampler=s, n_samples=200, seed=5) for s in ("S1", "S2"))
+    assert (s1["p_given_ratings"].to_numpy() == s2["p_given_ratings"].to_numpy()).all()
+    assert (s1["delta"].to_numpy() == s2["delta"].to_numpy()).all()
+    assert (s1["ci_high"] - s1["ci_low"] != s2["ci_high"] - s2["ci_low"]).any()
+
+
+def test_outputs_are_read_from_files_and_items_match_as_text(tmp_path):
+    """Zero-padded item ids (00000, 00001, ...) in the annotations and in the system files, in every format."""
+    table = crossed_table(n_items=20, n_raters=5, n_labels=2, seed=4)
+    table["item"] = table["item"].map("{:05d}".format)
+    table.to_csv(tmp_path / "ratings.csv", index=False)
+    from analysis.data import load_annotations
+
+    ds = load_annotations(tmp_path / "ratings.csv")
+    assert ds.item_ids[0] == "00000"
+    a = pd.DataFrame({"item": ds.item_ids, "label": votes(ds)})
+    b = a.assign(label=1 - a["label"])
+    a.to_csv(tmp_path / "a.csv", index=False)
+    b.to_json(tmp_path / "b.jsonl", orient="records", lines=True)
+    b.to_parquet(tmp_path / "b.parquet")
+    from_frames = compare(ds, a, b, n_samples=50).drop(columns="signature")
+    for other in ("b.jsonl", "b.parquet"):
+        from_files = compare(ds, tmp_path / "a.csv", str(tmp_path / other), n_samples=50).drop(columns="signature")
+        pd.testing.assert_frame_equal(from_files, from_frames)
+    a.assign(item=a["item"].str.lstrip("0").replace("", "0")).to_csv(tmp_path / "unpadded.csv", index=False)
+    with pytest.raises(Exception, match="have no annotations.*matched as text"):
+        compare(ds, tmp_path / "unpadded.csv", b, n_samples=20)
+
+
+def test_labels_spelt_otherwise_match_with_normalize_labels(small):
+    names = {0: "no", 1: "maybe", 2: "yes"}
+    table = small.to_frame().assign(label=lambda t: t["label"].map(names))
+    ds = from_table(table)
+    a = pd.DataFrame({"item": ds.item_ids, "label": [names[c].upper() for c in votes(small)]})
+    with pytest.raises(Exception, match="--normalize-labels"):
+        compare(ds, a, a, n_samples=20)
+    assert compare(ds, a, a, n_samples=20, normalize_labels=True)["delta"].eq(0).all()
