@@ -41,6 +41,7 @@ from analysis.engine import Simulator, check_perturbation
 Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
 DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
+PROGRESS_DELAY = 1.0  # seconds before the progress bar shows: none for a plan that is quick
 
 
 def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +207,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         raise ParameterError(f"N and K values must be >= 1, got {min(ns + ks)}")
     searches = (BISECTION_STEPS + 4 if target_delta else 0) + len(chosen) * (BISECTION_STEPS + 1)
     bar = tqdm(total=len(ns) * len(ks) + searches, desc=f"plan {ds.name} {sampler}", unit="design",
-               disable=not progress, file=sys.stderr, delay=1.0)  # a bar only for runs that take a while
+               disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY)
     planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
     with bar:
         result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power)
@@ -266,14 +267,16 @@ def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------ reporting
 
-def extrapolations(row, result: Plan) -> list[str]:
+def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation: more items than the pilot has, a K
-    beyond the raters a drawn item comes from; empty when it is neither."""
+    beyond the raters a drawn item comes from; empty when it is neither. ``short`` for a table cell."""
+    items, raters = result.pilot["N"].iloc[0], result.provenance["raters"]
     why = []
     if row["extrapolated"] == 1:
-        why.append(f"more items than the pilot's {result.pilot['N'].iloc[0]:,}, resampled")
+        why.append(f"N > the {items:,} items" if short else f"more items than the pilot's {items:,}, resampled")
     if row["beyond_raters"] == 1:
-        why.append(f"K above the {result.provenance['raters']} raters a drawn item has, the same people redrawn")
+        why.append(f"K > the {raters} raters" if short else
+                   f"K above the {raters} raters a drawn item has, the same people redrawn")
     return why
 
 
@@ -321,12 +324,19 @@ def summary(result: Plan) -> str:
              f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."
              + (f" {raters_note(result)}" if raters_note(result) else "")]
     pilot = result.pilot.set_index("metric")
+    inside = result.designs[~result.designs["extrapolated"] & ~result.designs["beyond_raters"]]
+    within = cheapest(inside, result.target).set_index("metric") if len(inside) else None
     for _, row in result.cheapest.iterrows():
         p = pilot.loc[row["metric"]]
         why = extrapolations(row, result) if pd.notna(row["N"]) else []
         best = (f"{int(row['N']):,} items × {int(row['K'])} ratings (cost {row['cost']:,.6g}) reach power "
                 f"{row['power']:.2f}" + (f", an extrapolation ({'; '.join(why)})" if why else "")
                 if pd.notna(row["N"]) else f"no design of the grid reaches power {result.target:g}")
+        if why:
+            alt = within.loc[row["metric"]] if within is not None and row["metric"] in within.index else None
+            best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])} (cost "
+                     f"{alt['cost']:,.6g}) reaches power {alt['power']:.2f}" if alt is not None and pd.notna(alt["N"])
+                     else "; no design within the pilot's items and raters reaches it")
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
                     f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
@@ -345,7 +355,7 @@ def readable(result: Plan) -> pd.DataFrame:
     for _, p in result.pilot.iterrows():
         b = best.loc[p["metric"]]
         reached = pd.notna(b["N"])
-        why = extrapolations(b, result) if reached else []
+        why = extrapolations(b, result, short=True) if reached else []
         rows.append({"metric": METRIC_LABELS[p["metric"]],
                      "cheapest N × K": (f"{int(b['N']):,} × {int(b['K'])}"
                                         + (f" (extrapolated: {'; '.join(why)})" if why else "")) if reached

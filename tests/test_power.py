@@ -1,6 +1,8 @@
 """Planning (METHOD section 11): a design's power agrees with an independent simulation within its band, the
 cheapest design is the brute-force one, and bad plans are refused with one line."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -138,3 +140,88 @@ def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, caps
     assert main(["table1", str(tmp_path / "results.csv")]) == 0
     printed = capsys.readouterr().out
     assert "N = 1,000 items, 25 times the 40 of the data" in printed and "Accuracy 1000 x 1" in printed
+
+
+def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_and_figure(pilot):
+    """The pilot has 6 raters: K = 12 redraws them. With K = 12 the only design of the grid, it is the cheapest
+    wherever anything reaches the target, and every view says it is an extrapolation."""
+    result = power.plan(pilot, sampler="S1", epsilon=1.0, ns=[20], ks=[3, 12], n_samples=40, power=0.01,
+                        cost_item=0, cost_rating=1, metrics=["mae", "jsd"])
+    assert power.raters_available(pilot, "S1") == 6 == result.provenance["raters"]
+    assert result.designs["beyond_raters"].eq(result.designs["K"] > 6).all()
+    assert result.designs["beyond_raters"].any()
+    text = power.summary(result)
+    assert "the number of distinct raters bounds the power" in text and "keeps the pilot's raters" in text
+    high = power.plan(pilot, sampler="S1", epsilon=1.0, ns=[20], ks=[12], n_samples=40, power=0.01,
+                      metrics=["mae"])
+    assert high.cheapest["K"].iloc[0] == 12 and high.cheapest["beyond_raters"].iloc[0]
+    marks = "K above the 6 raters a drawn item has"
+    assert marks in power.summary(high) and marks in power.summary_lines(high)[0]
+    assert "(extrapolated: K > the 6 raters)" in power.readable(high)["cheapest N × K"].iloc[0]
+    fig = power.figure(high, ["mae"])
+    star = [line for line in fig.axes[0].lines if line.get_marker() == "*"]
+    assert len(star) == 1 and star[0].get_markerfacecolor() == "white"  # a hollow star: an extrapolated cheapest
+
+
+def test_s2_summary_has_no_raters_bound_and_the_default_grid_stays_within_the_raters(pilot):
+    ns, ks = power.default_grid(pilot, "S2")
+    assert max(ks) <= 6 and 6 in ks and min(ns) < pilot.n_items < max(ns)
+    result = power.plan(pilot, sampler="S2", epsilon=0.4, ns=[20], ks=[2], n_samples=20, metrics=["mae"])
+    assert power.raters_note(result) is None and "bounds the power" not in power.summary(result)
+
+
+def test_an_alpha_the_replicates_cannot_resolve_is_refused(pilot, tmp_path, capsys, monkeypatch):
+    """A replicate's p-value moves in steps of 1/n: with 100 replicates alpha 1e-9 means 'no null replicate at or
+    above', which is significant far more often than 1e-9 under the null. Refused before any simulation."""
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    monkeypatch.setattr(power, "plan", lambda *a, **k: pytest.fail("simulated before refusing"))
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.3", "--alpha", "1e-9",
+                 "--n-samples", "100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "smallest resolvable alpha is 0.01" in err
+    assert "--n-samples 1000000000" in err
+    power.check_alpha(0.01, 100)  # the smallest resolvable one is accepted
+    with pytest.raises(ParameterError, match="smallest resolvable alpha is 0.05"):
+        power.check_alpha(0.049, 20)
+
+
+@pytest.mark.parametrize("figure, message", [("plan.txt", ".txt is not a figure format"),
+                                             ("plan", "no suffix is not a figure format")])
+def test_the_figure_format_is_checked_before_any_work(pilot, tmp_path, capsys, monkeypatch, figure, message):
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    monkeypatch.setattr(power, "plan", lambda *a, **k: pytest.fail("simulated before refusing"))
+    before = sorted(tmp_path.iterdir())
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.3", "--figure",
+                 str(tmp_path / figure), "--out", str(tmp_path / "plan.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err and message in err and ".png" in err, err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_nothing_reaching_the_target_keeps_every_column_and_the_json_is_valid(pilot, tmp_path):
+    result = power.plan(pilot, sampler="S2", epsilon=0.05, ns=[4], ks=[1], n_samples=20, power=0.99,
+                        metrics=["mae", "jsd"])
+    assert list(result.cheapest.columns) == list(result.designs.columns)
+    assert result.cheapest.drop(columns="metric").isna().all().all()
+    assert "no design of the grid reaches power 0.99" in power.summary(result)
+    assert (power.readable(result)["cheapest N × K"] == "none in the grid").all()
+    power.save(result, str(tmp_path / "plan.csv"))
+
+    def no_nan(text):
+        raise AssertionError(f"{text} in the JSON")
+
+    note = json.loads((tmp_path / "plan.csv.json").read_text(), parse_constant=no_nan)
+    assert note["cheapest"][0]["N"] is None and note["raters"] == 6
+    assert isinstance(note["cheapest"][0]["metric"], str)
+
+
+def test_a_long_plan_shows_its_progress_on_stderr(pilot, tmp_path, capsys, monkeypatch):
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    monkeypatch.setattr(power, "PROGRESS_DELAY", 0)  # as if the plan took long
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.4", "--ns", "20,40", "--ks", "2",
+                 "--n-samples", "20", "--sampler", "S2", "--metrics", "mae"]) == 0
+    printed = capsys.readouterr()
+    assert "plan pilot S2" in printed.err and "design" in printed.err and "plan pilot" not in printed.out
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.4", "--ns", "20,40", "--ks", "2",
+                 "--n-samples", "20", "--sampler", "S2", "--metrics", "mae", "--quiet"]) == 0
+    assert "plan pilot" not in capsys.readouterr().err
