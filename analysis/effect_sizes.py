@@ -9,7 +9,8 @@ paper's at exactly the paper's (N = NK // K, K).
 need (the paper's data where its files are cached, else the stand-in), :func:`simulate` runs those cells alone
 through :func:`analysis.grid.run` for several seeds, :func:`effect_sizes` sets ours beside the paper's cell by cell,
 and :func:`summary` counts the cells within a factor 1.25 by run and by metric, per seed, as min / median / max over
-seeds, beside the best-K-class and budget-step counts of :func:`analysis.why.agreement` when full grids are given.
+seeds, beside the best-K-class and budget-step counts of :func:`analysis.why.agreement` when full grids are given;
+:func:`measure` does all of it in one call.
 """
 
 from __future__ import annotations
@@ -179,3 +180,14 @@ def summary(effects: pd.DataFrame, grids: Mapping[int, pd.DataFrame] | None = No
     out["spread"] = [f"{m:g} ({lo}–{hi}) of {n}" for m, lo, hi, n in
                      zip(out["median"], out["min"], out["max"], out["cells"])]
     return out
+
+
+def measure(which: Iterable[str] = TABLES, appendix_epsilon: float | None = None, seeds: Iterable[int] = (0, 1, 2),
+            n_samples: int = 300, grids: Mapping[int, pd.DataFrame] | None = None,
+            **simulate_options) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The comparison in one call: the paper's cells (:func:`paper_cells`), simulated for each seed
+    (:func:`simulate`, with ``simulate_options``), set beside the paper's (:func:`effect_sizes`) and counted
+    (:func:`summary`, with ``grids``). Returns (effects, summary)."""
+    cells = paper_cells(which, appendix_epsilon)
+    effects = effect_sizes(cells, simulate(cells, seeds=seeds, n_samples=n_samples, **simulate_options))
+    return effects, summary(effects, grids)

@@ -183,8 +183,9 @@ def appendix_epsilon(ours: pd.DataFrame, table: pd.DataFrame | None = None,
              f"Δ(e) = " + ", ".join(f"{p[c]:.2f} (e = {e:g})" for e, c in zip(candidates, columns))
              + (f"; closest e = {p['closest']:g}." if not np.isnan(p["closest"]) else "; not usable.")
              for _, p in pairs.iterrows()]
-    lines.append("Cells closest: " + ", ".join(f"e = {e:g}: {n}" for e, n in zip(fits["epsilon"], fits["cells closest"]))
-                 + f" of {int(usable.sum())}. The appendix's ε is most likely {best['epsilon']:g}.")
+    closest_counts = ", ".join(f"e = {e:g}: {n}" for e, n in zip(fits["epsilon"], fits["cells closest"]))
+    lines.append(f"Cells closest: {closest_counts} of {int(usable.sum())}. The appendix's ε is most likely "
+                 f"{best['epsilon']:g}.")
     return Inference("The appendix's ε: Table 1 Δ / appendix Δ against our Δ(0.3) / Δ(e)", float(best["epsilon"]),
                      pairs, "\n".join(lines), fits)
 

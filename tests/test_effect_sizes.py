@@ -124,3 +124,11 @@ def test_simulate_runs_exactly_the_papers_cells_through_the_grid():
     assert np.array_equal(ours["delta"].to_numpy(), direct["delta"].to_numpy())
     found = effect_sizes.effect_sizes(cells, results)
     assert len(found) == 2 * len(cells) and found["delta"].notna().all()
+
+
+def test_measure_compares_the_papers_cells_in_one_call():
+    effects, counted = effect_sizes.measure(which=("table1",), seeds=(3,), n_samples=10, data=STAND_IN,
+                                            use_cache=False)
+    assert len(effects) == 39 and set(effects["seed"]) == {3}
+    every = counted.set_index(["table", "by", "group"]).loc[("table1", "all", "every cell")]
+    assert every["cells"] == 39 and every["min"] == int(effects["within"].sum())

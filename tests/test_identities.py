@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import datasets, grid, identities
+from analysis import datasets, grid, identities, metrics
 from analysis.data import from_table
 
 
@@ -38,6 +38,18 @@ def test_kl_smoothing_pairs_only_cells_of_one_run_at_the_same_budget_and_k_1():
                   ("X", "S2", "accuracy", 500, 2, 0.03, 0.061), ("X", "S2", "kl_div", 500, 2, 0.03, 1.268))
     found = identities.kl_smoothing(table)
     assert found.answer is None and "No run" in found.explanation
+
+
+def test_our_engines_k_1_cells_obey_the_kl_identity_with_its_own_smoothing():
+    # one-hot laws smoothed by s: KL = ln(1 + 1/s) / (1 + C s) where the labels differ, 0 where they agree
+    ds = datasets.load("toxicity-synthetic")
+    cell = grid.run(ds, "S2", budgets=[500], ks=[1], epsilons=[0.3], n_samples=50, use_cache=False,
+                    progress=False).set_index("metric")["delta"]
+    exact = math.log(1 + 1 / metrics.SMOOTHING) / (1 + ds.n_labels * metrics.SMOOTHING)
+    assert cell["kl_div"] / cell["accuracy"] == pytest.approx(exact, rel=1e-6)
+    table = cells(("X", "S2", "accuracy", 500, 1, 0.03, round(cell["accuracy"], 3)),
+                  ("X", "S2", "kl_div", 500, 1, 0.03, round(cell["kl_div"], 3)))
+    assert identities.kl_smoothing(table).answer == {"s": metrics.SMOOTHING, "base": "e"}
 
 
 def test_the_papers_toxicity_row_puts_the_kl_smoothing_at_1e_9_with_the_natural_log():
