@@ -115,7 +115,7 @@ def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: l
         raise DataError(f"{name}: item {keys.iloc[row]!r} has a negative probability, {columns[col]} = "
                         f"{probs[row, col]:g}")
     total = np.where(answered, probs.sum(1), 1.0)
-    off = np.abs(total - 1)
+    off = np.round(np.abs(total - 1), 12)  # 0.667 + 0.334 is 1.0010000000000001 in floats: within 0.001
     if (off > ROUNDING_TOLERANCE).any():
         row = int(np.argmax(off > ROUNDING_TOLERANCE))
         raise DataError(f"{name}: the probabilities of item {keys.iloc[row]!r} sum to {total[row]:.6g}, not 1 "
