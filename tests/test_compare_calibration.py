@@ -24,7 +24,7 @@ def test_a_test_set_is_crossed_and_seeded():
     assert (ds.n_items, ds.n_raters, ds.n_ratings) == (30, 4, 120) and ds.topology.kind == "fully crossed"
     again = draw_test_set(Population(n_items=30, n_raters=4), 7)
     assert ds.sha256 == again[0].sha256 and a.equals(again[1])
-    assert np.allclose(a[["p_0", "p_1"]].sum(1), 1) and (a["p_1"] >= b["p_1"]).all()
+    assert np.allclose(a[["p_0", "p_1"]].sum(axis=1), 1) and (a["p_1"] >= b["p_1"]).all()
 
 
 def test_without_rater_bias_every_sampler_holds_its_level():

@@ -1,0 +1,72 @@
+"""The compare chapter's worked example: its verdicts and words come from the comparison's numbers, and on
+HS-Brexit (where the dataset cache has it) the two classifiers' votes differ."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import compare_example as ex
+from analysis.compare import compare
+from analysis.data import from_table
+from conftest import cached, crossed_table
+
+
+def fake(rows) -> pd.DataFrame:
+    """A comparison table with the columns :func:`analysis.compare.compare` returns, from (sampler, metric, delta,
+    low, high, p) rows."""
+    table = pd.DataFrame(rows, columns=["sampler", "metric", "delta", "ci_low", "ci_high", "p_value"])
+    return table.assign(items=100, K=5)
+
+
+TABLE = fake([("S1", "accuracy", 0.05, -0.01, 0.11, 0.12), ("S2", "accuracy", 0.05, 0.01, 0.09, 0.02),
+              ("S1", "jsd", -0.03, -0.05, -0.01, 0.004), ("S2", "jsd", -0.03, -0.04, -0.02, 0.002),
+              ("S1", "f1", 0.01, -0.04, 0.06, 0.6), ("S2", "f1", 0.01, -0.03, 0.05, 0.5)])
+
+
+def test_verdicts_name_the_samplers_that_separate_each_metric():
+    said = ex.verdicts(TABLE).set_index("metric")
+    assert said.loc["accuracy", "separated_by"] == ["S2"] and said.loc["jsd", "separated_by"] == ["S1", "S2"]
+    assert said.loc["f1", "separated_by"] == [] and said.loc["jsd", "family"] == "distribution"
+    assert said.loc["accuracy", "width_S1"] == pytest.approx(0.12) and said.loc["accuracy", "p_S2"] == 0.02
+
+
+def test_the_finding_is_read_from_the_table():
+    text = ex.finding(TABLE, ("LR", "NB"))
+    assert "NB is better on JSD (p < 0.05 under every sampler)" in text
+    assert "Accuracy separates them under S2 only, in favour of LR" in text
+    assert "neither is shown better on F1-Score" in text
+    assert "S1's intervals are 1.2 to 2 times as wide as S2's (median 1.5)" in text
+    assert "clears S2's narrower interval but not S1's" in text
+    flipped = TABLE.assign(delta=-TABLE["delta"])
+    assert "in favour of NB" in ex.finding(flipped, ("LR", "NB")).split("Accuracy separates")[1]
+
+
+def test_vote_shares_and_how_often_the_votes_differ():
+    ds = from_table(crossed_table(n_items=20, n_raters=4, n_labels=2, seed=1))
+    a = pd.DataFrame({"item": ds.item_ids, "label": 0})
+    b = a.assign(label=[1] * 5 + [0] * 15)
+    shares = ex.vote_shares(ds, {"a": a, "b": b}).set_index("system")
+    assert shares.loc["a", "vote 0"] == 1 and shares.loc["b", "vote 1"] == 0.25
+    assert shares.loc["a", "differs"] == 0 and shares.loc["b", "differs"] == 0.25
+
+
+def test_compare_samplers_stacks_one_comparison_per_sampler():
+    ds = from_table(crossed_table(n_items=20, n_raters=4, n_labels=2, seed=1))
+    a = pd.DataFrame({"item": ds.item_ids, "label": ds.item_label_counts.argmax(1)})
+    both = ex.compare_samplers(ds, a, a.assign(label=1 - a["label"]), ["S1", "S2"], n_samples=40)
+    assert list(both["sampler"].unique()) == ["S1", "S2"] and len(both) == 16
+    alone = compare(ds, a, a.assign(label=1 - a["label"]), sampler="S2", n_samples=40)
+    pd.testing.assert_frame_equal(both.iloc[8:].reset_index(drop=True), alone)
+
+
+def test_on_hs_brexit_the_classifiers_vote_differently():
+    cached("lewidi23_hs_brexit")
+    from analysis import datasets
+
+    ds = datasets.load("lewidi23_hs_brexit")
+    outputs = ex.train_and_predict(ds, ex.lewidi_texts("lewidi23_hs_brexit"))
+    shares = ex.vote_shares(ds, outputs).set_index("system")
+    assert shares.loc["naive-bayes", "differs"] > 0.02  # the balanced model votes the rare label; naive Bayes less
+    assert shares.loc["logreg-balanced", "vote 1"] > shares.loc["naive-bayes", "vote 1"]
+    for frame in outputs.values():
+        assert np.allclose(frame.filter(like="p_").sum(axis=1), 1)
