@@ -355,13 +355,14 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
 
     Returns
     -------
-    One row per metric, columns: ``metric``; ``score_a``, ``score_b`` (each against all of an item's ratings);
-    ``delta`` (positive: A is better); ``ci_low``, ``ci_high`` (95 % bootstrap interval of ``delta`` under the
-    sampler); ``p_value`` (from the same replicates: below 0.05 two-sided exactly when the interval excludes 0);
-    ``p_given_ratings`` (swapping A's and B's answers per item, these raters' labels fixed; no sampler changes
-    it); ``items``, ``K``, ``sampler``, ``n_samples``, ``seed``; ``signature`` (what reproduces the row). The
-    frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
-    provenance.
+    pandas.DataFrame
+        One row per metric, columns: ``metric``; ``score_a``, ``score_b`` (each against all of an item's ratings);
+        ``delta`` (positive: A is better); ``ci_low``, ``ci_high`` (95 % bootstrap interval of ``delta`` under the
+        sampler); ``p_value`` (from the same replicates: below 0.05 two-sided exactly when the interval excludes 0);
+        ``p_given_ratings`` (swapping A's and B's answers per item, these raters' labels fixed; no sampler changes
+        it); ``items``, ``K``, ``sampler``, ``n_samples``, ``seed``; ``signature`` (what reproduces the row). The
+        frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
+        provenance.
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:

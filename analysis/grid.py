@@ -493,22 +493,43 @@ def run(
     perturbation: str = DEFAULT,
     scheduler: str | None = None,
 ) -> pd.DataFrame:
-    """Simulate the grid for one dataset and sampler and return the tidy table of METHOD section 6.
+    """Simulate the grid for one dataset and sampler and return the tidy results table.
 
     Parameters
     ----------
-    dataset : the annotation dataset.
-    sampler : ``"S1"``, ``"S2"`` or ``"S3"``.
-    budgets, ks, epsilons : the grid; cells with ``NK // K < 1`` are skipped.
-    metrics : metric names (see :data:`analysis.metrics.METRICS`) or ``"all"``; all eight are always simulated.
-    n_samples : replicates for the alternative and, separately, for the null.
-    seed : the run's seed; the same seed gives identical tables for any ``n_jobs`` and ``chunk_size``.
-    n_jobs : worker processes (1 runs in this process, as does a grid of less than ``POOL_FROM`` responses).
-    chunk_size : cells handed to a worker at a time.
-    cache_dir : where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
-    perturbation : how B is perturbed, one of ``PERTURBATIONS`` (METHOD section 3; default the Dirichlet rule).
-    scheduler : the address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
+    dataset : AnnotationDataset
+        The annotation dataset.
+    sampler : str
+        ``"S1"``, ``"S2"`` or ``"S3"``.
+    budgets, ks, epsilons : sequences of int, int and float
+        The grid; cells with ``NK // K < 1`` are skipped.
+    metrics : sequence of str or "all"
+        Metric names (see :data:`analysis.metrics.METRICS`); all eight are always simulated.
+    n_samples : int
+        Replicates for the alternative and, separately, for the null.
+    seed : int
+        The run's seed; the same seed gives identical tables for any ``n_jobs`` and ``chunk_size``.
+    n_jobs : int
+        Worker processes (1 runs in this process, as does a grid of less than ``POOL_FROM`` responses).
+    chunk_size : int
+        Cells handed to a worker at a time.
+    cache_dir : str or Path, optional
+        Where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
+    use_cache : bool
+        Read finished cells back from ``cache_dir`` and store new ones there.
+    progress : bool
+        Show a progress bar on standard error.
+    perturbation : str
+        How B is perturbed, one of ``PERTURBATIONS`` (default the Dirichlet rule of the authors' toolkit).
+    scheduler : str, optional
+        The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (epsilon, budget NK, K, metric), with the columns of ``RESULT_COLUMNS``: the p-value, the mean
+        effect ``delta`` and the null's spread, and what reproduces the row (seed, data sha256, engine, version).
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
