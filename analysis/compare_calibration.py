@@ -94,3 +94,32 @@ def contrast(population: Population = Population(), n_samples: int = 1000, seed:
     ds, a, b = draw_test_set(population, seed)
     return pd.concat([compare(ds, a, b, sampler=s, n_samples=n_samples, seed=seed, two_sided=True, metrics=metrics)
                       for s in ("S1", "S2")], ignore_index=True)
+
+
+def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Calibration tables of several designs side by side, as people read them: one row per metric (its label),
+    one column per design and sampler (``<design>, <sampler>``) holding the share of p < alpha with its band."""
+    from analysis.metrics import METRIC_LABELS
+
+    columns = {}
+    for design, table in tables.items():
+        for _, row in table.iterrows():
+            columns.setdefault(f"{design}, {row['sampler']}", {})[METRIC_LABELS[row["metric"]]] = (
+                f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
+    return pd.DataFrame(columns).rename_axis("metric").reset_index()
+
+
+def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> str:
+    """What the calibration measured, in words: per design and sampler the range of the shares of p < alpha over
+    the metrics, and whether ``alpha`` lies in every metric's band."""
+    parts = []
+    for design, table in tables.items():
+        for sampler, part in table.groupby("sampler", sort=False):
+            held = ((part["low"] <= alpha) & (alpha <= part["high"])).all()
+            above = (part["low"] > alpha).sum()
+            parts.append(f"{design} under {sampler}: {part['share'].min():.3f} to {part['share'].max():.3f} "
+                         f"({int(part['n_sets'].iloc[0])} test sets; "
+                         + (f"{alpha:g} inside every metric's band" if held else
+                            f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else
+                            f"{alpha:g} outside some bands, never below them") + ")")
+    return "Share of p < " + f"{alpha:g}" + ": " + "; ".join(parts) + "."

@@ -161,3 +161,17 @@ def clearest(table: pd.DataFrame) -> pd.Series:
     ranked = table.assign(worst_p=table.groupby("metric")["p_value"].transform("max"),
                           clarity=(table["delta"].abs() / width).groupby(table["metric"]).transform("mean"))
     return ranked.sort_values(["worst_p", "clarity"], ascending=[True, False]).iloc[0]
+
+
+def p_contrast(table: pd.DataFrame, first: str = "S1", second: str = "S2") -> str:
+    """How the p-values of two samplers compare on one comparison, in words: on how many metrics ``first``'s p is
+    above ``second``'s, with the metric where the gap is largest; empty when the table lacks either sampler."""
+    said = verdicts(table)
+    if f"p_{first}" not in said or f"p_{second}" not in said:
+        return ""
+    gap = said[f"p_{first}"] - said[f"p_{second}"]
+    top = said.loc[gap.idxmax()]
+    return (f"{first}'s p is above {second}'s on {int((gap > 0).sum())} of {len(said)} metrics, equal on "
+            f"{int((gap == 0).sum())} and below on {int((gap < 0).sum())}; the largest gap is on "
+            f"{METRIC_LABELS[top['metric']]}: p = {top[f'p_{first}']:.3f} under {first} against "
+            f"{top[f'p_{second}']:.3f} under {second}.")

@@ -20,7 +20,7 @@ def fake(rows) -> pd.DataFrame:
 
 TABLE = fake([("S1", "accuracy", 0.05, -0.01, 0.11, 0.12), ("S2", "accuracy", 0.05, 0.01, 0.09, 0.02),
               ("S1", "jsd", -0.03, -0.05, -0.01, 0.004), ("S2", "jsd", -0.03, -0.04, -0.02, 0.002),
-              ("S1", "f1", 0.01, -0.04, 0.06, 0.6), ("S2", "f1", 0.01, -0.03, 0.05, 0.5)])
+              ("S1", "f1", 0.01, -0.04, 0.06, 0.7), ("S2", "f1", 0.01, -0.03, 0.05, 0.5)])
 
 
 def test_verdicts_name_the_samplers_that_separate_each_metric():
@@ -39,6 +39,13 @@ def test_the_finding_is_read_from_the_table():
     assert "clears S2's narrower interval but not S1's" in text
     flipped = TABLE.assign(delta=-TABLE["delta"])
     assert "in favour of NB" in ex.finding(flipped, ("LR", "NB")).split("Accuracy separates")[1]
+
+
+def test_p_contrast_counts_the_metrics_where_s1s_p_is_above():
+    text = ex.p_contrast(TABLE)
+    assert text.startswith("S1's p is above S2's on 3 of 3 metrics, equal on 0 and below on 0")
+    assert "largest gap is on F1-Score: p = 0.700 under S1 against 0.500 under S2" in text
+    assert ex.p_contrast(TABLE[TABLE["sampler"] == "S2"]) == ""
 
 
 def test_vote_shares_and_how_often_the_votes_differ():
