@@ -5,10 +5,10 @@ the phenomena with at least 15 valid test sentences (Table 6), and count for eac
 (those where the Z-test separates some systems) in which it is in the first significance cluster.
 
 The DFKI data has no tense or verb-type field. Both are read from the phenomenon names of the verb category, which
-the suite writes ``"<verb type> - <tense>"`` (``"Modal negated - preterite subjunctive II"``). A verb type is a name
-seen before ``" - "`` in the judgements given; a one-part name (``"Imperative"``, ``"Future I"``) is a tense, aspect or
-mood without a type, unless it is such a type name (en-de has ``"Modal"`` on its own): then it is a type without a
-tense.
+the suite writes ``"<verb type> - <tense>"`` (``"Modal negated - preterite subjunctive II"``). A one-part name
+(``"Imperative"``, ``"Future I"``) is a tense, aspect or mood without a type, unless it is a verb type: one of the
+source's Table 5 (:data:`VERB_TYPES`) or a name seen before ``" - "`` in the judgements given. The en-de suite has
+``"Modal"`` and ``"Modal negated"`` on their own: types without a tense.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from analysis.testsuite import (accuracy, averages, cluster_table, marked, perce
                                 without_systems, z_clusters)
 
 VERB_CATEGORY = "Verb tense/aspect/mood"
+VERB_TYPES = ("Ditransitive", "Intransitive", "Modal", "Modal negated", "Reflexive", "Transitive")  # its Table 5
 MIN_ITEMS = 15  # the source's Table 6: phenomena with at least 15 valid test sentences
 _SPLIT = re.compile(r"\s+-\s+")
 
@@ -31,7 +32,7 @@ def verb_parts(judgements: pd.DataFrame) -> pd.DataFrame:
     phenomenon names none); the tense starts with a capital (``"Future I"``)."""
     verbs = judgements[judgements["category"] == VERB_CATEGORY]
     parts = verbs["phenomenon"].astype(str).str.strip().map(lambda name: _SPLIT.split(name, maxsplit=1))
-    types = {p[0] for p in parts if len(p) == 2}
+    types = {p[0] for p in parts if len(p) == 2} | set(VERB_TYPES)
     out = verbs.copy()
     out["verb type"] = [p[0] if len(p) == 2 or p[0] in types else None for p in parts]
     out["tense"] = [None if len(p) == 1 and p[0] in types else p[-1][:1].upper() + p[-1][1:] for p in parts]

@@ -26,7 +26,7 @@ def passes(item0, system, category, phenomenon, n_pass, n_fail):
 
 def test_tense_and_type_are_read_from_the_phenomenon_names():
     names = ["Modal - perfect", "Transitive  - future II progressive", "Modal negated - preterite subjunctive II",
-             "Imperative", "Modal", "Future I"]
+             "Imperative", "Modal", "Future I", "Causative - present", "Causative", "Reflexive"]
     j = table([(str(k), "A", VERB, name, "pass") for k, name in enumerate(names)]
               + [("9", "A", "MWE", "Idiom", "pass")])
     parts = st.verb_parts(j).set_index("phenomenon")[["verb type", "tense"]]
@@ -36,8 +36,11 @@ def test_tense_and_type_are_read_from_the_phenomenon_names():
     assert parts.loc["Modal negated - preterite subjunctive II"].tolist() == ["Modal negated",
                                                                              "Preterite subjunctive II"]
     assert pd.isna(parts.loc["Imperative", "verb type"]) and parts.loc["Imperative", "tense"] == "Imperative"
-    assert parts.loc["Modal", "verb type"] == "Modal" and pd.isna(parts.loc["Modal", "tense"])  # a type, seen above
+    assert parts.loc["Modal", "verb type"] == "Modal" and pd.isna(parts.loc["Modal", "tense"])
     assert pd.isna(parts.loc["Future I", "verb type"]) and parts.loc["Future I", "tense"] == "Future I"
+    # a type of the source's Table 5 alone, and a new type seen before " - ", are types without a tense
+    assert parts.loc["Reflexive", "verb type"] == "Reflexive" and pd.isna(parts.loc["Reflexive", "tense"])
+    assert parts.loc["Causative", "verb type"] == "Causative" and pd.isna(parts.loc["Causative", "tense"])
 
 
 def test_verb_tables_group_the_phenomena_and_average_over_their_rows():
