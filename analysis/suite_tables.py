@@ -106,6 +106,6 @@ def analyses(judgements: pd.DataFrame, exclude=()) -> pd.DataFrame:
     columns["warnings (%)"] = warning_rates(judgements)
     table = pd.DataFrame(columns).reindex(sorted(judgements["system"].unique()))
     for name in table.columns:
-        table[name] = table[name].map(lambda v, count=name.endswith("kept"): "–" if pd.isna(v) else
-                                      f"{int(v):,}" if count else percent(v))
+        text = (lambda v: "–" if pd.isna(v) else f"{int(v):,}") if name.endswith("kept") else percent
+        table[name] = table[name].map(text)
     return table.rename_axis("system")

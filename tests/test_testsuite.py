@@ -291,6 +291,11 @@ def test_cli_judge_and_report(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Quotation marks" in printed and "**" in printed and "weighted average" in printed
     assert "159 scored" in printed and "1 not scored" in printed and "empty output" in printed
+    assert main(["testsuite", "report", str(out), "--by", "tense"]) == 0
+    by_tense = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in by_tense[3:5]] == ["Future", "Present"]  # the demo's two verb phenomena
+    assert main(["testsuite", "report", str(out), "--by", "verb-type"]) == 0
+    assert "names a verb type" in capsys.readouterr().out  # the demo names none
     assert main(["testsuite", "report", str(items)]) == 2
 
 
