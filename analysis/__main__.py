@@ -226,8 +226,10 @@ def _parser() -> argparse.ArgumentParser:
     fetch = actions.add_parser("fetch", help="download into the cache and check the sha256 of every file")
     fetch.add_argument("name", nargs="?", help="a registered dataset")
     fetch.add_argument("--all", action="store_true", help="every registered dataset that can be downloaded")
-    suite = commands.add_parser("testsuite", help="regex-checked MT test suites: judge outputs, report accuracy",
-                                description="Judge MT outputs with a test suite's rules and report accuracy.")
+    suite = commands.add_parser("testsuite", help="regex-checked MT test suites: judge outputs, review warnings, "
+                                                  "report accuracy",
+                                description="Judge MT outputs with a test suite's rules, review the warnings by "
+                                            "hand, and report accuracy.")
     steps = suite.add_subparsers(dest="action", required=True)
     judge = steps.add_parser("judge", help="write one row per (item, system) with the judgement and its reason",
                              description="Judge outputs with a suite's rules. 'testsuite judge --rules demo "
