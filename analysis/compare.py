@@ -73,7 +73,7 @@ def default_sampler(ds: AnnotationDataset) -> str:
     return {FULLY_CROSSED: "S1", BATCHED: "S3"}.get(ds.topology.kind, "S2")
 
 
-def _text(value) -> str:
+def label_text(value) -> str:
     """A label as text, ``1.0`` read as ``1`` (CSV readers turn integer columns with gaps into floats)."""
     return id_text(value).strip()
 
@@ -81,7 +81,7 @@ def _text(value) -> str:
 def _label_codes(ds: AnnotationDataset, normalize: bool) -> tuple[dict, callable]:
     """The annotations' labels by their text, and the key a system's label is looked up by (case and surrounding
     spaces ignored when ``normalize``, as ``--normalize-labels`` does for the annotations)."""
-    key = (lambda v: _text(v).casefold()) if normalize else _text
+    key = (lambda v: label_text(v).casefold()) if normalize else label_text
     return {key(v): c for c, v in enumerate(ds.label_names)}, key
 
 
@@ -100,7 +100,8 @@ def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: l
     error; sums off by less are renormalised, with a note."""
     raw = outputs[columns]
     probs = raw.apply(pd.to_numeric, errors="coerce").to_numpy(float)
-    given = raw.notna().to_numpy() & (raw.astype(str).apply(lambda c: c.str.strip()) != "").to_numpy()
+    given = np.column_stack([raw[c].notna().to_numpy() if pd.api.types.is_numeric_dtype(raw[c]) else
+                             (raw[c].notna() & (raw[c].astype(str).str.strip() != "")).to_numpy() for c in columns])
     answered = given.any(1)
     unreadable = answered[:, None] & (~given | np.isnan(probs) | ~np.isfinite(probs))
     if unreadable.any():
@@ -169,11 +170,11 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
         if label not in outputs.columns:
             raise DataError(f"{name}: neither a {label!r} column nor {PROBABILITY_PREFIX}<label> columns; the outputs "
                             f"have columns {list(outputs.columns)}")
-        answered = outputs[label].notna().to_numpy() & (outputs[label].map(_text) != "").to_numpy()
+        answered = outputs[label].notna().to_numpy() & (outputs[label].map(label_text) != "").to_numpy()
         values = outputs[label][answered].map(key)
         strange = sorted(set(values) - set(labels))
         if strange:
-            raise _label_error(name, outputs[label][answered][values.isin(strange)].map(_text).unique(), ds,
+            raise _label_error(name, outputs[label][answered][values.isin(strange)].map(label_text).unique(), ds,
                                normalize_labels)
         np.add.at(share, (item_code[answered], values.map(labels).to_numpy()), 1.0)
         form = "samples" if keys[answered].duplicated().any() else "label"
@@ -460,7 +461,8 @@ def save(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_system(path: str | Path) -> pd.DataFrame:
-    """A system's outputs file (CSV, TSV, JSON lines, Parquet; compressed too), ids and labels kept as written."""
+    """A system's outputs file (CSV, TSV, JSON lines, Parquet; compressed too) with its columns as written (``item``
+    and ``label`` or ``p_<label>``, and any others), every field as text and the item ids as written."""
     return read_table(path, dtype=str, text=("item",))
 
 

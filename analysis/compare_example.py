@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.compare import PROBABILITY_PREFIX, _text, compare, read_outputs
+from analysis.compare import PROBABILITY_PREFIX, compare, label_text, read_outputs
 from analysis.data import AnnotationDataset, id_text
 from analysis.errors import ParameterError
 from analysis.metrics import METRIC_LABELS, REGISTRY, votes
@@ -67,7 +67,7 @@ def train_and_predict(ds: AnnotationDataset, texts: pd.DataFrame, systems=SYSTEM
         probs = np.zeros((len(score), ds.n_labels))
         probs[:, model.classes_] = model.predict_proba(score["text"])
         out[name] = pd.DataFrame({"item": score["item"].to_numpy(),
-                                  **{f"{PROBABILITY_PREFIX}{_text(v)}": probs[:, c]
+                                  **{f"{PROBABILITY_PREFIX}{label_text(v)}": probs[:, c]
                                      for c, v in enumerate(ds.label_names)}})
     return out
 

@@ -118,7 +118,8 @@ class AnnotationDataset:
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """The long table with original ids and labels."""
+        """The long table with original ids and labels: columns ``item``, ``rater``, ``label`` and, when batched,
+        ``batch`` (the batch code), one row per rating."""
         frame = pd.DataFrame(
             {
                 "item": self.item_ids[self.item],
@@ -395,6 +396,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
     written); ``hint`` ends the message of missing columns. A CSV row with more fields than the header is an error
     that gives its line; a CSV read as one column whose name holds a ``;`` gets a hint about the separator.
 
+    Returns the file's columns (only ``columns``, in that order, when given), one row per line or record.
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
     """
     path = Path(path)
