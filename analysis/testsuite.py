@@ -407,9 +407,10 @@ def read_reviews(path: str | Path) -> pd.DataFrame:
     bad = sorted(set(review["review"]) - {"", PASS, FAIL})
     if bad:
         raise DataError(f"{path}: the review column holds {bad[:5]}; use 'pass', 'fail' or leave it blank")
-    if review.duplicated(["item_id", "system"]).any():
-        first = review[review.duplicated(["item_id", "system"])].iloc[0]
-        raise DataError(f"{path}: item {first['item_id']} of system {first['system']} is reviewed twice")
+    twice = review.duplicated(["item_id", "system", "output"])
+    if twice.any():
+        first = review[twice].iloc[0]
+        raise DataError(f"{path}: the output of system {first['system']} for item {first['item_id']} is reviewed twice")
     return review
 
 

@@ -187,6 +187,8 @@ def test_a_review_holds_for_the_output_it_judged_only(tmp_path):
     assert applied.loc[row, "judgement"].item() == "warning"
     # exporting the rerun keeps the old review at the end of the file and asks for the new output
     assert ts.export_warnings(rerun, rules, path) == {"warnings": 15, "reviewed": 0, "other": 1}
+    assert ts.apply_reviews(rerun, path).attrs["reviews"] == {"applied": 0, "not applied": 1}
+    assert ts.apply_reviews(j, path).attrs["reviews"] == {"applied": 1, "not applied": 0}  # the old output again
 
 
 @pytest.mark.parametrize("edit, message", [
