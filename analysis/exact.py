@@ -1,8 +1,9 @@
-"""Exact ties for precision and F1 (METHOD section 4): their deltas are settled on exact fractions.
+"""Exact ties for metrics that are sums of per-class quotients (METHOD section 4): their deltas are settled on
+exact fractions.
 
-Every other delta is an integer difference over one denominator per cell (:func:`analysis.metrics.finish_deltas`),
-so equal exact values are already equal floats. Weighted precision and F1 are sums of per-class quotients
-(``sum_c s_c TP_c / P_c``), whose floating-point value depends on how the quotients round: two replicates with
+Every other delta is an integer difference over one denominator per cell (:mod:`analysis.metrics`), so equal exact
+values are already equal floats. Weighted precision and F1 (``sum_c s_c TP_c / P_c``) and the macro averages
+(``mean_c TP_c / P_c``) are sums of quotients, whose floating-point value depends on how the quotients round: two replicates with
 different confusion matrices and equal exact scores can come out one ulp apart, and a ``>=`` would then decide
 their tie at random. Here every delta that lies within ``TOLERANCE`` of another one (of the same cell, null and
 alternative together) is replaced by its exact value, rounded once: equal exact values become equal floats, and
@@ -17,26 +18,38 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from analysis.metrics import QUOTIENT_METRICS
-
 # Far above the rounding error of a float precision or F1 delta (a few ulps of 1), far below any gap that matters.
 TOLERANCE = 1e-12
 
 
-def score_fraction(confusion: list, metric: str) -> tuple[int, int]:
-    """Weighted precision or F1 of one (truth x prediction) confusion matrix (nested lists of counts) as an exact
-    numerator and denominator: ``sum_c s_c TP_c / P_c`` (precision) or ``sum_c 2 s_c TP_c / (s_c + P_c)`` (F1),
-    over the number of items, on the least common denominator of its terms."""
+def _terms(confusion: list, metric: str) -> tuple[list[tuple[int, int]], int]:
+    """A score of one confusion matrix as ``sum(numerator / denominator over terms) / divisor``."""
     support = [sum(row) for row in confusion]
     predicted = [sum(column) for column in zip(*confusion)]
-    terms = []
-    for c, (s, p) in enumerate(zip(support, predicted)):
-        if metric == "precision" and p > 0:
-            terms.append((s * confusion[c][c], p))
-        elif metric == "f1" and s + p > 0:
-            terms.append((2 * s * confusion[c][c], s + p))
+    hits = [confusion[c][c] for c in range(len(confusion))]
+    rows = list(zip(support, predicted, hits))
+    if metric == "precision":
+        return [(s * h, p) for s, p, h in rows if p > 0], sum(support)
+    if metric == "f1":
+        return [(2 * s * h, s + p) for s, p, h in rows if s + p > 0], sum(support)
+    used = sum(1 for s, p, _ in rows if s + p > 0)  # the labels the truth or the prediction uses
+    if metric == "precision_macro":
+        return [(h, p) for s, p, h in rows if p > 0], used
+    if metric == "recall_macro":
+        return [(h, s) for s, p, h in rows if s > 0], used
+    if metric == "f1_macro":
+        return [(2 * h, s + p) for s, p, h in rows if s + p > 0], used
+    raise ValueError(f"{metric!r} is not a sum of quotients")
+
+
+def score_fraction(confusion: list, metric: str) -> tuple[int, int]:
+    """A quotient metric of one (truth x prediction) confusion matrix (nested lists of counts) as an exact
+    numerator and denominator: weighted precision ``sum_c s_c TP_c / P_c`` or F1 ``sum_c 2 s_c TP_c / (s_c + P_c)``
+    over the number of items, or the macro precision, recall or F1 over the number of labels used, on the least
+    common denominator of its terms."""
+    terms, divisor = _terms(confusion, metric)
     common = math.lcm(*(d for _, d in terms)) if terms else 1
-    return sum(n * (common // d) for n, d in terms), common * sum(support)
+    return sum(n * (common // d) for n, d in terms), common * divisor
 
 
 def exact_score(confusion: np.ndarray, metric: str) -> Fraction:
@@ -99,13 +112,18 @@ def _compiled_deltas(pairs, f1, out, done):
                 done[r] = True
 
 
+COMPILED = ("precision", "f1")  # the weighted scores, which the compiled path knows
+
+
 def exact_deltas(confusion: np.ndarray, metric: str) -> np.ndarray:
     """:func:`exact_delta` of every replicate of ``confusion`` (replicates x 2 x labels x labels): in compiled
-    integer arithmetic where it fits, with Python's integers elsewhere (each distinct pair once)."""
+    integer arithmetic where it fits (weighted precision and F1), with Python's integers elsewhere (each distinct
+    pair once)."""
     pairs = np.ascontiguousarray(confusion, dtype=np.int64)
     values = np.empty(len(pairs))
     done = np.zeros(len(pairs), dtype=np.bool_)
-    _compiled_deltas(pairs, metric == "f1", values, done)
+    if metric in COMPILED:
+        _compiled_deltas(pairs, metric == "f1", values, done)
     known: dict[bytes, float] = {}
     for r in np.flatnonzero(~done):
         key = pairs[r].tobytes()
@@ -127,16 +145,3 @@ def settle(values: np.ndarray, confusion: np.ndarray, metric: str) -> np.ndarray
     if chosen.size:
         values[chosen] = exact_deltas(confusion[chosen], metric)
     return values
-
-
-def settle_cell(alt: np.ndarray, null: np.ndarray, alt_confusion: np.ndarray, null_confusion: np.ndarray,
-                metrics: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(alternative, null) deltas (replicates x metrics, ``metrics`` order) with the ties of precision and F1
-    settled together, across both sets, so that the p-value compares them exactly."""
-    alt, null = alt.copy(), null.copy()
-    confusion = np.concatenate([alt_confusion, null_confusion])
-    for metric in QUOTIENT_METRICS:
-        m = metrics.index(metric)
-        both = settle(np.concatenate([alt[:, m], null[:, m]]), confusion, metric)
-        alt[:, m], null[:, m] = both[:len(alt)], both[len(alt):]
-    return alt, null

@@ -1,87 +1,204 @@
-"""The eight metrics and their score differences ``delta`` (positive means A is better), computed from counts.
+"""The metrics and their score differences ``delta`` (positive means A is better), computed from counts.
 
-Every metric works on per-item label counts ``n_X[i, c]`` with ``K`` responses per item (METHOD section 5):
-accuracy and the support-weighted precision, recall and F1 of plurality votes (ties go to the lowest label code),
-mean absolute error of label distributions, per-item wins, KL divergence and Jensen-Shannon distance of the
-distributions smoothed by adding ``1e-12`` to every count.
+Every metric works on per-item label counts ``n_X[i, c]`` with ``K`` responses per item (METHOD section 5): the
+eight of the paper (accuracy, the support-weighted precision, recall and F1 of plurality votes, ties to the lowest
+label code, mean absolute error of label distributions, per-item wins, KL divergence and Jensen-Shannon distance
+of the distributions smoothed by adding ``s`` to every count), and the variants METHOD section 12 compares them
+with (macro and micro averaging, divergences in bits).
 
-Two implementations live here: :func:`scores` and :func:`deltas`, plain numpy vectorised over replicates, and
-the accumulators the kernels call per item (:func:`add_item`, :func:`add_pair`) and per replicate
-(:func:`finish_deltas`), which take their divergence terms from integer tables indexed by counts;
-:func:`fill_deltas` runs those accumulators over one replicate, so that the tests can hold them against
-:func:`deltas`. Deltas are exact where ties matter (METHOD section 4): every sum is an integer.
+This module owns the metric interface of the kernels. A kernel keeps one :class:`Accumulator` per replicate:
+:func:`add_item` (from counts) and :func:`add_pair` (from the pair tables) say what a slot adds, both through one
+writer of the running integer sums, and :func:`store` ends the replicate. What the sums mean is the business of
+this module alone: :func:`cell_deltas` turns a cell's stored sums and confusion matrices into the deltas of any
+metrics of the :data:`REGISTRY`. Adding a metric is one :class:`Metric` entry with its ``delta`` (and, for a sum of
+per-class quotients, its exact fraction in :mod:`analysis.exact`). :func:`deltas` runs the same finish on counts,
+plain numpy vectorised over replicates; :func:`scores` computes each model's scores directly, for the tests and for
+comparing real systems. Deltas are exact where ties matter (METHOD section 4): every sum is an integer.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numba
 import numpy as np
 
 from analysis.errors import ParameterError
 
+SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (METHOD section 5)
+SMOOTHINGS = (1e-12, 1e-9)  # the choices METHOD section 12 compares (the paper's numbers point to 1e-9)
+FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
+LN2 = math.log(2.0)
+
+# The running integer sums of one replicate, A's then B's: plurality hits, absolute errors, wins, KL and JS
+# distance (in units of 1 / FIXED). Only this module reads them by position.
+HITS, ERRORS, WINS_AT, KL_AT, JSD_AT = 0, 2, 4, 6, 8
+SUMS = 10
+
+
+class CellSums(NamedTuple):
+    """A cell's stored replicates: ``sums`` (replicates x SUMS, int64) and the confusion matrices of A's and B's
+    votes against G's (replicates x 2 x labels x labels), for ``n_items`` items of ``k`` responses each."""
+
+    sums: np.ndarray
+    confusion: np.ndarray
+    n_items: int
+    k: int
+
+    def difference(self, at: int, b_minus_a: bool = False) -> np.ndarray:
+        """The integer difference of one of the sums, A's minus B's (or B's minus A's)."""
+        a, b = self.sums[:, at], self.sums[:, at + 1]
+        return b - a if b_minus_a else a - b
+
+
+def _accuracy(c: CellSums) -> np.ndarray:
+    return c.difference(HITS) / c.n_items
+
+
+def _mae(c: CellSums) -> np.ndarray:
+    return c.difference(ERRORS, True) / (c.k * c.n_items * c.confusion.shape[-1])
+
+
+def _wins(c: CellSums) -> np.ndarray:
+    return c.difference(WINS_AT) / c.n_items
+
+
+def _divergence(at: int, scale: float = 1.0) -> Callable[[CellSums], np.ndarray]:
+    """A divergence delta (B's minus A's), its per-item terms divided by ``scale`` (a change of log base)."""
+    return lambda c: c.difference(at, True) / (FIXED * c.n_items * scale)
+
+
+def _weighted(column: int) -> Callable[[CellSums], np.ndarray]:
+    """Weighted precision (column 0) or F1 (column 1), A's minus B's, from the confusion matrices."""
+    return lambda c: _weighted_deltas(np.ascontiguousarray(c.confusion), c.n_items)[:, column]
+
+
+def _recall_weighted(c: CellSums) -> np.ndarray:
+    """Weighted recall is accuracy (``sum_c (s_c / N)(TP_c / s_c) = sum_c TP_c / N``), from the same integers."""
+    hits = np.trace(c.confusion, axis1=-2, axis2=-1)
+    return (hits[:, 0] - hits[:, 1]) / c.n_items
+
+
+def _macro(kind: str) -> Callable[[CellSums], np.ndarray]:
+    """Macro-averaged precision, recall or F1, A's minus B's: the plain mean over the labels that G's or the
+    model's votes use (scikit-learn's ``average="macro", zero_division=0``)."""
+    def delta(c: CellSums) -> np.ndarray:
+        score = macro_scores(c.confusion, kind)
+        return score[:, 0] - score[:, 1]
+    return delta
+
+
+def macro_scores(confusion: np.ndarray, kind: str) -> np.ndarray:
+    """Macro precision, recall or F1 of (... x labels x labels) confusion matrices, truth by prediction."""
+    support = confusion.sum(-1).astype(float)
+    predicted = confusion.sum(-2).astype(float)
+    hits = np.diagonal(confusion, axis1=-2, axis2=-1).astype(float)
+    bottom = {"precision": predicted, "recall": support, "f1": (support + predicted) / 2}[kind]
+    present = support + predicted > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_class = np.where(bottom > 0, hits / bottom, 0.0)
+    return per_class.sum(-1) / present.sum(-1)
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric, declared once: its name, the paper's label, whether a higher score is better, and its family.
+    """One metric, declared once: its name, label, direction and family, and how a cell's sums become its deltas.
 
     ``family`` is ``"vote"`` for metrics of plurality votes and ``"distribution"`` for metrics of label
     distributions. ``delta`` is always oriented so that positive means A is better, whatever the direction.
     ``continuous``: it takes so many values per cell that ties are rare (the calibration's size check pools these);
-    ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.engine.exact` settles.
+    ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.exact` settles;
+    ``default``: one of the eight of METHOD section 5 that every run simulates; ``paper``: the paper's column it
+    stands for (METHOD section 12 compares the variants of a column with the paper's numbers).
     """
 
     name: str
     label: str
     higher_is_better: bool
     family: str
+    delta: Callable[[CellSums], np.ndarray]
     continuous: bool = False
     quotients: bool = False
+    default: bool = True
+    paper: str = ""
+
+    @property
+    def column(self) -> str:
+        """The paper's column this metric is compared with."""
+        return self.paper or self.name
 
 
-# The one declaration every module reads. The order is the paper's column order and the kernels' output order.
+# The one declaration every module reads. The first eight are METHOD section 5's in the paper's column order.
 REGISTRY: tuple[Metric, ...] = (
-    Metric("accuracy", "Accuracy", True, "vote"),
-    Metric("mae", "MAE", False, "distribution"),
-    Metric("wins", "Wins", True, "distribution"),
-    Metric("precision", "Precision", True, "vote", quotients=True),
-    Metric("recall", "Recall", True, "vote"),
-    Metric("f1", "F1-Score", True, "vote", quotients=True),
-    Metric("kl_div", "KL-Div", False, "distribution", continuous=True),
-    Metric("jsd", "JSD", False, "distribution", continuous=True),
+    Metric("accuracy", "Accuracy", True, "vote", _accuracy),
+    Metric("mae", "MAE", False, "distribution", _mae),
+    Metric("wins", "Wins", True, "distribution", _wins),
+    Metric("precision", "Precision", True, "vote", _weighted(0), quotients=True),
+    Metric("recall", "Recall", True, "vote", _recall_weighted),
+    Metric("f1", "F1-Score", True, "vote", _weighted(1), quotients=True),
+    Metric("kl_div", "KL-Div", False, "distribution", _divergence(KL_AT), continuous=True),
+    Metric("jsd", "JSD", False, "distribution", _divergence(JSD_AT), continuous=True),
+    Metric("precision_macro", "Precision (macro)", True, "vote", _macro("precision"), quotients=True,
+           default=False, paper="precision"),
+    Metric("recall_macro", "Recall (macro)", True, "vote", _macro("recall"), quotients=True, default=False,
+           paper="recall"),
+    Metric("f1_macro", "F1-Score (macro)", True, "vote", _macro("f1"), quotients=True, default=False,
+           paper="f1"),
+    # micro averaging over single-label votes counts every item once: precision, recall and F1 all equal accuracy
+    Metric("precision_micro", "Precision (micro)", True, "vote", _accuracy, default=False, paper="precision"),
+    Metric("recall_micro", "Recall (micro)", True, "vote", _accuracy, default=False, paper="recall"),
+    Metric("f1_micro", "F1-Score (micro)", True, "vote", _accuracy, default=False, paper="f1"),
+    Metric("kl_div_bits", "KL-Div (bits)", False, "distribution", _divergence(KL_AT, LN2), continuous=True,
+           default=False, paper="kl_div"),
+    Metric("jsd_bits", "JSD (bits)", False, "distribution", _divergence(JSD_AT, math.sqrt(LN2)), continuous=True,
+           default=False, paper="jsd"),
 )
-METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY)
+BY_NAME: dict[str, Metric] = {m.name: m for m in REGISTRY}
+ALL_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY)
+METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.default)  # what every run simulates
 METRIC_LABELS: dict[str, str] = {m.name: m.label for m in REGISTRY}
-VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "vote")
-DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.family == "distribution")
+VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.default and m.family == "vote")
+DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.default and m.family == "distribution")
 CONTINUOUS_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.continuous)
 QUOTIENT_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.quotients)
-# each metric's column in the kernels' output rows, read from the registry (numba takes them as constants)
-ACCURACY, MAE, WINS, PRECISION, RECALL, F1, KL_DIV, JSD = (METRICS.index(name) for name in (
-    "accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"))
-SMOOTHING = 1e-12
-FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
+AVERAGINGS = ("weighted", "macro", "micro")
+
+
+def averaged(averaging: str) -> tuple[str, ...]:
+    """The eight metrics with precision, recall and F1 averaged by ``averaging`` (METHOD section 12's switch)."""
+    if averaging not in AVERAGINGS:
+        raise ParameterError(f"unknown averaging {averaging!r}; choose one of {', '.join(AVERAGINGS)}")
+    if averaging == "weighted":
+        return METRICS
+    return tuple(f"{m}_{averaging}" if m in ("precision", "recall", "f1") else m for m in METRICS)
+
+
+def check_smoothing(smoothing: float) -> float:
+    """The KL and JSD smoothing constant, one of :data:`SMOOTHINGS`."""
+    if float(smoothing) not in SMOOTHINGS:
+        raise ParameterError(f"smoothing must be one of {', '.join(map(str, SMOOTHINGS))}, got {smoothing}")
+    return float(smoothing)
 
 
 def check_metrics(metrics) -> tuple[str, ...]:
-    """Normalise a metric selection (``"all"``, names or paper labels) to names in canonical order."""
+    """Normalise a metric selection (``"all"``: the eight of METHOD section 5; names or labels of any metric of the
+    registry) to names in registry order."""
     if metrics is None or metrics == "all" or list(metrics) == ["all"]:
         return METRICS
     by_label = {label.lower(): name for name, label in METRIC_LABELS.items()}
     chosen = set()
     for metric in [metrics] if isinstance(metrics, str) else metrics:
         key = str(metric).strip().lower()
-        name = key if key in METRICS else by_label.get(key)
+        name = key if key in BY_NAME else by_label.get(key)
         if name is None:
-            raise ParameterError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)} or 'all'")
+            raise ParameterError(f"unknown metric {metric!r}; choose from {', '.join(ALL_METRICS)} or 'all'")
         chosen.add(name)
-    return tuple(m for m in METRICS if m in chosen)
+    return tuple(m for m in ALL_METRICS if m in chosen)
 
 
-# ---------------------------------------------------------------- numpy reference (vectorised over replicates)
+# ---------------------------------------------------------------- numpy (vectorised over replicates)
 
 def votes(counts: np.ndarray) -> np.ndarray:
     """Plurality label per item; ties go to the lowest label code."""
@@ -103,22 +220,25 @@ def _weighted_scores(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> tupl
     return (weight * precision).sum(-1), hits.sum(-1) / n_items, (weight * f1).sum(-1)
 
 
-def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-replicate scores of one model against the gold, from counts of shape (..., items, labels)."""
+def scores(gold: np.ndarray, model: np.ndarray, smoothing: float = SMOOTHING) -> dict[str, np.ndarray]:
+    """Per-replicate scores of one model against the gold, from counts of shape (..., items, labels): every metric
+    of the registry, each computed directly from its definition, and ``item_error``, the per-item error of Wins."""
     gold = np.asarray(gold, dtype=float)
     model = np.asarray(model, dtype=float)
     n_labels = gold.shape[-1]
     k = gold.sum(-1, keepdims=True)
     vote_g, vote_m = votes(gold), votes(model)
     precision, recall, f1 = _weighted_scores(vote_g, vote_m, n_labels)
+    confusion = confusion_matrices(vote_g, vote_m, n_labels)
     abs_diff = np.abs(model - gold)
-    p_g = (gold + SMOOTHING) / (gold + SMOOTHING).sum(-1, keepdims=True)
-    p_m = (model + SMOOTHING) / (model + SMOOTHING).sum(-1, keepdims=True)
+    p_g = (gold + smoothing) / (gold + smoothing).sum(-1, keepdims=True)
+    p_m = (model + smoothing) / (model + smoothing).sum(-1, keepdims=True)
     mid = (p_g + p_m) / 2
     kl = (p_g * np.log(p_g / p_m)).sum(-1)
     js_div = ((p_g * np.log(p_g / mid)).sum(-1) + (p_m * np.log(p_m / mid)).sum(-1)) / 2
-    return {
-        "accuracy": (vote_g == vote_m).mean(-1),
+    accuracy = (vote_g == vote_m).mean(-1)
+    out = {
+        "accuracy": accuracy,
         "precision": precision,
         "recall": recall,
         "f1": f1,
@@ -127,7 +247,13 @@ def scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
         "item_error": abs_diff.sum(-1) / (k[..., 0] * n_labels),
         "kl_div": kl.mean(-1),
         "jsd": np.sqrt(np.maximum(js_div, 0.0)).mean(-1),
+        "kl_div_bits": (kl / LN2).mean(-1),
+        "jsd_bits": np.sqrt(np.maximum(js_div, 0.0) / LN2).mean(-1),
     }
+    for kind in ("precision", "recall", "f1"):
+        out[f"{kind}_macro"] = macro_scores(confusion, kind)
+        out[f"{kind}_micro"] = accuracy
+    return out
 
 
 def confusion_matrices(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> np.ndarray:
@@ -137,67 +263,90 @@ def confusion_matrices(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> np
     return np.einsum("...ic,...id->...cd", onehot_t, onehot_p)
 
 
-def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Score differences, oriented so that positive means A is better, for every metric, with ties exact.
-
-    Counts have shape (..., items, labels), every item with the same number of responses ``K``. As in the kernels,
-    each delta is an integer difference over one denominator (divergences in units of ``1 / FIXED``), and precision
-    and F1 are exact fractions rounded once (:mod:`analysis.engine.exact`), so equal exact deltas are equal floats.
-    """
-    from analysis.engine.exact import exact_deltas
-
+def count_sums(gold: np.ndarray, a: np.ndarray, b: np.ndarray, smoothing: float = SMOOTHING) -> CellSums:
+    """The stored sums of replicates given as counts of shape (replicates, items, labels), every item with the
+    same number of responses ``K``: what the kernels store, computed in numpy."""
     gold, a, b = (np.asarray(x, dtype=np.int64) for x in (gold, a, b))
     n_items, n_labels = gold.shape[-2:]
     k = int(gold[(0,) * (gold.ndim - 1)].sum())
     if not all((x.sum(-1) == k).all() for x in (gold, a, b)):
         raise ParameterError("deltas needs the same number of responses K on every item of G, A and B")
-    vote_g, vote_a, vote_b = votes(gold), votes(a), votes(b)
-    hits = (vote_a == vote_g).sum(-1) - (vote_b == vote_g).sum(-1)
-    err_a, err_b = np.abs(a - gold).sum(-1), np.abs(b - gold).sum(-1)
-    kl_table, js_table = divergence_tables(k, n_labels)
+    tables = divergence_tables(k, n_labels, smoothing)
+    vote_g = votes(gold)
 
-    def divergence(x):
-        kl = kl_table[gold, x].sum((-1, -2))
-        js = js_table[gold, x].sum(-1)
-        return kl, _jsd_table(js.reshape(-1, js.shape[-1])).reshape(js.shape).sum(-1)
+    def side(x):
+        err = np.abs(x - gold).sum(-1)
+        kl = tables.kl[gold, x].sum(-1)
+        js = tables.js[gold, x].sum(-1)
+        jsd = _jsd_table(js.reshape(-1, js.shape[-1])).reshape(js.shape)
+        return (votes(x) == vote_g).sum(-1), err, kl.sum(-1), jsd.sum(-1), confusion_matrices(vote_g, votes(x),
+                                                                                              n_labels)
 
-    (kl_a, jsd_a), (kl_b, jsd_b) = divergence(a), divergence(b)
-    confusion = np.stack([confusion_matrices(vote_g, vote_a, n_labels),
-                          confusion_matrices(vote_g, vote_b, n_labels)], axis=-3)
-    flat = confusion.reshape(-1, 2, n_labels, n_labels)
-    out = {
-        "accuracy": hits / n_items,
-        "mae": (err_b.sum(-1) - err_a.sum(-1)) / (k * n_items * n_labels),
-        "wins": ((err_a < err_b).sum(-1) - (err_b < err_a).sum(-1)) / n_items,
-        "precision": exact_deltas(flat, "precision").reshape(hits.shape),
-        "recall": hits / n_items,
-        "f1": exact_deltas(flat, "f1").reshape(hits.shape),
-        "kl_div": (kl_b - kl_a) / (FIXED * n_items),
-        "jsd": (jsd_b - jsd_a) / (FIXED * n_items),
-    }
-    return {m: out[m] for m in METRICS}
+    (hits_a, err_a, kl_a, jsd_a, conf_a), (hits_b, err_b, kl_b, jsd_b, conf_b) = side(a), side(b)
+    sums = np.stack([hits_a, hits_b, err_a.sum(-1), err_b.sum(-1), (err_a < err_b).sum(-1), (err_b < err_a).sum(-1),
+                     kl_a, kl_b, jsd_a, jsd_b], axis=-1).reshape(-1, SUMS)
+    confusion = np.stack([conf_a, conf_b], axis=-3).reshape(-1, 2, n_labels, n_labels)
+    return CellSums(sums, confusion, n_items, k)
 
 
-# ---------------------------------------------------------------- fused kernel
+def cell_deltas(cell: CellSums, metrics=METRICS) -> np.ndarray:
+    """The deltas of ``metrics`` (replicates x metrics, in that order) from a cell's stored sums. Deltas of sums of
+    quotients are floats here; :func:`analysis.exact.settle` makes their ties exact."""
+    out = np.empty((len(cell.sums), len(metrics)))
+    for m, name in enumerate(metrics):
+        out[:, m] = BY_NAME[name].delta(cell)
+    return out
 
-def divergence_tables(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+
+def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray, metrics=METRICS,
+           smoothing: float = SMOOTHING) -> dict[str, np.ndarray]:
+    """Score differences, oriented so that positive means A is better, for ``metrics``, with ties exact.
+
+    Counts have shape (..., items, labels), every item with the same number of responses ``K``. As in the kernels,
+    each delta is an integer difference over one denominator (divergences in units of ``1 / FIXED``), and deltas
+    of sums of quotients are exact fractions rounded once (:mod:`analysis.exact`), so equal exact deltas are
+    equal floats.
+    """
+    from analysis.exact import exact_deltas
+
+    gold = np.asarray(gold)
+    shape = gold.shape[:-2]
+    cell = count_sums(gold, a, b, smoothing)
+    values = cell_deltas(cell, metrics)
+    out = {}
+    for m, name in enumerate(metrics):
+        column = exact_deltas(cell.confusion, name) if BY_NAME[name].quotients else values[:, m]
+        out[name] = column.reshape(shape)
+    return out
+
+
+# ---------------------------------------------------------------- the kernels' accumulator
+
+class DivergenceTables(NamedTuple):
+    """Per-class KL and Jensen-Shannon terms indexed by the gold's and the model's counts (:func:`divergence_tables`)."""
+
+    kl: np.ndarray
+    js: np.ndarray
+
+
+def divergence_tables(k: int, n_labels: int, smoothing: float = SMOOTHING) -> DivergenceTables:
     """Per-class KL and Jensen-Shannon terms of smoothed shares, indexed by the two integer counts, in units of
     ``1 / FIXED`` (int64).
 
     ``kl[g, x] = p(g) * log(p(g) / p(x))`` and ``js[g, x] = p(g) log(p(g) / m) + p(x) log(p(x) / m)`` with
-    ``p(n) = (n + 1e-12) / (k + n_labels * 1e-12)`` and ``m = (p(g) + p(x)) / 2``; summing them over classes gives
-    an item's KL divergence and twice its Jensen-Shannon divergence. Each term is rounded once to the grid of
-    ``2**-32`` (an error below ``1.2e-10`` per term), so an item's terms, and a replicate's items, add up exactly
-    in any order: two replicates whose exact sums are equal get equal deltas (METHOD section 4).
+    ``p(n) = (n + s) / (k + n_labels * s)`` (``s`` the smoothing) and ``m = (p(g) + p(x)) / 2``; summing them over
+    classes gives an item's KL divergence and twice its Jensen-Shannon divergence. Each term is rounded once to the
+    grid of ``2**-32`` (an error below ``1.2e-10`` per term), so an item's terms, and a replicate's items, add up
+    exactly in any order: two replicates whose exact sums are equal get equal deltas (METHOD section 4).
     """
-    counts = np.arange(k + 1) + SMOOTHING
-    share = counts / (k + n_labels * SMOOTHING)
+    counts = np.arange(k + 1) + smoothing
+    share = counts / (k + n_labels * smoothing)
     log_share = np.log(share)
     p_g, p_x = share[:, None], share[None, :]
-    log_mid = np.log((counts[:, None] + counts[None, :]) / (2 * (k + n_labels * SMOOTHING)))
+    log_mid = np.log((counts[:, None] + counts[None, :]) / (2 * (k + n_labels * smoothing)))
     kl = p_g * (log_share[:, None] - log_share[None, :])
     js = p_g * (log_share[:, None] - log_mid) + p_x * (log_share[None, :] - log_mid)
-    return np.rint(kl * FIXED).astype(np.int64), np.rint(js * FIXED).astype(np.int64)
+    return DivergenceTables(np.rint(kl * FIXED).astype(np.int64), np.rint(js * FIXED).astype(np.int64))
 
 
 @numba.njit(cache=True)
@@ -236,34 +385,78 @@ def _weighted_from_confusion(conf, n_items):
     return precision / n_items, f1 / n_items
 
 
-SUMS = 10  # running integer sums of one replicate: hits, absolute errors, wins, KL and JS distance (in units of
-# 1 / FIXED), for A then B
+@numba.njit(cache=True)
+def _weighted_deltas(confusion, n_items):
+    """Per replicate, the weighted precision and F1 deltas (A minus B) of its two confusion matrices."""
+    out = np.empty((confusion.shape[0], 2))
+    for r in range(confusion.shape[0]):
+        prec_a, f1_a = _weighted_from_confusion(confusion[r, 0], n_items)
+        prec_b, f1_b = _weighted_from_confusion(confusion[r, 1], n_items)
+        out[r, 0] = prec_a - prec_b
+        out[r, 1] = f1_a - f1_b
+    return out
+
+
+class Accumulator(NamedTuple):
+    """A replicate's running integer sums (SUMS of them) and the confusion matrices of A's and B's votes."""
+
+    sums: np.ndarray
+    conf_a: np.ndarray
+    conf_b: np.ndarray
+
+
+class PairTerms(NamedTuple):
+    """What a slot adds, per row of the pair tables (:func:`pair_tables`): each count vector's vote, and per
+    (gold, model) pair of rows its absolute error, KL divergence and Jensen-Shannon distance."""
+
+    vote: np.ndarray
+    err: np.ndarray
+    kl: np.ndarray
+    jsd: np.ndarray
 
 
 @numba.njit(cache=True)
-def accumulators(n_labels):
-    """A replicate's running integer sums and the confusion matrices of A's and B's votes against G's."""
-    return (np.zeros(SUMS, dtype=np.int64), np.zeros((n_labels, n_labels), dtype=np.int64),
-            np.zeros((n_labels, n_labels), dtype=np.int64))
+def accumulator(n_labels):
+    """A replicate's :class:`Accumulator`, zeroed."""
+    return Accumulator(np.zeros(SUMS, dtype=np.int64), np.zeros((n_labels, n_labels), dtype=np.int64),
+                       np.zeros((n_labels, n_labels), dtype=np.int64))
 
 
 @numba.njit(cache=True, inline="always")
-def clear(sums, conf_a, conf_b):
-    """Set a replicate's accumulators back to zero."""
-    sums[:] = 0
-    conf_a[:] = 0
-    conf_b[:] = 0
+def clear(acc):
+    """Set a replicate's accumulator back to zero."""
+    acc.sums[:] = 0
+    acc.conf_a[:] = 0
+    acc.conf_b[:] = 0
 
 
 @numba.njit(cache=True, inline="always")
-def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
-    """Add ``weight`` copies of item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's running ``sums`` and
-    confusion matrices.
+def _add(acc, vg, va, vb, err_a, err_b, kl_a, kl_b, jsd_a, jsd_b, weight):
+    """Add ``weight`` slots with these votes and terms: the one writer of the running sums."""
+    acc.conf_a[vg, va] += weight
+    acc.conf_b[vg, vb] += weight
+    sums = acc.sums
+    sums[HITS] += weight * (va == vg)
+    sums[HITS + 1] += weight * (vb == vg)
+    sums[ERRORS] += weight * err_a
+    sums[ERRORS + 1] += weight * err_b
+    sums[WINS_AT] += weight * (err_a < err_b)
+    sums[WINS_AT + 1] += weight * (err_b < err_a)
+    sums[KL_AT] += weight * kl_a
+    sums[KL_AT + 1] += weight * kl_b
+    sums[JSD_AT] += weight * jsd_a
+    sums[JSD_AT + 1] += weight * jsd_b
+
+
+@numba.njit(cache=True, inline="always")
+def add_item(g, a, b, j, divergence, acc, weight):
+    """Add ``weight`` copies of item ``j`` of counts ``g``, ``a``, ``b`` to a replicate's accumulator.
 
     One pass over the classes computes the plurality votes (ties to the lowest code), the absolute errors and the
     divergence terms; the votes are selects rather than branches, which the processor cannot predict on random
-    counts. ``kl_table`` and ``js_table`` come from :func:`divergence_tables` for the same ``k``.
+    counts. ``divergence`` comes from :func:`divergence_tables` for the same ``k``.
     """
+    kl_table, js_table = divergence.kl, divergence.js
     n_labels = g.shape[1]
     mg, ma, mb = g[j, 0], a[j, 0], b[j, 0]
     vg = va = vb = 0
@@ -287,90 +480,47 @@ def add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, weight):
         kb += kl_table[ng, nb]
         ja += js_table[ng, na]
         jb += js_table[ng, nb]
-    conf_a[vg, va] += weight
-    conf_b[vg, vb] += weight
-    sums[0] += weight * (va == vg)
-    sums[1] += weight * (vb == vg)
-    sums[2] += weight * err_a
-    sums[3] += weight * err_b
-    sums[4] += weight * (err_a < err_b)
-    sums[5] += weight * (err_b < err_a)
-    sums[6] += weight * ka
-    sums[7] += weight * kb
-    sums[8] += weight * jsd_units(ja)
-    sums[9] += weight * jsd_units(jb)
+    _add(acc, vg, va, vb, err_a, err_b, ka, kb, jsd_units(ja), jsd_units(jb), weight)
 
 
-def pair_tables(comp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-item metric terms for every (gold, model) pair of the count vectors ``comp`` of ``k`` responses each:
-    each vector's plurality vote (ties to the lowest label), and per pair the absolute error, the KL divergence
-    and the Jensen-Shannon distance, as :func:`add_item` computes them. Indexed by row of ``comp``."""
-    kl_table, js_table = divergence_tables(k, comp.shape[1])
+def pair_tables(comp: np.ndarray, k: int, smoothing: float = SMOOTHING) -> PairTerms:
+    """Per-item metric terms for every (gold, model) pair of the count vectors ``comp`` of ``k`` responses each,
+    as :func:`add_item` computes them, indexed by row of ``comp``."""
+    tables = divergence_tables(k, comp.shape[1], smoothing)
     gold, model = comp[:, None, :], comp[None, :, :]
     err = np.abs(model - gold).sum(2)
-    kl = kl_table[gold, model].sum(2)
-    jsd = _jsd_table(js_table[gold, model].sum(2))
-    return comp.argmax(1), err, kl, jsd
+    kl = tables.kl[gold, model].sum(2)
+    jsd = _jsd_table(tables.js[gold, model].sum(2))
+    return PairTerms(comp.argmax(1), err, kl, jsd)
 
 
 @numba.njit(cache=True, inline="always")
-def add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, weight):
+def add_pair(tg, ta, tb, terms, acc, weight):
     """:func:`add_item` from :func:`pair_tables`: ``weight`` items whose count vectors are rows ``tg`` (gold),
     ``ta`` and ``tb`` of the tables' ``comp``."""
-    vg = vote[tg]
-    va = vote[ta]
-    vb = vote[tb]
-    err_a = err[tg, ta]
-    err_b = err[tg, tb]
-    conf_a[vg, va] += weight
-    conf_b[vg, vb] += weight
-    sums[0] += weight * (va == vg)
-    sums[1] += weight * (vb == vg)
-    sums[2] += weight * err_a
-    sums[3] += weight * err_b
-    sums[4] += weight * (err_a < err_b)
-    sums[5] += weight * (err_b < err_a)
-    sums[6] += weight * kl[tg, ta]
-    sums[7] += weight * kl[tg, tb]
-    sums[8] += weight * jsd[tg, ta]
-    sums[9] += weight * jsd[tg, tb]
+    _add(acc, terms.vote[tg], terms.vote[ta], terms.vote[tb], terms.err[tg, ta], terms.err[tg, tb],
+         terms.kl[tg, ta], terms.kl[tg, tb], terms.jsd[tg, ta], terms.jsd[tg, tb], weight)
+
+
+@numba.njit(cache=True, inline="always")
+def pair_rows(terms):
+    """How many count vectors the pair terms number."""
+    return terms.vote.shape[0]
 
 
 @numba.njit(cache=True)
-def finish_deltas(sums, conf_a, conf_b, n_items, k, n_labels, out, confusion):
-    """Write the eight deltas (METRICS order, each at its registry column) of a replicate of ``n_items`` items from its sums into ``out``, and
-    its two confusion matrices into ``confusion`` (2 x labels x labels), from which :mod:`analysis.exact` settles
-    the ties of precision and F1.
-
-    Every delta but those two is an integer difference over the cell's one denominator, so deltas that are equal
-    in exact arithmetic are equal floats, and distinct ones keep their order. Weighted recall is accuracy
-    (``sum_c (s_c / N)(TP_c / s_c) = sum_c TP_c / N``): both come from the same two integers.
-    """
-    prec_a, f1_a = _weighted_from_confusion(conf_a, n_items)
-    prec_b, f1_b = _weighted_from_confusion(conf_b, n_items)
-    hits_a = 0
-    hits_b = 0
-    for c in range(n_labels):
-        hits_a += conf_a[c, c]
-        hits_b += conf_b[c, c]
-        for d in range(n_labels):
-            confusion[0, c, d] = conf_a[c, d]
-            confusion[1, c, d] = conf_b[c, d]
-    out[ACCURACY] = (sums[0] - sums[1]) / n_items
-    out[MAE] = (sums[3] - sums[2]) / (k * n_items * n_labels)
-    out[WINS] = (sums[4] - sums[5]) / n_items
-    out[PRECISION] = prec_a - prec_b
-    out[RECALL] = (hits_a - hits_b) / n_items
-    out[F1] = f1_a - f1_b
-    out[KL_DIV] = (sums[7] - sums[6]) / (FIXED * n_items)
-    out[JSD] = (sums[9] - sums[8]) / (FIXED * n_items)
+def store(acc, sums, confusion):
+    """End a replicate: copy its sums into ``sums`` and its two confusion matrices into ``confusion``
+    (2 x labels x labels), from which :func:`cell_deltas` computes any metric."""
+    sums[:] = acc.sums
+    confusion[0] = acc.conf_a
+    confusion[1] = acc.conf_b
 
 
 @numba.njit(cache=True)
-def fill_deltas(g, a, b, n_items, k, kl_table, js_table, conf_a, conf_b, out, confusion):
-    """Write the eight deltas (METRICS order) of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) into ``out``."""
-    sums = np.zeros(SUMS, dtype=np.int64)
-    clear(sums, conf_a, conf_b)
+def fill_sums(g, a, b, n_items, divergence, sums, confusion):
+    """Store the sums of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) as a kernel does, item by item."""
+    acc = accumulator(g.shape[1])
     for j in range(n_items):
-        add_item(g, a, b, j, kl_table, js_table, conf_a, conf_b, sums, 1)
-    finish_deltas(sums, conf_a, conf_b, n_items, k, g.shape[1], out, confusion)
+        add_item(g, a, b, j, divergence, acc, 1)
+    store(acc, sums, confusion)

@@ -5,7 +5,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from analysis.engine.exact import exact_delta, settle, settle_cell
+from analysis.exact import exact_delta, settle
+from analysis.grid import settle_cell
 from analysis.metrics import METRICS, _weighted_from_confusion
 from analysis.pvalues import p_value
 
@@ -93,7 +94,7 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
 def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric):
     """Small counts take the compiled int64 path, large ones (up to 10**7 per cell) Python's integers; both must
     give the correctly rounded exact delta, the one a Fraction gives."""
-    from analysis.engine.exact import exact_deltas, exact_score
+    from analysis.exact import exact_deltas, exact_score
 
     rng = np.random.default_rng(5)
     small = rng.integers(0, 6, size=(300, 2, 3, 3))

@@ -9,10 +9,11 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
-from analysis.engine.exact import exact_delta
+from analysis.exact import exact_delta
 from analysis.errors import ParameterError
-from analysis.metrics import (METRICS, QUOTIENT_METRICS, SUMS, add_item, add_pair, check_metrics, deltas,
-                              divergence_tables, fill_deltas, pair_tables, scores, votes)
+from analysis.metrics import (ALL_METRICS, BY_NAME, METRICS, REGISTRY, SUMS, Accumulator, CellSums, add_item,
+                              add_pair, averaged, cell_deltas, check_metrics, check_smoothing, count_sums, deltas,
+                              divergence_tables, fill_sums, pair_tables, scores, votes)
 from analysis.samplers import composition_index, composition_space
 
 
@@ -42,8 +43,10 @@ def test_vote_metrics_equal_scikit_learn(sets):
         truth, pred = votes(gold[r]), votes(model[r])
         assert got["accuracy"][r] == pytest.approx(accuracy_score(truth, pred), abs=1e-12)
         for name, ref in (("precision", precision_score), ("recall", recall_score), ("f1", f1_score)):
-            expected = ref(truth, pred, average="weighted", zero_division=0)
-            assert got[name][r] == pytest.approx(expected, abs=1e-12), name
+            for averaging in ("weighted", "macro", "micro"):
+                key = name if averaging == "weighted" else f"{name}_{averaging}"
+                expected = ref(truth, pred, average=averaging, zero_division=0)
+                assert got[key][r] == pytest.approx(expected, abs=1e-12), key
 
 
 @settings(max_examples=80, deadline=None)
@@ -63,27 +66,87 @@ def test_distribution_metrics_equal_scipy(sets):
 
 @settings(max_examples=80, deadline=None)
 @given(count_sets())
-def test_fused_kernel_equals_numpy_reference(sets):
+def test_the_kernels_accumulator_stores_what_numpy_sums(sets):
+    """The kernels' per-item accumulator (add_item, store) and the vectorised count_sums store the same integers,
+    so every metric's delta is the same float on both paths."""
     gold, a, b, k = sets
-    expected = deltas(gold, a, b)
     n_labels = gold.shape[-1]
-    kl, js = divergence_tables(k, n_labels)
-    out = np.empty(len(METRICS))
-    conf = np.zeros((n_labels, n_labels), dtype=np.int64)
-    confusion = np.zeros((2, n_labels, n_labels), dtype=np.int64)
+    want = count_sums(gold, a, b)
+    sums = np.zeros((gold.shape[0], SUMS), dtype=np.int64)
+    confusion = np.zeros((gold.shape[0], 2, n_labels, n_labels), dtype=np.int64)
     for r in range(gold.shape[0]):
-        fill_deltas(gold[r], a[r], b[r], gold.shape[1], k, kl, js, conf, conf.copy(), out, confusion)
-        for m, name in enumerate(METRICS):
-            if name in QUOTIENT_METRICS:  # a float sum of quotients in the kernel; exact once its ties are settled
-                assert out[m] == pytest.approx(expected[name][r], rel=1e-12, abs=1e-12), name
-                assert exact_delta(confusion, name) == expected[name][r], name
-            else:  # integer sums over one denominator: the same float on both paths
-                assert out[m] == expected[name][r], name
+        fill_sums(gold[r], a[r], b[r], gold.shape[1], divergence_tables(k, n_labels), sums[r], confusion[r])
+    np.testing.assert_array_equal(sums, want.sums)
+    np.testing.assert_array_equal(confusion, want.confusion)
+    np.testing.assert_array_equal(cell_deltas(CellSums(sums, confusion, gold.shape[1], k), ALL_METRICS),
+                                  cell_deltas(want, ALL_METRICS))
+
+
+@settings(max_examples=80, deadline=None)
+@given(count_sets())
+def test_every_registered_delta_is_the_difference_of_the_direct_scores(sets):
+    """Each metric's delta from the stored sums (exact where it is a sum of quotients) against its definition,
+    computed directly per model by :func:`scores` (which the tests above hold against scikit-learn and scipy)."""
+    gold, a, b, k = sets
+    got = deltas(gold, a, b, ALL_METRICS)
+    score_a, score_b = scores(gold, a), scores(gold, b)
+    for metric in REGISTRY:
+        sign = 1 if metric.higher_is_better else -1
+        if metric.name == "wins":
+            want = ((score_a["item_error"] < score_b["item_error"]).mean(-1)
+                    - (score_b["item_error"] < score_a["item_error"]).mean(-1))
+        else:
+            want = sign * (score_a[metric.name] - score_b[metric.name])
+        tolerance = 1e-8 if metric.continuous else 1e-12  # divergences: terms on a grid of 2**-32
+        np.testing.assert_allclose(got[metric.name], want, atol=tolerance, err_msg=metric.name)
+        if metric.quotients:
+            for r in range(gold.shape[0]):
+                pair = count_sums(gold[r:r + 1], a[r:r + 1], b[r:r + 1]).confusion[0]
+                assert got[metric.name][r] == exact_delta(pair, metric.name), metric.name
+
+
+@settings(max_examples=40, deadline=None)
+@given(count_sets())
+def test_smoothing_and_log_base_match_scipy(sets):
+    """KL with the smoothing 1e-9 and both divergences in bits, against scipy's entropy and jensenshannon."""
+    gold, model, _, _ = sets
+    got = scores(gold, model, smoothing=1e-9)
+    sums = count_sums(gold, model, gold, smoothing=1e-9)  # B = G: B's divergences are 0
+    for r in range(gold.shape[0]):
+        g, m = gold[r] + 1e-9, model[r] + 1e-9
+        kl = np.mean([entropy(g[i], m[i]) for i in range(len(g))])
+        kl_bits = np.mean([entropy(g[i], m[i], base=2) for i in range(len(g))])
+        js_bits = np.mean([jensenshannon(g[i], m[i], base=2) for i in range(len(g))])
+        assert got["kl_div"][r] == pytest.approx(kl, rel=1e-9, abs=1e-9)
+        assert got["kl_div_bits"][r] == pytest.approx(kl_bits, rel=1e-9, abs=1e-9)
+        assert got["jsd_bits"][r] == pytest.approx(js_bits, rel=1e-7, abs=1e-9)
+    from_sums = cell_deltas(sums, ("kl_div", "kl_div_bits", "jsd_bits"))
+    np.testing.assert_allclose(-from_sums[:, 0], got["kl_div"], atol=1e-8)
+    np.testing.assert_allclose(-from_sums[:, 1], got["kl_div_bits"], atol=1e-8)
+    np.testing.assert_allclose(-from_sums[:, 2], got["jsd_bits"], atol=1e-8)
+
+
+def test_the_smoothing_sets_ln_one_over_s_on_disagreeing_one_hot_items():
+    """At K = 1 an item's KL is ln(1/s) (to O(s)) when the labels differ: the identity METHOD section 12 reads."""
+    gold, model = np.array([[[1, 0], [0, 1]]]), np.array([[[0, 1], [0, 1]]])
+    for s in (1e-12, 1e-9):
+        assert scores(gold, model, smoothing=s)["kl_div"][0] == pytest.approx(np.log(1 / s) / 2, rel=1e-6)
+    with pytest.raises(ParameterError, match="smoothing must be one of"):
+        check_smoothing(1e-6)
+
+
+def test_averaging_switch_names_the_variants_and_keeps_the_other_metrics():
+    assert averaged("weighted") == METRICS
+    macro = averaged("macro")
+    assert [BY_NAME[m].column for m in macro] == list(METRICS)
+    assert {"precision_macro", "recall_macro", "f1_macro"} <= set(macro)
+    with pytest.raises(ParameterError, match="unknown averaging"):
+        averaged("samples")
 
 
 @numba.njit
-def _both_adds(comp, weight, kl_table, js_table, vote, err, kl, jsd):
-    """The sums and confusion matrices of add_item and add_pair for every triple of count vectors."""
+def _both_adds(comp, weight, divergence, terms):
+    """The accumulators of add_item and add_pair for every triple of count vectors."""
     n, n_labels = comp.shape
     out = []
     for tg in range(n):
@@ -91,9 +154,9 @@ def _both_adds(comp, weight, kl_table, js_table, vote, err, kl, jsd):
             for tb in range(n):
                 sums = np.zeros((2, SUMS), dtype=np.int64)
                 conf = np.zeros((4, n_labels, n_labels), dtype=np.int64)
-                add_item(comp[tg:tg + 1], comp[ta:ta + 1], comp[tb:tb + 1], 0, kl_table, js_table, conf[0], conf[1],
-                         sums[0], weight)
-                add_pair(tg, ta, tb, vote, err, kl, jsd, conf[2], conf[3], sums[1], weight)
+                add_item(comp[tg:tg + 1], comp[ta:ta + 1], comp[tb:tb + 1], 0, divergence,
+                         Accumulator(sums[0], conf[0], conf[1]), weight)
+                add_pair(tg, ta, tb, terms, Accumulator(sums[1], conf[2], conf[3]), weight)
                 out.append((sums, conf))
     return out
 
@@ -105,7 +168,7 @@ def test_pair_tables_add_what_the_counts_add(k, n_labels):
     code, row_of = composition_index(comp, k)
     assert (comp[row_of[code[1]]] == np.eye(n_labels, dtype=int)[1]).all()  # one response of label 1, by its code
     np.testing.assert_array_equal(row_of[comp @ code], np.arange(len(comp)))  # every vector numbered by its code
-    for sums, conf in _both_adds(full, 7, *divergence_tables(k, n_labels), *pair_tables(full, k)):
+    for sums, conf in _both_adds(full, 7, divergence_tables(k, n_labels), pair_tables(full, k)):
         np.testing.assert_array_equal(sums[1], sums[0])
         np.testing.assert_array_equal(conf[2:], conf[:2])
 
@@ -154,7 +217,8 @@ def test_votes_break_ties_toward_the_lowest_label():
 
 
 def test_metric_names_and_labels_are_accepted_and_unknown_ones_rejected():
-    assert check_metrics("all") == METRICS
+    assert check_metrics("all") == METRICS == tuple(m.name for m in REGISTRY if m.default)
+    assert check_metrics(["F1-Score (macro)", "jsd"]) == ("jsd", "f1_macro")
     assert check_metrics(["JSD", "accuracy", "F1-Score"]) == ("accuracy", "f1", "jsd")
     with pytest.raises(ParameterError, match="unknown metric 'bleu'"):
         check_metrics(["bleu"])

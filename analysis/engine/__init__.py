@@ -7,7 +7,9 @@
 - :mod:`~analysis.engine.rule` (B's perturbation), :mod:`~analysis.engine.split` (the null split),
   :mod:`~analysis.engine.tables` (tables and alias helpers), :mod:`~analysis.engine.perturbation` (the
   perturbation's tables on count vectors);
-- :mod:`~analysis.engine.exact` (exact ties) and :mod:`~analysis.engine.reference` (the slow reference).
+- :mod:`~analysis.engine.reference` (the slow reference, separate on purpose).
+
+The metrics the kernels accumulate are :mod:`analysis.metrics`'s; their exact ties, :mod:`analysis.exact`'s.
 """
 
 from analysis.engine.plan import METHODS, Plan

@@ -7,7 +7,7 @@ import math
 import numba
 import numpy as np
 
-from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
+from analysis.metrics import accumulator, add_item, add_pair, clear, pair_rows, store
 from analysis.engine.rule import dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
 from analysis.engine.tables import alias_draw, draw_fired
@@ -47,13 +47,13 @@ def count_by_rater(labels, start, n_items, part_rater, part_weight, part_len, sh
 
 
 @numba.njit(cache=True, inline="always")
-def add_outcome(counts, fixed, comp, row_a, row_b, kl_table, js_table, conf_a, conf_b, sums, weight):
+def add_outcome(counts, fixed, comp, row_a, row_b, divergence, acc, weight):
     """Add ``weight`` slots of an item whose perturbable responses came out as rows ``row_a`` (A*) and ``row_b``
     (B*) of ``comp``, on top of its ``fixed`` counts (G's counts are ``counts[0]``)."""
     for c in range(counts.shape[2]):
         counts[1, 0, c] = fixed[1, c] + comp[row_a, c]
         counts[2, 0, c] = fixed[2, c] + comp[row_b, c]
-    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, weight)
+    add_item(counts[0], counts[1], counts[2], 0, divergence, acc, weight)
 
 
 @numba.njit(cache=True)
@@ -85,11 +85,10 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
     """
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, shared, null, prior, steps = draw
-    kl_table, js_table = divergence
     tabled, column_law, rater_major = options
     n_out, base, pmf, t_prob, t_alias, out_a, out_b, comp, start, code, row_of, comp_code = perturbation
-    paired, vote, err, kl, jsd = pairs.paired, pairs.vote, pairs.err, pairs.kl, pairs.jsd
-    n_vectors = vote.shape[0]
+    paired, terms = pairs.paired, pairs.terms
+    n_vectors = pair_rows(terms)
     first_row = pairs.first  # the pair tables' row of a code is row_of[code] - first_row
     _, n_base, n_size, n_prob, n_alias, n_out_a, n_out_b, n_comp, n_chain = noise_tables
     n_labels = item_cum.shape[1]
@@ -124,10 +123,10 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
         shift += 1
     packed = np.zeros((5, mult.shape[0] if rater_major else 1), dtype=np.int64)  # per part, an item's counts
     field = (1 << shift) - 1
-    sums, conf_a, conf_b = accumulators(n_labels)
+    acc = accumulator(n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
-        clear(sums, conf_a, conf_b)
+        clear(acc)
         for d in range(n_drawn):
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
@@ -178,8 +177,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                     total -= chance
                     left -= x
                     if x > 0:
-                        add_pair(t // (n_vectors * n_vectors), (t // n_vectors) % n_vectors, t % n_vectors, vote,
-                                 err, kl, jsd, conf_a, conf_b, sums, x)
+                        add_pair(t // (n_vectors * n_vectors), (t // n_vectors) % n_vectors, t % n_vectors, terms, acc, x)
                 continue
             draw_multiplicities(rng, per_group, n_items, mult)
             if rater_major:
@@ -255,22 +253,20 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                             outcomes[o] += 1
                         elif paired:
                             add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
-                                     row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, vote, err, kl,
-                                     jsd, conf_a, conf_b, sums, 1)
+                                     row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, terms, acc, 1)
                         else:
                             add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
-                                        kl_table, js_table, conf_a, conf_b, sums, 1)
+                                        divergence, acc, 1)
                     if gather:
                         for o in range(width):
                             if outcomes[o] == 0:
                                 continue
                             if paired:
                                 add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
-                                         row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, vote, err,
-                                         kl, jsd, conf_a, conf_b, sums, outcomes[o])
+                                         row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, terms, acc, outcomes[o])
                                 continue
                             add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
-                                        kl_table, js_table, conf_a, conf_b, sums, outcomes[o])
+                                        divergence, acc, outcomes[o])
                     continue
                 if split and m > 1 and missing.sum() == 0:
                     kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
@@ -278,7 +274,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                         for c in range(n_labels):
                             counts[side, 0, c] = fixed[side, c] + pert[side, c]
                     if kept > 0:
-                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, kept)
+                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, kept)
                     m -= kept
                     if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
                         old = pert_label[0]
@@ -288,8 +284,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                         for c in range(n_labels):
                             if spread[c] > 0:
                                 counts[side, 0, c] += 1
-                                add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b,
-                                         sums, spread[c])
+                                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, spread[c])
                                 counts[side, 0, c] -= 1
                         continue
                     for _ in range(m):  # slots that replace at least one response
@@ -306,7 +301,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                             elif q > first:
                                 label = perturbed(rng, label, epsilon, shared, urn, prior)
                             counts[pert_side[q], 0, label] += 1
-                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
                     continue
                 for _ in range(m):  # one slot at a time
                     for side in range(3):
@@ -322,7 +317,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                             if label < 0:
                                 label = draw_label(rng, item_cum, item)
                             counts[pert_side[q], 0, perturbed(rng, label, epsilon, shared, urn, prior)] += 1
-                        add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
                         continue
                     for side in range(1, 3):
                         for c in range(n_labels):
@@ -352,5 +347,5 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
                         for c in range(n_labels):
                             counts[1, 0, c] += noise[1 if swapped else 0, c]
                             counts[2, 0, c] += noise[0 if swapped else 1, c]
-                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])
+                    add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+        store(acc, out[r], confusion[r])

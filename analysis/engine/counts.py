@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.metrics import accumulators, add_item, clear, finish_deltas
+from analysis.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import urn_label
 from analysis.engine.tables import draw_fired, draw_from_cdf
 from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
@@ -36,15 +36,14 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
     shares, cum, noise_shares, noise_cum = item_laws
     row, prob, alias, comp, start = compositions
     n, k, epsilon, shared, null, prior, steps = draw
-    kl_table, js_table = divergence
     n_items, n_labels = shares.shape
     g = np.zeros((1, n_labels), dtype=np.int64)  # one item's counts
     a = np.zeros((1, n_labels), dtype=np.int64)
     b = np.zeros((1, n_labels), dtype=np.int64)
     urn = np.zeros(n_labels, dtype=np.int64)
-    sums, conf_a, conf_b = accumulators(n_labels)
+    acc = accumulator(n_labels)
     for r in range(out.shape[0]):
-        clear(sums, conf_a, conf_b)
+        clear(acc)
         for j in range(n):
             item = uniform_index(rng, n_items)
             if null:
@@ -82,5 +81,5 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
                     a[0, draw_label(rng, noise_cum, item)] += 1
                 for _ in range(m_b):
                     b[0, draw_label(rng, noise_cum, item)] += 1
-            add_item(g, a, b, 0, kl_table, js_table, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])
+            add_item(g, a, b, 0, divergence, acc, 1)
+        store(acc, out[r], confusion[r])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from analysis.metrics import accumulators, add_item, add_pair, clear, finish_deltas
+from analysis.metrics import accumulator, add_item, add_pair, clear, pair_rows, store
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
@@ -53,8 +53,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     item_start, items, rater_start, matrix_start, matrix, item_cum, single_group, group_size = groups
     n, k, epsilon, shared, null, prior, steps = draw
     h_cdf = chances.split
-    kl_table, js_table = divergence
-    paired, code, row_of, first, shift, vote, err, kl, jsd = pairs
+    paired, code, row_of, first, shift, terms = pairs
     n_out, t_base, t_prob, t_alias, code_a, code_b, start = perturbation
     m_prob, m_alias, m_count, m_pos = masks
     n_base, n_size, n_prob, n_alias, n_code_a, n_code_b, n_chain = noise_tables
@@ -72,7 +71,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     vector = np.zeros(3, dtype=np.int64)  # ... as codes, then as rows in the pair tables
     field = (1 << shift) - 1  # one label's count in a packed code
     part_code = np.zeros(3, dtype=np.int64)  # tabled: the codes of A*'s and B*'s perturbable responses
-    n_vectors = vote.shape[0]
+    n_vectors = pair_rows(terms)
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
     noised = np.zeros(3, dtype=np.int64)  # thinned: a slot's replaced responses per side
@@ -82,11 +81,11 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     run = np.zeros((max_raters, 2), dtype=np.int64)  # perturbable; B ...), and the mask bits of the perturbable ones
     cube = n_vectors**3
     triples = np.zeros((2 * cube if defer else cube) if gather else 1, dtype=np.int64)  # slots per row triple
-    sums, conf_a, conf_b = accumulators(n_labels)
+    acc = accumulator(n_labels)
     use_urn = epsilon > 0.0 and shared
     for r in range(out.shape[0]):
         draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_local)
-        clear(sums, conf_a, conf_b)
+        clear(acc)
         for d in range(n_drawn):
             group = slot_group[d * per_group]
             n_raters = rater_start[group + 1] - rater_start[group]
@@ -184,7 +183,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                     if gather:
                         triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                     else:
-                        add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                        add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
                     continue
                 else:  # response by response
                     mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
@@ -231,14 +230,14 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                     for side in range(3):
                         for c in range(n_labels):
                             counts[side, 0, c] = (vector[side] >> (shift * c)) & field
-                    add_item(counts[0], counts[1], counts[2], 0, kl_table, js_table, conf_a, conf_b, sums, 1)
+                    add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
                     continue
                 for side in range(3):
                     vector[side] = row_of[vector[side]] - first
                 if gather:
                     triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
                 else:
-                    add_pair(vector[0], vector[1], vector[2], vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                    add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
         if gather:
             for e in range(triples.shape[0]):
                 x = triples[e]
@@ -248,7 +247,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 cell = e % cube
                 tg, ta, tb = cell // (n_vectors * n_vectors), (cell // n_vectors) % n_vectors, cell % n_vectors
                 if not defer:
-                    add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    add_pair(tg, ta, tb, terms, acc, x)
                     continue
                 # K = 1: Binomial(x, epsilon) of the cell's slots replace their one perturbable response (A*'s
                 # where e >= cube, else B*'s); a response's row is its label, and the replacements go out over
@@ -257,10 +256,10 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                 old = ta if on_a else tb
                 fired = binomial(rng, x, epsilon)
                 if x > fired:
-                    add_pair(tg, ta, tb, vote, err, kl, jsd, conf_a, conf_b, sums, x - fired)
+                    add_pair(tg, ta, tb, terms, acc, x - fired)
                 share_out(rng, fired, old, shared, steps, spread)
                 for c in range(n_labels):
                     if spread[c] > 0:
-                        add_pair(tg, c if on_a else ta, tb if on_a else c, vote, err, kl, jsd, conf_a, conf_b, sums,
+                        add_pair(tg, c if on_a else ta, tb if on_a else c, terms, acc,
                                  spread[c])
-        finish_deltas(sums, conf_a, conf_b, n_slots, k, n_labels, out[r], confusion[r])
+        store(acc, out[r], confusion[r])

@@ -34,7 +34,7 @@ import numpy as np
 from analysis.engine.rule import Rule
 from analysis.engine.tables import alias_draw
 from analysis.samplers import binomial
-from analysis.metrics import accumulators, add_pair, clear, finish_deltas
+from analysis.metrics import accumulator, add_pair, clear, pair_rows, store
 from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
@@ -127,13 +127,13 @@ def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
     a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
     which are drawn by inversion of the remaining tail (binary search on its sums)."""
     prob, alias, packed, order, sorted_law, tail = law
-    vote, err, kl, jsd = pairs.vote, pairs.err, pairs.kl, pairs.jsd
+    terms = pairs.terms
     n_labels = confusion.shape[2]
     size = prob.shape[0]
     positive = order.shape[0]
-    sums, conf_a, conf_b = accumulators(n_labels)
+    acc = accumulator(n_labels)
     for r in range(out.shape[0]):
-        clear(sums, conf_a, conf_b)
+        clear(acc)
         if chain:
             left = n
             j = 0
@@ -142,7 +142,7 @@ def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
                 if x > 0:
                     e = order[j]
                     t = packed[e]
-                    add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, x)
+                    add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, x)
                     left -= x
                 j += 1
             for _ in range(left):
@@ -156,9 +156,9 @@ def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
                         hi = mid - 1
                 e = order[lo]
                 t = packed[e]
-                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, 1)
         else:
             for _ in range(n):
                 t = packed[alias_draw(rng, prob, alias, 0, size)]
-                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, vote, err, kl, jsd, conf_a, conf_b, sums, 1)
-        finish_deltas(sums, conf_a, conf_b, n, k, n_labels, out[r], confusion[r])
+                add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, 1)
+        store(acc, out[r], confusion[r])

@@ -4,8 +4,8 @@ and runs the plan's kernel (METHOD sections 2-5).
 For each replicate, G and A are two independent draws of rater columns on the same items and B a third draw,
 perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per
 group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.plan`
-says which, and with which tables); each ends a replicate as one row of eight deltas and A's and B's confusion
-matrices, from which :mod:`analysis.engine.exact` settles the ties of precision and F1.
+says which, and with which tables); each ends a replicate as its running integer sums and A's and B's confusion
+matrices (:class:`analysis.metrics.Accumulator`), from which :func:`analysis.metrics.cell_deltas` computes the deltas of any registered metric.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_rep
 from analysis.engine.split import split_law
 from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, divergence_tables
+from analysis.metrics import METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_smoothing, divergence_tables
 from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
@@ -39,26 +39,30 @@ NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1)
 
 
 class Replicates(NamedTuple):
-    """What a kernel returns for ``n`` replicates: deltas (n x 8, METRICS order) and the confusion matrices of A's
-    and B's votes against G's (n x 2 x labels x labels), which settle the ties of precision and F1."""
+    """``n`` replicates of a cell: the deltas of the metrics asked for (n x metrics, in that order), the confusion
+    matrices of A's and B's votes against G's (n x 2 x labels x labels), which settle the ties of sums of quotients
+    (:mod:`analysis.exact`), and what the kernel stored (:class:`analysis.metrics.CellSums`)."""
 
     deltas: np.ndarray
     confusion: np.ndarray
+    cell: CellSums
 
 
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
     ``method`` forces a kernel (:data:`analysis.engine.plan.METHODS`); ``"auto"``, the default, lets
-    :func:`analysis.engine.plan.plan` take the fastest measured for each cell.
+    :func:`analysis.engine.plan.plan` take the fastest measured for each cell. ``smoothing`` is the constant added to
+    every count before KL and JSD (one of :data:`analysis.metrics.SMOOTHINGS`).
     """
 
-    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto"):
+    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto", smoothing: float = SMOOTHING):
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
         self.layout = make_plan(ds, sampler)
         self.sampler = self.layout.sampler
         self.method = method
+        self.smoothing = check_smoothing(smoothing)
         self.design = Design(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
                              self.layout.group_size)
@@ -93,7 +97,7 @@ class Simulator:
 
     def pair_tables(self, k: int) -> PairTables:
         """The direct kernel's numbering of count vectors of ``k`` responses (:class:`PairTables`)."""
-        return self._once("pairs", k, lambda: PairTables.build(k, self.design.n_labels))
+        return self._once("pairs", k, lambda: PairTables.build(k, self.design.n_labels, self.smoothing))
 
     def chances(self, k: int, epsilon: float) -> Chances:
         """The null split's law and the replaced-response counts' alias tables of a cell (:class:`Chances`)."""
@@ -144,13 +148,14 @@ class Simulator:
         return self._complete
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-                   null: bool, perturbation: str = DEFAULT) -> np.ndarray:
-        """Deltas of ``n_samples`` replicates, shape (n_samples, 8) in METRICS order."""
-        return self.draw(n, k, epsilon, n_samples, rng, null, perturbation).deltas
+                   null: bool, perturbation: str = DEFAULT, metrics=METRICS) -> np.ndarray:
+        """Deltas of ``n_samples`` replicates, shape (n_samples, metrics) in the order of ``metrics``."""
+        return self.draw(n, k, epsilon, n_samples, rng, null, perturbation, metrics).deltas
 
     def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-             null: bool, perturbation: str = DEFAULT) -> Replicates:
-        """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan."""
+             null: bool, perturbation: str = DEFAULT, metrics=METRICS) -> Replicates:
+        """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan, and
+        the deltas of ``metrics`` (names of :data:`analysis.metrics.REGISTRY`)."""
         check_size(n, k)
         rule = self.rule(perturbation)
         if not 0.0 <= epsilon <= 1.0:
@@ -159,12 +164,12 @@ class Simulator:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
         cell = self.plan(n, k, epsilon, bool(null), perturbation)
         n_labels = self.design.n_labels
-        out = np.empty((n_samples, len(METRICS)))
+        out = np.empty((n_samples, SUMS), dtype=np.int64)
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
         draw = Draw(n, k, epsilon, rule.shared, null, rule.prior, rule.steps())
         chances = self.chances(k, epsilon)
-        divergence = divergence_tables(k, n_labels)
+        divergence = divergence_tables(k, n_labels, self.smoothing)
         if cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
             law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)
@@ -189,4 +194,5 @@ class Simulator:
             complete = self.complete_items() if cell.rater_loop else np.zeros(1, dtype=np.bool_)
             direct_replicates(rng, self.layout.groups, draw, chances, divergence, pairs, tables.by_code(),
                               mask_tables(epsilon), noise, cell.direct_options(), complete, out, confusion)
-        return Replicates(out, confusion)
+        cell_sums = CellSums(out, confusion, self.design.slots(n), k)
+        return Replicates(cell_deltas(cell_sums, metrics), confusion, cell_sums)

@@ -11,7 +11,7 @@ import numpy as np
 from numba.extending import intrinsic
 
 from analysis.errors import ParameterError
-from analysis.metrics import pair_tables
+from analysis.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
 from analysis.samplers import composition_index, composition_space
 
@@ -49,27 +49,24 @@ class PairTables(NamedTuple):
     row_of: np.ndarray
     first: int  # the row of composition_space's first vector of k responses
     shift: int
-    vote: np.ndarray
-    err: np.ndarray
-    kl: np.ndarray
-    jsd: np.ndarray
+    terms: PairTerms
 
     @classmethod
-    def build(cls, k: int, n_labels: int) -> "PairTables":
+    def build(cls, k: int, n_labels: int, smoothing: float = SMOOTHING) -> "PairTables":
         if not paired(k, n_labels):
             if not packs(k, n_labels):
                 raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {n_labels} labels into "
                                      "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
             shift = k.bit_length()
             return cls(False, np.left_shift(1, shift * np.arange(n_labels), dtype=np.int64),
-                       np.zeros(1, dtype=np.int64), 0, shift, *NO_PAIRS[5:])
+                       np.zeros(1, dtype=np.int64), 0, shift, NO_PAIRS.terms)
         comp, start = composition_space(k, n_labels)
-        return cls(True, *composition_index(comp, k), int(start[k]), 0, *pair_tables(comp[start[k]:], k))
+        return cls(True, *composition_index(comp, k), int(start[k]), 0, pair_tables(comp[start[k]:], k, smoothing))
 
 
 
-NO_PAIRS = PairTables(False, *(np.zeros(1, dtype=np.int64),) * 2, 0, 0, np.zeros(1, dtype=np.int64),
-                      *(np.zeros((1, 1), dtype=np.int64),) * 3)  # where a kernel has no pair tables
+NO_PAIRS = PairTables(False, *(np.zeros(1, dtype=np.int64),) * 2, 0, 0,
+                      PairTerms(np.zeros(1, dtype=np.int64), *(np.zeros((1, 1), dtype=np.int64),) * 3))  # where a kernel has no pair tables
 
 
 @numba.njit(cache=True, inline="always")
