@@ -40,10 +40,10 @@ from tqdm import tqdm
 
 from analysis import KERNEL_SOURCES, __version__
 from analysis.data import AnnotationDataset
-from analysis.engine.exact import settle_cell
 from analysis.errors import Interrupted, ParameterError
+from analysis.exact import settle
 from analysis.io import write_atomic
-from analysis.metrics import METRICS, check_metrics
+from analysis.metrics import BY_NAME, METRICS, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler
 from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
@@ -108,8 +108,21 @@ def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Ite
     return out
 
 
+def settle_cell(alt: np.ndarray, null: np.ndarray, alt_confusion: np.ndarray, null_confusion: np.ndarray,
+                metrics: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(alternative, null) deltas (replicates x metrics, ``metrics`` order) with the ties of sums of quotients
+    settled together, across both sets, so that the p-value compares them exactly (:mod:`analysis.exact`)."""
+    alt, null = alt.copy(), null.copy()
+    confusion = np.concatenate([alt_confusion, null_confusion])
+    for m, metric in enumerate(metrics):
+        if BY_NAME[metric].quotients:
+            both = settle(np.concatenate([alt[:, m], null[:, m]]), confusion, metric)
+            alt[:, m], null[:, m] = both[:len(alt)], both[len(alt):]
+    return alt, null
+
+
 def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(alternative, null) deltas of one cell, each (n_samples, 8), with ties exact (:mod:`analysis.engine.exact`)."""
+    """(alternative, null) deltas of one cell, each (n_samples, metrics), with ties exact (:func:`settle_cell`)."""
     alt_seq, null_seq = cell.seed_sequence(seed).spawn(2)
     alt = simulator.draw(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(alt_seq)),
                          null=False, perturbation=cell.perturbation)
