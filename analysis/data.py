@@ -163,7 +163,7 @@ def from_table(
         )
     frame = table[wanted].copy()
     for column in dict.fromkeys([item, rater] + ([batch] if batch else [])):
-        if frame[column].dtype == object:
+        if frame[column].dtype == object and _mixes_text(frame[column]):
             frame[column] = ids_as_text(frame[column], column)
     if frame[[item, rater]].isna().any().any():
         raise DataError(f"{int(frame[[item, rater]].isna().any(axis=1).sum())} row(s) have no item or rater id")
@@ -239,6 +239,14 @@ def id_text(value) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
+
+
+def _mixes_text(values: pd.Series) -> bool:
+    """Whether a column of ids holds text beside other values (numbers): such ids are compared as text, so that
+    ``12`` and ``'12'`` are caught as one id spelt two ways. Columns of text only or of numbers only keep their ids
+    and their order as they are."""
+    kinds = {isinstance(v, str) for v in pd.unique(values.dropna())}
+    return len(kinds) > 1
 
 
 def ids_as_text(values: pd.Series, column: str) -> pd.Series:

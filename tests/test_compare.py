@@ -260,3 +260,17 @@ def test_labels_spelt_otherwise_match_with_normalize_labels(small):
     with pytest.raises(Exception, match="--normalize-labels"):
         compare(ds, a, a, n_samples=20)
     assert compare(ds, a, a, n_samples=20, normalize_labels=True)["delta"].eq(0).all()
+
+
+def test_a_subset_of_numeric_items_keeps_each_answer_on_its_item(small):
+    """Systems that list 15 of the 40 items (ids 0..14, whose text order differs from their numeric order) score
+    as on a dataset of those 15 items alone."""
+    rng = np.random.default_rng(8)
+    keep = np.sort(rng.choice(small.n_items, 15, replace=False))
+    a = pd.DataFrame({"item": small.item_ids[keep], "label": votes(small)[keep]})
+    b = samples(small, 3, rng)
+    b = b[b["item"].isin(a["item"])]
+    alone = from_table(small.to_frame()[np.isin(small.item, keep)])
+    columns = ["metric", "score_a", "score_b", "delta", "items"]
+    pd.testing.assert_frame_equal(compare(small, a, b, sampler="S2", n_samples=20)[columns],
+                                  compare(alone, a, b, sampler="S2", n_samples=20)[columns])
