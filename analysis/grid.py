@@ -43,7 +43,7 @@ from analysis.data import AnnotationDataset
 from analysis.errors import Interrupted, ParameterError
 from analysis.exact import settle
 from analysis.io import write_atomic
-from analysis.metrics import BY_NAME, METRICS, check_metrics
+from analysis.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
 from analysis.pvalues import p_values, replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler
 from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
@@ -128,7 +128,7 @@ def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -
                          null=False, perturbation=cell.perturbation)
     null = simulator.draw(cell.N, cell.K, cell.epsilon, n_samples, np.random.Generator(np.random.PCG64(null_seq)),
                           null=True, perturbation=cell.perturbation)
-    return settle_cell(alt.deltas, null.deltas, alt.confusion, null.confusion, METRICS)
+    return settle_cell(alt.deltas, null.deltas, alt.confusion, null.confusion, simulator.metrics)
 
 
 def explain(simulator: Simulator, cells_: list[Cell], n_samples: int) -> pd.DataFrame:
@@ -144,7 +144,8 @@ def explain(simulator: Simulator, cells_: list[Cell], n_samples: int) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> dict[str, dict[str, float]]:
+def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA,
+                   metrics: tuple[str, ...] = METRICS) -> dict[str, dict[str, float]]:
     """Per metric: p-value, effect size, the spread of both distributions, and the share of alternative
     replicates whose own p-value ``p_j`` lies below ``alpha`` (about ``alpha`` at epsilon 0 when calibrated)."""
     pv = p_values(null, alt)
@@ -157,7 +158,7 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA) -> d
             "null_sd": float(null[:, m].std(ddof=1)) if len(null) > 1 else 0.0,
             "share_below_alpha": float((replicate_p_values(null[:, m], alt[:, m]) < alpha).mean()),
         }
-        for m, metric in enumerate(METRICS)
+        for m, metric in enumerate(metrics)
     }
 
 
@@ -174,6 +175,14 @@ def engine_fingerprint() -> str:
     for source in ENGINE_SOURCES:
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def variant_fingerprint(simulator: Simulator) -> str:
+    """The engine fingerprint, extended by the simulator's metric settings where they differ from the defaults
+    (so that cells of another smoothing or metric set have keys of their own)."""
+    if simulator.smoothing == SMOOTHING and simulator.metrics == METRICS:
+        return engine_fingerprint()
+    return f"{engine_fingerprint()}|smoothing={simulator.smoothing!r}|metrics={','.join(simulator.metrics)}"
 
 
 SUMMARY_FIELDS = ("p_value", "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha")  # summarise_cell's
@@ -363,7 +372,8 @@ def _sigint_held():
 
 def simulate_chunk(simulator: Simulator, cells_: list[Cell], n_samples: int, seed: int) -> list[tuple[Cell, dict]]:
     """Simulate and summarise a chunk of cells (what a local worker or a Dask task runs)."""
-    return [(cell, summarise_cell(*simulate_cell(simulator, cell, n_samples, seed))) for cell in cells_]
+    return [(cell, summarise_cell(*simulate_cell(simulator, cell, n_samples, seed), metrics=simulator.metrics))
+            for cell in cells_]
 
 
 def _work(cells_: list[Cell]) -> list[tuple[Cell, dict]]:
@@ -505,6 +515,7 @@ def run(
     progress: bool = True,
     perturbation: str = DEFAULT,
     scheduler: str | None = None,
+    smoothing: float = SMOOTHING,
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy results table.
 
@@ -517,7 +528,8 @@ def run(
     budgets, ks, epsilons : sequences of int, int and float
         The grid; cells with ``NK // K < 1`` are skipped.
     metrics : sequence of str or "all"
-        Metric names (see :data:`analysis.metrics.METRICS`); all eight are always simulated.
+        Metric names of :data:`analysis.metrics.REGISTRY` (``"all"``: the eight of METHOD section 5); the eight
+        are always simulated, with any other metric asked for.
     n_samples : int
         Replicates for the alternative and, separately, for the null.
     seed : int
@@ -538,6 +550,9 @@ def run(
         The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
 
+    smoothing : float
+        The constant added to every count before KL and JSD (:data:`analysis.metrics.SMOOTHINGS`).
+
     Returns
     -------
     pandas.DataFrame
@@ -550,8 +565,9 @@ def run(
     if n_jobs < 1 or chunk_size < 1:
         raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
-    simulator = Simulator(dataset, sampler)
-    cache = ResultCache(cache_dir or default_cache_dir()) if use_cache else None
+    simulator = Simulator(dataset, sampler, smoothing=smoothing,
+                          metrics=METRICS + tuple(m for m in chosen if m not in METRICS))
+    cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator)) if use_cache else None
     keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}
     done = {cell: cache.get(keys[cell]) for cell in grid} if cache else {}
     done = {cell: summary for cell, summary in done.items() if summary is not None}
@@ -605,6 +621,7 @@ def run(
                          "data_sha256": dataset.sha256, "engine": engine_fingerprint(), "version": __version__})
     table = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     table.attrs["provenance"] = provenance(dataset, sampler=simulator.sampler, perturbation=perturbation,
+                                           smoothing=simulator.smoothing,
                                            budgets=unique(budgets), ks=unique(ks), epsilons=unique(epsilons),
                                            metrics=list(chosen), n_samples=int(n_samples), seed=int(seed))
     return table

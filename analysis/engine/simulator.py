@@ -25,7 +25,8 @@ from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_rep
 from analysis.engine.split import split_law
 from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
 from analysis.errors import ParameterError
-from analysis.metrics import METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_smoothing, divergence_tables
+from analysis.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
+                              divergence_tables)
 from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
@@ -53,16 +54,19 @@ class Simulator:
 
     ``method`` forces a kernel (:data:`analysis.engine.plan.METHODS`); ``"auto"``, the default, lets
     :func:`analysis.engine.plan.plan` take the fastest measured for each cell. ``smoothing`` is the constant added to
-    every count before KL and JSD (one of :data:`analysis.metrics.SMOOTHINGS`).
+    every count before KL and JSD (one of :data:`analysis.metrics.SMOOTHINGS`); ``metrics`` the names of the
+    registry (:data:`analysis.metrics.REGISTRY`) its replicates are scored on by default.
     """
 
-    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto", smoothing: float = SMOOTHING):
+    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto", smoothing: float = SMOOTHING,
+                 metrics=METRICS):
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
         self.layout = make_plan(ds, sampler)
         self.sampler = self.layout.sampler
         self.method = method
         self.smoothing = check_smoothing(smoothing)
+        self.metrics = check_metrics(metrics)
         self.design = Design(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
                              self.layout.group_size)
@@ -148,14 +152,14 @@ class Simulator:
         return self._complete
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-                   null: bool, perturbation: str = DEFAULT, metrics=METRICS) -> np.ndarray:
+                   null: bool, perturbation: str = DEFAULT, metrics=None) -> np.ndarray:
         """Deltas of ``n_samples`` replicates, shape (n_samples, metrics) in the order of ``metrics``."""
         return self.draw(n, k, epsilon, n_samples, rng, null, perturbation, metrics).deltas
 
     def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-             null: bool, perturbation: str = DEFAULT, metrics=METRICS) -> Replicates:
+             null: bool, perturbation: str = DEFAULT, metrics=None) -> Replicates:
         """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan, and
-        the deltas of ``metrics`` (names of :data:`analysis.metrics.REGISTRY`)."""
+        the deltas of ``metrics`` (names of :data:`analysis.metrics.REGISTRY`; by default the simulator's)."""
         check_size(n, k)
         rule = self.rule(perturbation)
         if not 0.0 <= epsilon <= 1.0:
@@ -195,4 +199,4 @@ class Simulator:
             direct_replicates(rng, self.layout.groups, draw, chances, divergence, pairs, tables.by_code(),
                               mask_tables(epsilon), noise, cell.direct_options(), complete, out, confusion)
         cell_sums = CellSums(out, confusion, self.design.slots(n), k)
-        return Replicates(cell_deltas(cell_sums, metrics), confusion, cell_sums)
+        return Replicates(cell_deltas(cell_sums, self.metrics if metrics is None else metrics), confusion, cell_sums)

@@ -1,0 +1,56 @@
+"""METHOD section 12's switches through the grid: the smoothing, the averaging variants and the centred noise law
+each change the numbers they should, and only those, and each has cache keys of its own."""
+
+import math
+
+import numpy as np
+import pytest
+
+from analysis.data import from_table
+from analysis.grid import run
+from analysis.metrics import METRICS, averaged
+from conftest import crossed_table
+
+
+@pytest.fixture(scope="module")
+def crossed():
+    return from_table(crossed_table(n_items=30, n_raters=12), name="crossed")
+
+
+def grid(ds, tmp_path, **options):
+    table = run(ds, "S2", budgets=[60], ks=[1], epsilons=[0.3], n_samples=200, seed=3, cache_dir=tmp_path,
+                progress=False, **options)
+    return table.set_index("metric")
+
+
+def test_the_smoothing_scales_kl_at_k_1_and_leaves_the_rest(crossed, tmp_path):
+    """At K = 1 an item's KL is ln(1 + 1/s) / (1 + C s) when G's and the model's labels differ and 0 otherwise,
+    so the two smoothings' KL deltas stand in the ratio of those numbers, replicate by replicate, while every
+    other metric keeps its numbers to the bit (the same streams)."""
+    default, nine = grid(crossed, tmp_path), grid(crossed, tmp_path, smoothing=1e-9)
+    c = crossed.n_labels
+
+    def unit(s):
+        return math.log(1 + 1 / s) / (1 + c * s)
+
+    assert nine.loc["kl_div", "delta"] == pytest.approx(default.loc["kl_div", "delta"] * unit(1e-9) / unit(1e-12),
+                                                        rel=1e-6)
+    others = [m for m in METRICS if m not in ("kl_div", "jsd")]
+    assert (nine.loc[others, "delta"] == default.loc[others, "delta"]).all()
+    assert (nine.loc[others, "p_value"] == default.loc[others, "p_value"]).all()
+
+
+def test_averaging_variants_run_beside_the_eight(crossed, tmp_path):
+    macro = grid(crossed, tmp_path, metrics=averaged("macro") + ("f1_micro",))
+    default = grid(crossed, tmp_path)
+    assert set(macro.index) == set(averaged("macro")) | {"f1_micro"}
+    assert macro.loc["f1_micro", "delta"] == default.loc["accuracy", "delta"]  # micro F1 is accuracy
+    assert macro.loc["accuracy", "delta"] == default.loc["accuracy", "delta"]
+    assert macro.loc["recall_macro", "delta"] != default.loc["recall", "delta"]
+
+
+def test_the_centred_noise_law_has_its_own_streams_and_numbers(crossed, tmp_path):
+    symmetric = grid(crossed, tmp_path)
+    centred = grid(crossed, tmp_path, perturbation="dirichlet-shares")
+    assert not np.allclose(symmetric["delta"], centred["delta"])
+    assert (centred["perturbation"] == "dirichlet-shares").all()
