@@ -279,8 +279,8 @@ def dispersion_against_published(tolerance: float = 0.2) -> pd.DataFrame:
         for split, found in measured_a0(make_stand_in(name), spec).items():
             within = abs(found.a0 / spec.published_a0 - 1) <= tolerance
             rows.append({"stand-in": name, "imitates": spec.imitates, "labels": split,
-                         "published a0": spec.published_a0,
+                         "published a0": f"{spec.published_a0:.2f}",
                          "measured a0 (± s.e.)": f"{found.a0:.2f} ± {found.a0_se:.2f}",
                          f"within ±{100 * tolerance:.0f} %": "yes" if within else "no",
-                         "version 1": round(old[split].a0, 2)})
+                         "version 1": f"{old[split].a0:.2f}"})
     return pd.DataFrame(rows)

@@ -275,29 +275,99 @@ return Array.from(document.querySelectorAll('article table')).map((table, i) => 
     if (['auto', 'scroll'].includes(style.overflowX)) { scrolls = true; break; }
   }
   const cells = Array.from(table.querySelectorAll('td, th')).map(c => getComputedStyle(c));
-  return {index: i, width: table.getBoundingClientRect().width, column: column,
+  return {index: i, width: table.getBoundingClientRect().width, column: column, content: table.scrollWidth,
           wide: table.scrollWidth > table.clientWidth + 1, scrolls: scrolls,
           breaks: cells.filter(s => s.overflowWrap === 'anywhere' || s.wordBreak === 'break-all'
-                                    || s.hyphens === 'auto').length};
+                                    || s.hyphens === 'auto').length,
+          rows: Array.from(table.querySelectorAll('tr')).map(
+              r => Array.from(r.querySelectorAll('td, th')).map(c => c.innerText.trim()))};
 });
 """
+# a cell that shows a missing value or a leftover file name instead of a value
+BAD_CELL = re.compile(r"^(None|nan|NaN|<NA>|NaT)$|\.part\b")
+DECIMAL = re.compile(r"(?<![\w.])(\d[\d,]*)\.(\d+)(?![\w.])")
+# a count in the plural after 1 ("1 metrics")
+ONE_PLURAL = re.compile(r"\b1 (metrics|items|raters|ratings|datasets|cells|seeds|systems|chapters|budgets)\b")
 
 
-def test_tables_fit_at_768_px_without_breaking_words(small_book):
-    """At 768 px every table lies inside the content column, no cell may break a word mid-word, and a table wider
-    than the column scrolls sideways (in itself or in a scrolling container) instead of being clipped."""
+def padded_numbers(rows: list[list[str]]) -> list[str]:
+    """The cells of a table that show a number with padded decimals: a percentage with a trailing zero
+    ("93.10 %"), or a column whose every non-zero decimal ends in 0, three or more of them ("8.830", "2.700",
+    "8.960"), or in "00" ("93.100", "72.900"; a lone ratio "2.500"). A column of fixed-precision p-values or effects
+    ("0.050", "0.140", "0.038") is not padded, nor a lone "0.100"."""
+    found = [cell for row in rows for cell in row if re.search(r"\d\.\d*0\s?%", cell)]
+    for column in range(max(map(len, rows), default=0)):
+        cells = [row[column] for row in rows if column < len(row)]
+        tokens = [(whole, decimals) for cell in cells for whole, decimals in DECIMAL.findall(cell)
+                  if decimals.strip("0") or whole.strip("0,")]
+        padded = tokens and all(d.endswith("0") for _, d in tokens) and (len(tokens) >= 3 or all(
+            d.endswith("00") for _, d in tokens) and (len(tokens) > 1 or tokens[0][0].strip("0,")))
+        found += [cell for cell in cells if DECIMAL.search(cell)] if padded else []
+    return found
+
+
+def test_padded_number_check_finds_padding_and_spares_fixed_precision():
+    assert padded_numbers([["share"], ["93.100"], ["72.900"], ["10.300"]])
+    assert padded_numbers([["ratio"], ["4"], ["2.500"], ["2"], ["5"]])
+    assert padded_numbers([["warnings"], ["10.30 %"]])
+    assert padded_numbers([["published a0"], ["8.830"], ["8.960"], ["2.700"]])
+    assert not padded_numbers([["p-value", "Δ"], ["0.050", "0.140"], ["0.038", "0.100"]])
+    assert not padded_numbers([["p"], ["0.100"]]) and not padded_numbers([["ratio"], ["2.5"], ["0.000"]])
+    assert not padded_numbers([["NK"], ["1,000"], ["25,000"]])
+
+
+def test_every_page_at_768_px_has_tables_that_fit_or_scroll_and_show_values(small_book):
+    """At 768 px, on every page of the book: each table lies inside the content column or scrolls sideways (in
+    itself or a scrolling container) instead of being clipped, no cell breaks a word mid-word, no cell shows
+    ``None``, ``nan`` or a ``.part`` file, no number is padded with zeros, and no text counts "1 metrics"."""
     html = small_book / "_build" / "html"
-    pages = [html / "book" / "intro.html", html / "book" / "methods.html"] + [
-        html / "notebooks" / f"{name}.html" for name in CHAPTERS + ["provenance"]]
     browser = _browser()
+    widest = {}
     try:
         browser.set_window_size(768, 1600)
-        for page in pages:
-            browser.get(page.as_uri())
+        for entry in toc_files():
+            browser.get((html / f"{entry}.html").as_uri())
             for table in browser.execute_script(TABLES_JS):
-                where = f"{page.name}, table {table['index']}"
+                where = f"{entry}, table {table['index']}"
+                widest[where] = (round(table["width"]), round(table["column"]))
                 assert table["breaks"] == 0, f"{where}: cells that break words mid-word"
                 assert table["width"] <= table["column"] + 0.5 or table["scrolls"], f"{where} is clipped"
                 assert not table["wide"] or table["scrolls"], f"{where} is wider than its box and does not scroll"
+                bad = [cell for row in table["rows"] for cell in row if BAD_CELL.search(cell)]
+                assert not bad, f"{where} shows {bad[:5]}"
+                padded = padded_numbers(table["rows"])
+                assert not padded, f"{where} pads numbers with zeros: {padded[:5]}"
+            text = _article_text(html / f"{entry}.html")
+            found = ONE_PLURAL.search(text)
+            assert not found, f"{entry} says {found.group(0)!r}: ...{text[max(0, found.start() - 80):found.end()]}"
     finally:
         browser.quit()
+    if widest:
+        width, where = max((w, where) for where, (w, _) in widest.items())
+        print(f"widest table at 768 px: {where}, {width} px in a {widest[where][1]} px column")
+
+
+# the public functions that README names, each with a parameter its signature must show
+API = {"analysis.data.load_annotations": "normalize_labels", "analysis.datasets.registered": "name",
+       "analysis.datasets.info": "name", "analysis.datasets.fetch": "progress", "analysis.datasets.load": "name_or_path",
+       "analysis.grid.run": "n_samples", "analysis.compare.compare": "outputs_b", "analysis.power.plan": "target_delta"}
+
+
+def test_api_page_lists_the_public_functions_with_their_signatures(small_book):
+    """The API page is autodoc's, built strictly with the rest: each function with its signature and docstring."""
+    page = (small_book / "_build" / "html" / "book" / "api.html").read_text()
+    for name, parameter in API.items():
+        entry = re.search(rf'<dt class="sig[^"]*" id="{re.escape(name)}">(.*?)</dt>\s*<dd>(.*?)</dd>', page, re.S)
+        assert entry, f"the API page lacks {name}"
+        signature, body = (html_module.unescape(re.sub(r"<[^>]+>", "", part)) for part in entry.groups())
+        assert f"{parameter}" in signature and len(body.split()) >= 5, f"{name}: {signature!r}"
+
+
+def test_the_reproduced_paper_and_its_predecessor_are_cited_apart(small_book):
+    """The paper this book reproduces and the authors' earlier Forest vs Tree (which the paper cites as "Pandita
+    et al., 2026") have distinct citations and entries."""
+    html = small_book / "_build" / "html" / "book"
+    intro = _article_text(html / "intro.html")
+    assert "Pandita et al., 2026b" in intro and "Pandita et al., 2026a" in intro
+    references = _article_text(html / "references.html").lower()
+    assert "multi-level annotator modeling" in references and "forest vs tree" in references

@@ -1,0 +1,29 @@
+"""The speed page's sentences: the build's total from the executed chapters, and VET against the median cell."""
+
+import pandas as pd
+
+from analysis import timing
+
+
+def runs(seconds, changed=()):
+    return pd.DataFrame({"chapter": list(seconds), "seconds": list(seconds.values()),
+                         "parameters changed from the defaults": [
+                             "n_samples = 40" if name in changed else "none (paper-scale defaults)"
+                             for name in seconds]})
+
+
+def test_build_time_sums_the_executed_chapters_and_says_when_they_ran_small():
+    full = timing.build_time(runs({"rq1": 250.0, "rq2": 130.4, "why": None}))
+    assert "2 chapters of this build took 6 min 20 s" in full and "rq1 the longest at 4 min 10 s" in full
+    assert "paper-scale defaults" in full
+    small = timing.build_time(runs({"rq1": 25.0, "rq2": 5.0}, changed=("rq1",)))
+    assert "took 30 s" in small and "1 of them ran with parameters changed" in small
+    assert "no total" in timing.build_time(runs({}))
+
+
+def test_vet_comparison_is_against_the_median_sampler_not_an_outlier():
+    reference = pd.DataFrame({"sampler": ["S1", "S2", "S3"], "seconds": [0.04, 0.05, 0.9], "n_samples": 1000})
+    sentence = timing.vet_comparison(reference)
+    vet = sum(timing.VET_SECONDS.values())
+    assert f"about {vet / 0.05:,.0f} times that median" in sentence and "0.050 s in the median" in sentence
+    assert "no comparison" in timing.vet_comparison(reference.iloc[:0])
