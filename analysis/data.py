@@ -417,7 +417,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
         table = _read_kind(path, kind, columns, dtype, hint, text)
     except DataError:
         raise
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError, EOFError) as err:
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError, EOFError, ImportError) as err:
         raise DataError(f"cannot read {path}: {read_error(err)}") from err
     for column in text:
         if column in table.columns:

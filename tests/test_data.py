@@ -234,3 +234,15 @@ def test_numeric_ids_keep_their_order_through_a_round_trip():
     ds = from_table(crossed_table(n_items=12, n_raters=3))
     again = from_table(ds.to_frame())
     assert list(again.item_ids) == list(range(12)) and again.sha256 == ds.sha256
+
+
+def test_a_compressed_file_whose_codec_is_missing_gets_one_clear_error(tmp_path):
+    try:
+        import zstandard  # noqa: F401
+        pytest.skip("zstandard is installed, so .zst files are read")
+    except ImportError:
+        pass
+    path = tmp_path / "ratings.csv.zst"
+    path.write_text("item,rater,label\n1,a,0\n")
+    with pytest.raises(DataError, match="cannot read .*zstandard"):
+        load_annotations(path)
