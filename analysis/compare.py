@@ -251,7 +251,8 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np
     out = {m.name: (sa[m.name] - sb[m.name]) * (1 if m.higher_is_better else -1) for m in REGISTRY
            if m.name != "wins"}
     out["accuracy"] = out["recall"] = (np.rint(sa["accuracy"] * n_items) - np.rint(sb["accuracy"] * n_items)) / n_items
-    out["wins"] = ((sa["item_error"] < sb["item_error"]).sum(-1) - (sb["item_error"] < sa["item_error"]).sum(-1)) / n_items
+    a_wins, b_wins = (sa["item_error"] < sb["item_error"]).sum(-1), (sb["item_error"] < sa["item_error"]).sum(-1)
+    out["wins"] = (a_wins - b_wins) / n_items
     return {m: out[m] for m in METRICS}
 
 
@@ -485,7 +486,8 @@ def add_cli(commands) -> None:
     cli = commands.add_parser("compare", help="compare two systems' outputs against multi-rater annotations",
                               description="Is system A better than B on a multi-rater test set? Scores both against "
                                           "every rating, with a bootstrap interval and p under a sampler of items "
-                                          "and raters.", epilog=HELP_P, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                          "and raters.",
+                              epilog=HELP_P, formatter_class=argparse.RawDescriptionHelpFormatter)
     data_arguments(cli)
     cli.add_argument("--a", required=True, help="system A's outputs: item,label rows (one or several per item) or "
                                                 "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")

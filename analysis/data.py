@@ -490,8 +490,9 @@ def load_annotations(
 ) -> AnnotationDataset:
     """Load one's own annotation file (CSV, TSV, JSON lines, Parquet; compressed too) as a dataset.
 
-    Item, rater and batch ids are text as written, whatever the format (:func:`read_table`). Beyond :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and
-    it needs two items and two raters. ``normalize_labels`` counts labels that differ only in case or surrounding
+    Item, rater and batch ids are text as written, whatever the format (:func:`read_table`). Beyond
+    :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and it needs
+    two items and two raters. ``normalize_labels`` counts labels that differ only in case or surrounding
     spaces as one label, spelt as most of its ratings spell it.
     """
     path = Path(path)
