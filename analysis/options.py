@@ -50,7 +50,8 @@ def labels(text: str) -> list:
 def data_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that name the annotations: a dataset name or file, its columns, and how to read its labels."""
     parser.add_argument("--data", required=True,
-                        help="a dataset name (e.g. dices-synthetic) or a CSV/TSV/JSONL/Parquet file")
+                        help="a dataset name (e.g. dices-synthetic) or a CSV/TSV/JSONL/Parquet file (the first "
+                             "three may be compressed: .gz, .bz2, .xz, .zip, .zst)")
     parser.add_argument("--item", default="item", help="item id column of the file (default: item)")
     parser.add_argument("--rater", default="rater", help="rater id column of the file (default: rater)")
     parser.add_argument("--label", default="label", help="label column of the file (default: label)")
