@@ -93,8 +93,13 @@ def _check_run(args) -> None:
     if args.out is None:
         raise AnalysisError("the following arguments are required: --out (or give --explain)")
     args.out = output_file(args.out, inputs=[args.data], sidecar=".json")
-    if not args.no_cache:
-        writable_folder(args.cache_dir or default_cache_dir(), "--cache-dir")
+    if args.cache_dir and not args.no_cache:
+        writable_folder(args.cache_dir, "--cache-dir")
+    elif not args.no_cache:  # the default folder: name it as what it is, not as a flag the user never gave
+        try:
+            writable_folder(default_cache_dir(), "the cell cache")
+        except AnalysisError as err:
+            raise AnalysisError(f"{err}; give --no-cache, or --cache-dir with a folder you can write to") from None
     _check_memory(args)
 
 
@@ -182,6 +187,7 @@ def _read_csv(path: str, what: str, **options):
 def _parser() -> argparse.ArgumentParser:
     from analysis.engine import DEFAULT, PERTURBATIONS
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
+    from analysis.samplers import SAMPLERS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
@@ -191,7 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="simulate a grid of budgets and write the tidy p-value table",
                               description="Simulate the N x K grid for one dataset and sampler.")
     data_arguments(run)
-    run.add_argument("--sampler", required=True, choices=("S1", "S2", "S3"), help="bootstrap sampler")
+    run.add_argument("--sampler", required=True, choices=SAMPLERS, help="bootstrap sampler")
     run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
     run.add_argument("--ks", type=ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
@@ -370,12 +376,17 @@ def _run(args) -> None:
     _notes(ds, args)
     if args.explain:
         from analysis.engine import Simulator
+        from analysis.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 
+        compiled = kernels_compiled()  # before the plans, which may compile some
         grid_cells = grid.cells(args.sampler, args.budgets, args.ks, args.epsilons, args.perturbation)
         plans = grid.explain(Simulator(ds, args.sampler), grid_cells, args.n_samples)
         print(plans.to_string(index=False))
-        print(f"{len(plans)} cells, about {plans['seconds (rough)'].sum():.0f} s on one core (a rough estimate "
-              "from the benchmark machine)")
+        seconds = plans["seconds (rough)"].sum()
+        print(f"{len(plans)} cells, {f'about {seconds:.0f} s' if seconds >= 1 else 'under 1 s'} on one core once "
+              "the kernels are compiled (a rough estimate from the benchmark machine)"
+              + ("" if compiled else "; the first run of this engine on this machine compiles them first, a one-off "
+                 f"of about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} s"))
         return
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,

@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 
 from analysis import __version__, datasets, tables
-from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, keep_raters
+from analysis.data import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
 from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run
 from analysis.io import write_atomic
+from analysis.samplers import allowed_samplers, default_sampler
 from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
@@ -30,9 +31,8 @@ BUILD_ENV = "BOOK_BUILD_DIR"
 
 
 def samplers_for(ds: AnnotationDataset) -> list[str]:
-    """The samplers a dataset's design allows: S1 and S2 when fully crossed, S2 and S3 when batched, else S2."""
-    kind = ds.topology.kind
-    return ["S1", "S2"] if kind == FULLY_CROSSED else ["S2", "S3"] if kind == BATCHED else ["S2"]
+    """The samplers a dataset's design allows (:func:`analysis.samplers.allowed_samplers`)."""
+    return allowed_samplers(ds)
 
 
 def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationDataset, str, str]]:
@@ -40,9 +40,8 @@ def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationD
     S1 against S2 on fully crossed data, S3 against S2 on batched data; sparse data have none."""
     pairs = []
     for ds in data:
-        samplers = samplers_for(ds)
-        if len(samplers) == 2:
-            modelled = "S1" if "S1" in samplers else "S3"
+        modelled = default_sampler(ds)
+        if modelled != "S2":
             pairs.append((ds, modelled, "S2"))
     if data and not pairs:
         raise TopologyError(f"no sampler comparison is possible: {', '.join(ds.name for ds in data)} "
@@ -52,8 +51,19 @@ def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationD
 
 
 def load(name_or_path: str, **columns) -> AnnotationDataset:
-    """A registered dataset or a file; ``columns`` are item=, rater=, label=, batch= for files."""
-    return datasets.load(name_or_path, **{k: v for k, v in columns.items() if v is not None})
+    """A registered dataset or a file; ``columns`` are item=, rater=, label=, batch= for files. A missing column is
+    named with the chapter's parameters (``-p item COLUMN``), not the command line's flags."""
+    from analysis.data import COLUMN_FLAGS
+    from analysis.errors import DataError
+
+    parameters = ("Name the right ones with the chapter's parameters: "
+                  'PARAMS="-p item COLUMN -p rater COLUMN -p label COLUMN".')
+    try:
+        return datasets.load(name_or_path, **{k: v for k, v in columns.items() if v is not None})
+    except DataError as err:
+        if COLUMN_FLAGS not in str(err):
+            raise
+        raise DataError(str(err).replace(COLUMN_FLAGS, parameters)) from None
 
 
 def load_available(names: list[str]) -> tuple[list[AnnotationDataset], list[str]]:

@@ -478,13 +478,19 @@ def info(name: str) -> dict:
     """Counts, design and file hashes of a dataset (what ``datasets info`` prints).
 
     A registered dataset that is not in the cache yet gets what the registry says (files, hashes, licence, the
-    counts it will have) and the command that downloads it; a stand-in or a file is loaded.
+    counts it will have) and the command that downloads it, or, for files that cannot be downloaded, where they
+    come from; a stand-in or a file is loaded.
     """
     if name not in ENTRIES:
         return load(name).summary()
     summary = registered(name)
     if not summary["in_cache"]:
-        summary["to_download"] = f"python -m analysis datasets fetch {name}"
+        converted = [f.name for f in ENTRIES[name].files if f.local_only]
+        if converted:  # no command can fetch these: say where they come from instead
+            summary["to_obtain"] = (f"{', '.join(converted)} is converted from R data and cannot be downloaded; "
+                                    f"copy it from the project's shared data into {data_dir() / name}")
+        else:
+            summary["to_download"] = f"python -m analysis datasets fetch {name}"
         return summary
     summary["files"] = verify(name)
     if ENTRIES[name].parse is not None:

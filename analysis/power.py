@@ -35,7 +35,7 @@ from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.options import data_arguments, ints, load_data
 from analysis.pvalues import replicate_p_values
-from analysis.samplers import check_sampler
+from analysis.samplers import SAMPLERS, check_sampler, default_sampler
 from analysis.engine import Simulator, check_perturbation
 
 Z95 = 1.959963984540054
@@ -196,7 +196,6 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
     :func:`raters_available`). ``progress`` shows a bar of simulated designs on stderr.
     """
-    from analysis.compare import default_sampler
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples)
     chosen = check_metrics(metrics)
@@ -460,19 +459,30 @@ def data_size(results_path: str) -> dict | None:
 
 
 def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None = None) -> str:
-    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001", a legend for "–",
-    per run and metric the cheapest significant design (the smallest budget N x K, then the smallest p), and, given
-    the data's size (:func:`data_size`), a note on every reported design with more items than the data have or more
-    ratings per item than an item has."""
+    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001"; where a "–" appears,
+    its legend and per run a hint (larger budgets, unless under S1 the grid's K already reaches the data's raters,
+    which then bound the power); per run and metric the cheapest significant design (the smallest budget N x K,
+    then the smallest p); and, given the data's size (:func:`data_size`), a note on every reported design with
+    more items than the data have or more ratings per item than an item has."""
     from analysis.tables import table1, table1_wide
 
     summary = table1(results, alpha=alpha)
     wide = table1_wide(summary)
     is_p = wide.index.get_level_values("stat") == "p-value"
     wide[is_p] = wide[is_p].replace("0.000", "< 0.001")
-    lines = [wide.to_string(), "",
-             f"–: no budget of the grid reaches p < {alpha:g} for that metric; try larger --budgets (or more --ks).",
-             f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):"]
+    lines = [wide.to_string(), ""]
+    missing = summary[summary["NK"].isna()]
+    if len(missing):
+        lines.append(f"–: no budget of the grid reaches p < {alpha:g} for that metric.")
+    for (dataset, sampler, epsilon), _ in missing.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        run = results[(results["dataset"] == dataset) & (results["sampler"] == sampler)
+                      & (results["epsilon"] == epsilon)]
+        bounded = sampler == "S1" and data is not None and run["K"].max() >= data["raters"]
+        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + (
+            f"the grid's K reaches the data's {data['raters']} raters, and under S1 every replicate redraws those "
+            "same raters, which bound the power: larger --budgets would add items, not raters, and are unlikely "
+            "to help" if bounded else "try larger --budgets (or more --ks)"))
+    lines.append(f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):")
     for (dataset, sampler, epsilon), run in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
         designs = [f"{METRIC_LABELS[r.metric]} " + ("none" if pd.isna(r.NK) else f"{r.NK // r.K} x {r.K}")
                    for r in run.itertuples()]
@@ -509,7 +519,7 @@ def add_cli(commands) -> None:
     effect.add_argument("--epsilon", type=float, help="the effect as B's perturbation strength (METHOD section 3)")
     effect.add_argument("--target-delta", type=_target_delta, metavar="METRIC=VALUE",
                         help="the effect as a Delta of one metric, e.g. accuracy=0.05")
-    cli.add_argument("--sampler", choices=("S1", "S2", "S3"), default=None,
+    cli.add_argument("--sampler", choices=SAMPLERS, default=None,
                      help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
     cli.add_argument("--cost-item", type=float, default=0.0, help="cost of one item (default: 0)")
     cli.add_argument("--cost-rating", type=float, default=1.0, help="cost of one rating (default: 1)")

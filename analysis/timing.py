@@ -7,8 +7,10 @@ measured figures with their source, so that the page can put the two side by sid
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -20,6 +22,17 @@ from analysis.engine import DEFAULT, Simulator
 # seconds for ONE metric each, measured once by this project's maintainers when the engine was planned (issue 11);
 # VET is not a dependency, so no build measures it again.
 VET_SECONDS = {"Wins": 6.5, "MAE": 6.7, "KL-Div": 7.7, "Accuracy": 8.9, "F1-Score": 13.0}
+
+
+# The first run of an engine on a machine compiles its kernels into numba's cache (NUMBA_CACHE_DIR, keyed by the
+# kernel sources): measured 13 s for S2 on this project's loaded two-core machine, 26 s in issue 29's fresh clone.
+FIRST_COMPILE_SECONDS = (10, 30)
+
+
+def kernels_compiled() -> bool:
+    """Whether numba's cache already holds compiled kernels of this engine (else the first run compiles them)."""
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(folder) and Path(folder).is_dir() and any(Path(folder).rglob("*.nbi"))
 
 
 def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3) -> list[float]:

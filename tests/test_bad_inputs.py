@@ -420,3 +420,109 @@ def test_progress_shows_cells_and_time_not_response_counts(tmp_path, monkeypatch
                                                                      "--out", "r.csv"], capsys)
     assert code == 0, err
     assert "100%" in err and "2/2 cells" in err and "resp" not in err and "G/" not in err, err
+
+
+# ---------------------------------------------------------------------------------------- messages that misled
+
+def _results(folder: Path, sampler: str, ks, significant_from=None, raters=None) -> str:
+    """A results CSV (and, given ``raters``, its provenance) whose p falls below 0.05 from budget
+    ``significant_from`` on (never when None)."""
+    rows = [{"dataset": "d", "sampler": sampler, "epsilon": 0.3, "NK": nk, "K": k, "metric": m, "delta": 0.05,
+             "p_value": 0.01 if significant_from and nk >= significant_from else 0.4}
+            for nk in (100, 1000) for k in ks for m in ("accuracy", "mae")]
+    pd.DataFrame(rows).to_csv(folder / f"{sampler}.csv", index=False)
+    if raters:
+        (folder / f"{sampler}.csv.json").write_text(json.dumps({"data_items": 50, "data_raters_per_item_max": raters}))
+    return f"{sampler}.csv"
+
+
+@pytest.mark.parametrize("sampler, ks, significant_from, raters, hint", [
+    ("S2", (1, 5), 1000, 6, None),  # no dash: no legend, no hint
+    ("S2", (1, 5), None, 6, "try larger --budgets"),
+    ("S1", (1, 5), None, None, "try larger --budgets"),  # raters unknown: the plain hint
+    ("S1", (1, 3), None, 5, "try larger --budgets"),  # K below the 5 raters: more K or budget may help
+    ("S1", (1, 5), None, 5, "under S1 every replicate redraws those same raters")])
+def test_table1_hints_at_larger_budgets_only_for_a_dash_they_could_fill(tmp_path, monkeypatch, capsys, sampler, ks,
+                                                                       significant_from, raters, hint):
+    monkeypatch.chdir(tmp_path)
+    path = _results(tmp_path, sampler, ks, significant_from, raters)
+    before = snapshot(tmp_path)
+    code, out, err = call(["table1", path], capsys)
+    assert code == 0 and err == "", err
+    if hint is None:
+        assert "–" not in out and "try larger" not in out and "no budget" not in out
+    else:
+        assert "–" in out and out.count(hint) == 1
+        assert ("try larger" in out) == (hint == "try larger --budgets")
+    assert snapshot(tmp_path) == before
+
+
+def test_datasets_info_offers_no_fetch_for_a_set_that_cannot_be_downloaded(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    undownloadable = [name for name, spec in datasets.ENTRIES.items() if any(f.local_only for f in spec.files)]
+    assert undownloadable
+    for name in undownloadable:
+        code, out, err = call(["datasets", "info", name], capsys)
+        info = json.loads(out)
+        assert code == 0 and err == "" and "to_download" not in info and "fetch" not in out, out
+        assert "cannot be downloaded" in info["to_obtain"] and str(tmp_path / name) in info["to_obtain"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_explain_before_a_first_compile_says_so_and_never_about_0_s(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    before = snapshot(tmp_path)
+    explain = ["run", "--data", "good.csv", "--sampler", "S2", "--budgets", "100", "--ks", "2", "--epsilons", "0.3",
+               "--n-samples", "20", "--explain"]
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "adir"))  # an empty numba cache: nothing compiled yet
+    code, out, err = call(explain, capsys)
+    last = out.strip().splitlines()[-1]
+    assert code == 0 and "about 0 s" not in out and "under 1 s" in last, out
+    assert "the first run of this engine on this machine compiles them first, a one-off of about 10-30 s" in last
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    (tmp_path / "numba" / "m").mkdir(parents=True)
+    (tmp_path / "numba" / "m" / "kernel-1.py311.nbi").write_bytes(b"")  # as numba leaves a compiled kernel
+    code, out, err = call(explain, capsys)
+    assert code == 0 and "compiles" not in out
+    (tmp_path / "numba" / "m" / "kernel-1.py311.nbi").unlink()
+    (tmp_path / "numba" / "m").rmdir()
+    (tmp_path / "numba").rmdir()
+    assert snapshot(tmp_path) == before
+
+
+def test_an_unwritable_home_suggests_no_cache_and_names_no_flag_never_given(tmp_path, monkeypatch, capsys):
+    """A home where nothing can be written (here a file: as root, permissions would not stop the probe)."""
+    monkeypatch.chdir(tmp_path)
+    make_files(tmp_path)
+    monkeypatch.delenv("ANALYSIS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "afile"))
+    before = snapshot(tmp_path)
+    code, out, err = call([*RUN[:-1], "--data", "good.csv", "--out", "r.csv"], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and out == "", err
+    assert f"the cell cache {tmp_path}/afile/.cache/annotator-bootstrap: {tmp_path}/afile is a file" in lines[0]
+    assert "give --no-cache" in lines[0] and "--cache-dir /" not in lines[0] and "--cache-dir " + str(tmp_path) \
+        not in lines[0]
+    assert snapshot(tmp_path) == before
+    code, _, err = call([*RUN, "--data", "good.csv", "--out", "r.csv"], capsys)
+    assert code == 0, err  # and --no-cache runs
+
+
+def test_a_chapter_with_a_misspelt_column_says_so_in_one_line_with_chapter_parameters(tmp_path):
+    """make chapter PARAMS="-p dataset ratings.csv -p item question" on a file without 'question': one line that
+    names the chapter's parameters (not the command line's --item), no traceback, and no notebook written."""
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("papermill")
+    make_files(tmp_path)
+    source = "from analysis import chapter\nchapter.load('good.csv', item='question')"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), tmp_path / "in.ipynb")
+    before = snapshot(tmp_path)
+    done = subprocess.run([sys.executable, str(ROOT / "config" / "execute_chapter.py"), "in.ipynb", "out.ipynb",
+                           "--kernel", "python3", "--log-level", "WARNING"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    lines = [line for line in done.stderr.splitlines() if line.strip() and "Executing" not in line]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("out: error: column(s) ['question'] not found in good.csv") and "-p item" in lines[0]
+    assert "--item" not in lines[0] and "Traceback" not in done.stderr
+    assert snapshot(tmp_path) == before

@@ -116,3 +116,77 @@ def test_a_chapter_appears_only_once_executed_and_ctrl_c_leaves_nothing(tmp_path
     assert process.returncode == 130 and "Traceback" not in err and "interrupted" in err, err
     assert output.read_bytes() == before and not partial.exists()  # the last good notebook stays, nothing half-done
     assert not [p for p in family if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+BIG_GRID = ["run", "--data", "dices-synthetic", "--sampler", "S2", "--budgets", "5000,10000,20000", "--ks",
+            "1,5,10,20,50", "--epsilons", "0.1,0.2,0.3", "--n-samples", "1000", "--jobs", "2", "--quiet", "--no-cache"]
+
+
+def _start(args, out: Path) -> subprocess.Popen:
+    """``python -m analysis ARGS`` as a terminal starts it (SIGINT not ignored), with its output to ``out``."""
+    return subprocess.Popen([sys.executable, "-m", "analysis", *args, "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _workers(psutil, process: subprocess.Popen, count: int, timeout: float = 120.0) -> list:
+    """The first ``count`` worker processes of ``process`` (forked: the same command line), as soon as they exist."""
+    parent = psutil.Process(process.pid)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (rc {process.returncode}) before {count} workers started: "
+                                 f"{process.communicate()[1]}")
+        try:
+            found = [child for child in parent.children() if child.cmdline() == parent.cmdline()]
+        except psutil.Error:
+            found = []
+        if len(found) >= count:
+            return found
+        time.sleep(0.001)
+    raise AssertionError(f"no {count} workers within {timeout} s")
+
+
+def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path):
+    """kill -9 of a --jobs 2 run leaves no worker behind for more than a few seconds (they used to wait, as
+    orphans of PID 1, for a parent that would never come back)."""
+    psutil = pytest.importorskip("psutil")
+    process = _start(BIG_GRID, tmp_path / "r.csv")
+    workers = _workers(psutil, process, 2)
+    time.sleep(1.0)  # the workers are computing
+    process.kill()
+    process.communicate(timeout=30)
+    killed = time.time()
+    gone, alive = psutil.wait_procs(workers, timeout=5)
+    assert not alive, f"{len(alive)} worker(s) alive 5 s after the parent was killed"
+    assert time.time() - killed < 5 and not (tmp_path / "r.csv").exists()
+
+
+@pytest.fixture
+def busy_cpu():
+    """Another CPU-bound process beside the test, as under a loaded CI machine."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    yield
+    hog.kill()
+    hog.wait()
+
+
+def test_ctrl_c_while_the_workers_start_never_prints_a_traceback(tmp_path, busy_cpu):
+    """Ctrl-C sent the moment the first worker process exists (while the pool forks the next one), with a delay
+    of 0 to 10 ms, and once before any worker: every run exits 130 with the one message, and no worker survives.
+    A Ctrl-C inside a fork used to print 'Exception ignored in: <function _releaseLock ...> KeyboardInterrupt'."""
+    psutil = pytest.importorskip("psutil")
+    for attempt, delay in enumerate((0, 0.001, 0.003, 0.01, -1)):
+        process = _start(BIG_GRID, tmp_path / "r.csv")
+        if delay >= 0:
+            workers = _workers(psutil, process, 1)
+            time.sleep(delay)
+        else:  # while the parent loads the data and builds its tables, before any worker
+            time.sleep(1.0)
+            workers = []
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 130, (attempt, err)
+        assert "Traceback" not in err and "Exception ignored" not in err and err.count("interrupted") == 1, err
+        assert not psutil.wait_procs(workers, timeout=5)[1], "a worker outlived the interrupted run"
+    assert not (tmp_path / "r.csv").exists()
