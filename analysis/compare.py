@@ -36,14 +36,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from analysis import __version__
-from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset, from_table, id_text, ids_as_text, read_table
+from analysis.data import AnnotationDataset, from_table, id_text, ids_as_text, read_table
 from analysis.errors import DataError, ParameterError
 from analysis.grid import engine_fingerprint
 from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, REGISTRY, check_metrics, deltas, scores
 from analysis.options import data_arguments, load_data
 from analysis.pvalues import replicate_p_values
-from analysis.samplers import check_sampler, group_layout, make_plan
+from analysis.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_plan
 
 PROBABILITY_PREFIX = "p_"
 PROBABILITY_TOLERANCE = 1e-6  # sums this close to 1 are taken as they are
@@ -66,11 +66,6 @@ class SystemOutputs:
     sha256: str
     unanswered: np.ndarray  # dataset item codes listed without an answer
     notes: tuple[str, ...] = ()  # what was done to the outputs on the way (renormalised probabilities)
-
-
-def default_sampler(ds: AnnotationDataset) -> str:
-    """The sampler that models raters as the design allows: S1 (fully crossed), S3 (batched), else S2."""
-    return {FULLY_CROSSED: "S1", BATCHED: "S3"}.get(ds.topology.kind, "S2")
 
 
 def label_text(value) -> str:
@@ -492,7 +487,7 @@ def add_cli(commands) -> None:
     cli.add_argument("--a", required=True, help="system A's outputs: item,label rows (one or several per item) or "
                                                 "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")
     cli.add_argument("--b", required=True, help="system B's outputs, in the same form")
-    cli.add_argument("--sampler", choices=("S1", "S2", "S3"), default=None,
+    cli.add_argument("--sampler", choices=SAMPLERS, default=None,
                      help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")

@@ -14,7 +14,7 @@ from analysis.errors import ParameterError
 from analysis.metrics import (ALL_METRICS, BY_NAME, METRICS, REGISTRY, SUMS, Accumulator, CellSums, add_item,
                               add_pair, averaged, cell_deltas, check_metrics, check_smoothing, count_sums, deltas,
                               divergence_tables, fill_sums, pair_tables, scores, votes)
-from analysis.samplers import composition_index, composition_space
+from analysis.engine.draws import composition_index, composition_space
 
 
 @st.composite

@@ -9,8 +9,8 @@ from scipy.stats import binom, chisquare, multinomial
 
 from analysis.data import from_table
 from analysis.errors import ParameterError, TopologyError
-from analysis.samplers import (BINOMIAL_FROM, add_counts, composition_entry, composition_tables, group_layout, item_shares,
-                               make_plan, sample)
+from analysis.samplers import group_layout, item_shares, make_plan
+from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables, sample
 from conftest import batched_table
 
 

@@ -11,7 +11,8 @@ from analysis.metrics import accumulator, add_item, add_pair, clear, pair_rows, 
 from analysis.engine.rule import dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
 from analysis.engine.tables import alias_draw, draw_fired
-from analysis.samplers import binomial, draw_label, draw_multiplicities, group_layout, uniform_index
+from analysis.samplers import group_layout
+from analysis.engine.draws import binomial, draw_label, draw_multiplicities, uniform_index
 
 SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
 BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label

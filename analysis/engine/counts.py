@@ -16,7 +16,7 @@ import numpy as np
 from analysis.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import urn_label
 from analysis.engine.tables import draw_fired, draw_from_cdf
-from analysis.samplers import add_counts, composition_entry, draw_label, uniform_index
+from analysis.engine.draws import add_counts, composition_entry, draw_label, uniform_index
 
 
 class Shares(NamedTuple):

@@ -16,7 +16,8 @@ from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
 from analysis.engine.tables import MASK_WORD, alias_draw, draw_mask, popcount
-from analysis.samplers import binomial, draw_label, draw_slots, group_layout
+from analysis.samplers import group_layout
+from analysis.engine.draws import binomial, draw_label, draw_slots
 
 RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
 

@@ -5,7 +5,7 @@ columns for G, A and B (and, under the null, its own split of A's and B's column
 therefore ``N'`` independent draws from one law over the triples (gold, A, B) of count vectors of ``K'``
 responses, and the eight metrics need nothing else. This module computes that law exactly, as a
 ``V x V x V`` array over the ``V = C(K' + C - 1, C - 1)`` count vectors in the order of
-:func:`analysis.samplers.composition_space`.
+:func:`analysis.engine.draws.composition_space`.
 
 For one item with label shares ``p``: G is ``Multinomial(K', p)``. Each of A's and B's counts is the sum of a
 vector ``x`` of unreplaced responses, ``Multinomial(K' - m, p)``, and a vector ``n`` of ``m`` noise responses.
@@ -33,9 +33,9 @@ import numpy as np
 
 from analysis.engine.rule import Rule
 from analysis.engine.tables import alias_draw
-from analysis.samplers import binomial
+from analysis.engine.draws import binomial
 from analysis.metrics import accumulator, add_pair, clear, pair_rows, store
-from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
+from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
 MASK20 = (1 << 20) - 1  # a packed triple holds three 20-bit rows (LawTables)

@@ -15,7 +15,7 @@ from an alias table instead of one draw per response:
 * the uniform rule: each replaced response of label ``c`` takes one of the other labels uniformly, independently, so
   each side's vector moves by its own product of multinomials.
 
-Vectors are numbered as in :func:`analysis.samplers.composition_space`: ``x`` of ``t`` responses is row
+Vectors are numbered as in :func:`analysis.engine.draws.composition_space`: ``x`` of ``t`` responses is row
 ``start[t] + index``.
 """
 
@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from analysis.samplers import build_alias, composition_index, composition_space, multinomial_pmf
+from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 from analysis.engine.rule import Rule
 
 

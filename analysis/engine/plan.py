@@ -17,7 +17,8 @@ from analysis.engine.perturbation import table_sizes
 from analysis.engine.rule import shares_noise
 from analysis.engine.tables import MASK_WORD, n_vectors, packs, paired
 from analysis.errors import ParameterError
-from analysis.samplers import composition_entries, group_layout
+from analysis.samplers import group_layout
+from analysis.engine.draws import composition_entries
 
 METHODS = ("auto", "responses", "tables", "items", "law", "counts")
 KERNELS = ("direct", "by_item", "law", "counts")

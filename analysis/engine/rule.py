@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from analysis.errors import ParameterError
-from analysis.samplers import binomial, build_alias, multinomial_pmf, uniform_index
+from analysis.engine.draws import binomial, build_alias, multinomial_pmf, uniform_index
 
 PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares")
 DEFAULT = PERTURBATIONS[0]

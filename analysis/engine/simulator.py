@@ -27,7 +27,8 @@ from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
 from analysis.errors import ParameterError
 from analysis.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
-from analysis.samplers import CompositionTables, check_size, composition_tables, make_plan
+from analysis.samplers import check_size, make_plan
+from analysis.engine.draws import CompositionTables, composition_tables
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
 PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)

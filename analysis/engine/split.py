@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from analysis.engine.tables import draw_from_cdf
-from analysis.samplers import uniform_index
+from analysis.engine.draws import uniform_index
 
 
 def split_law(k: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from numba.extending import intrinsic
 from analysis.errors import ParameterError
 from analysis.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
-from analysis.samplers import composition_index, composition_space
+from analysis.engine.draws import composition_index, composition_space
 
 PAIR_ROWS = 512  # the most count vectors of K for which the pair tables (PAIR_ROWS**2 pairs, 6 MB) are built
 # (measured: five labels at K = 7, 8 gain a fifth; at K = 9, 10, with 12-24 MB of tables, little or nothing)
