@@ -20,6 +20,7 @@ import pandas as pd
 from analysis import __version__, datasets, tables
 from analysis.data import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
+from analysis.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
 from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run
 from analysis.io import write_atomic
 from analysis.samplers import allowed_samplers, default_sampler
@@ -321,23 +322,6 @@ def missing_sentence(missing: list[str], consequence: str = "this section has no
 def setup(chapter: str, names: list[str], namespace: dict | None = None, optional: bool = False, **params) -> Setup:
     """Load a chapter's datasets with the parameters of its ``parameters`` cell (``namespace=globals()``)."""
     return Setup(chapter, names, optional=optional, **{**parameters(namespace or {}), **params})
-
-
-class PlainText(str):
-    """A string whose text/plain form has no quotes, for ``{glue:text}`` from another page (``doc::key``)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def glue_text(**values) -> None:
-    """Glue strings as Markdown (for ``{glue:md}`key:myst```) and numbers as they are."""
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    for key, value in values.items():
-        plain = isinstance(value, PlainText) or not isinstance(value, str)
-        glue(key, value if plain else Markdown(value), display=False)
 
 
 # ------------------------------------------------------------------------------------------ provenance page

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import findings
+from analysis import findings, verdicts
 from analysis.metrics import DISTRIBUTION_METRICS, METRICS
 from conftest import grid_results
 
@@ -37,7 +37,7 @@ def claim(finding, name):
 # ------------------------------------------------------------------------------------------ the verdict rule
 
 def _sub(holds, main=False):
-    return findings.SubClaim(findings.Rule("r", "h", "s", main), "p", "o", holds)
+    return verdicts.SubClaim(verdicts.Rule("r", "h", "s", main), "p", "o", holds)
 
 
 @pytest.mark.parametrize("holds, verdict", [
@@ -49,25 +49,25 @@ def _sub(holds, main=False):
 ])
 def test_judge_agrees_only_when_every_sub_claim_holds_and_disagrees_when_the_main_fails(holds, verdict):
     claims = [_sub(holds[0], main=True)] + [_sub(h) for h in holds[1:]]
-    assert findings.judge(claims) == verdict
+    assert verdicts.judge(claims) == verdict
 
 
 def test_with_a_main_sub_claim_per_comparison_one_holding_is_partial():
-    assert findings.judge([_sub(True, True), _sub(False, True)]) == findings.PARTLY
-    assert findings.judge([_sub(False, True), _sub(False, True), _sub(True)]) == findings.DISAGREES
+    assert verdicts.judge([_sub(True, True), _sub(False, True)]) == findings.PARTLY
+    assert verdicts.judge([_sub(False, True), _sub(False, True), _sub(True)]) == findings.DISAGREES
 
 
 def test_a_verdict_must_follow_from_the_sub_claims():
     with pytest.raises(ValueError, match="does not follow"):
-        findings.Finding("Q", "p", "o", findings.AGREES, claims=[_sub(False, True)])
+        verdicts.Finding("Q", "p", "o", findings.AGREES, claims=[_sub(False, True)])
     with pytest.raises(ValueError):
-        findings.Finding("Q", "p", "o", "maybe")
+        verdicts.Finding("Q", "p", "o", "maybe")
 
 
 def test_partly_names_what_holds_and_what_does_not():
-    rule = findings.Rule("one", "h", "s", main=True)
-    finding = findings.Finding("Q", "p", "o", claims=[
-        findings.SubClaim(rule, "p", "o", True, "x, S1"), findings.SubClaim(findings.Rule("two", "h", "s"), "p",
+    rule = verdicts.Rule("one", "h", "s", main=True)
+    finding = verdicts.Finding("Q", "p", "o", claims=[
+        verdicts.SubClaim(rule, "p", "o", True, "x, S1"), verdicts.SubClaim(verdicts.Rule("two", "h", "s"), "p",
                                                                             "o", False)])
     assert finding.verdict == findings.PARTLY
     assert finding.verdict_sentence() == "partly agrees with the paper: x, S1: one holds; two does not."
@@ -81,7 +81,7 @@ def test_methods_page_holds_every_rule_in_one_table():
     text = (ROOT / "book" / "methods.md").read_text()
     assert "(verdict-rules)=" in text
     rows = [line for line in text.splitlines() if line.startswith("|")]
-    for rule in findings.rules_table().itertuples():
+    for rule in verdicts.rules_table().itertuples():
         assert any(rule._2 in row and rule._4 in row and rule._5 in row and rule.claim in row for row in rows), \
             f"the methods page's table lacks the rule {rule._2!r} of {rule.claim!r}"
 
