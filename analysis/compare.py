@@ -40,7 +40,7 @@ from analysis.data import AnnotationDataset, from_table, id_text, ids_as_text, r
 from analysis.errors import DataError, ParameterError
 from analysis.grid import engine_fingerprint
 from analysis.io import output_file, write_atomic
-from analysis.metrics import METRIC_LABELS, METRICS, REGISTRY, check_metrics, deltas, scores
+from analysis.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.options import data_arguments, load_data
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_plan
@@ -237,18 +237,10 @@ def full_counts(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray,
 
 def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.metrics.deltas`' exact ones where
-    every count is a whole number, else differences of :func:`analysis.metrics.scores` (accuracy, recall and wins
-    still as whole counts over the items, so that their ties stay exact)."""
+    every count is a whole number, else :func:`analysis.metrics.score_deltas` of the direct scores."""
     if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
         return deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)))
-    sa, sb = scores(gold, a), scores(gold, b)
-    n_items = gold.shape[-2]
-    out = {m.name: (sa[m.name] - sb[m.name]) * (1 if m.higher_is_better else -1) for m in REGISTRY
-           if m.name != "wins"}
-    out["accuracy"] = out["recall"] = (np.rint(sa["accuracy"] * n_items) - np.rint(sb["accuracy"] * n_items)) / n_items
-    a_wins, b_wins = (sa["item_error"] < sb["item_error"]).sum(-1), (sb["item_error"] < sa["item_error"]).sum(-1)
-    out["wins"] = (a_wins - b_wins) / n_items
-    return {m: out[m] for m in METRICS}
+    return score_deltas(scores(gold, a), scores(gold, b), gold.shape[-2])
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,

@@ -111,7 +111,8 @@ class Metric:
     ``continuous``: it takes so many values per cell that ties are rare (the calibration's size check pools these);
     ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.exact` settles;
     ``default``: one of the eight of METHOD section 5 that every run simulates; ``paper``: the paper's column it
-    stands for (METHOD section 12 compares the variants of a column with the paper's numbers).
+    stands for (METHOD section 12 compares the variants of a column with the paper's numbers); ``counted``: its
+    score is a share of items (a whole count over the items).
     """
 
     name: str
@@ -123,6 +124,7 @@ class Metric:
     quotients: bool = False
     default: bool = True
     paper: str = ""
+    counted: bool = False
 
     @property
     def column(self) -> str:
@@ -132,11 +134,11 @@ class Metric:
 
 # The one declaration every module reads. The first eight are METHOD section 5's in the paper's column order.
 REGISTRY: tuple[Metric, ...] = (
-    Metric("accuracy", "Accuracy", True, "vote", _accuracy),
+    Metric("accuracy", "Accuracy", True, "vote", _accuracy, counted=True),
     Metric("mae", "MAE", False, "distribution", _mae),
     Metric("wins", "Wins", True, "distribution", _wins),
     Metric("precision", "Precision", True, "vote", _weighted(0), quotients=True),
-    Metric("recall", "Recall", True, "vote", _recall_weighted),
+    Metric("recall", "Recall", True, "vote", _recall_weighted, counted=True),
     Metric("f1", "F1-Score", True, "vote", _weighted(1), quotients=True),
     Metric("kl_div", "KL-Div", False, "distribution", _divergence(KL_AT), continuous=True),
     Metric("jsd", "JSD", False, "distribution", _divergence(JSD_AT), continuous=True),
@@ -147,9 +149,9 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("f1_macro", "F1-Score (macro)", True, "vote", _macro("f1"), quotients=True, default=False,
            paper="f1"),
     # micro averaging over single-label votes counts every item once: precision, recall and F1 all equal accuracy
-    Metric("precision_micro", "Precision (micro)", True, "vote", _accuracy, default=False, paper="precision"),
-    Metric("recall_micro", "Recall (micro)", True, "vote", _accuracy, default=False, paper="recall"),
-    Metric("f1_micro", "F1-Score (micro)", True, "vote", _accuracy, default=False, paper="f1"),
+    Metric("precision_micro", "Precision (micro)", True, "vote", _accuracy, default=False, paper="precision", counted=True),
+    Metric("recall_micro", "Recall (micro)", True, "vote", _accuracy, default=False, paper="recall", counted=True),
+    Metric("f1_micro", "F1-Score (micro)", True, "vote", _accuracy, default=False, paper="f1", counted=True),
     Metric("kl_div_bits", "KL-Div (bits)", False, "distribution", _divergence(KL_AT, LN2), continuous=True,
            default=False, paper="kl_div"),
     Metric("jsd_bits", "JSD (bits)", False, "distribution", _divergence(JSD_AT, math.sqrt(LN2)), continuous=True,
@@ -287,6 +289,23 @@ def count_sums(gold: np.ndarray, a: np.ndarray, b: np.ndarray, smoothing: float 
                      kl_a, kl_b, jsd_a, jsd_b], axis=-1).reshape(-1, SUMS)
     confusion = np.stack([conf_a, conf_b], axis=-3).reshape(-1, 2, n_labels, n_labels)
     return CellSums(sums, confusion, n_items, k)
+
+
+def score_deltas(score_a: dict, score_b: dict, n_items: int, metrics=METRICS) -> dict[str, np.ndarray]:
+    """Deltas of ``metrics`` from two models' direct :func:`scores` (for counts that are not whole numbers): each
+    score's difference oriented by its direction, Wins from the per-item errors, and shares of items as whole
+    counts over the items, so that their ties stay exact."""
+    out = {}
+    for name in metrics:
+        metric = BY_NAME[name]
+        if name == "wins":
+            a, b = score_a["item_error"], score_b["item_error"]
+            out[name] = ((a < b).sum(-1) - (b < a).sum(-1)) / n_items
+        elif metric.counted:
+            out[name] = (np.rint(score_a[name] * n_items) - np.rint(score_b[name] * n_items)) / n_items
+        else:
+            out[name] = (score_a[name] - score_b[name]) * (1 if metric.higher_is_better else -1)
+    return out
 
 
 def cell_deltas(cell: CellSums, metrics=METRICS) -> np.ndarray:
