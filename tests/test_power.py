@@ -225,3 +225,16 @@ def test_a_long_plan_shows_its_progress_on_stderr(pilot, tmp_path, capsys, monke
     assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.4", "--ns", "20,40", "--ks", "2",
                  "--n-samples", "20", "--sampler", "S2", "--metrics", "mae", "--quiet"]) == 0
     assert "plan pilot" not in capsys.readouterr().err
+
+
+def test_a_figure_without_matplotlib_is_refused_before_any_work(pilot, tmp_path, capsys, monkeypatch):
+    import sys
+
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    monkeypatch.setitem(sys.modules, "matplotlib.backend_bases", None)  # as if matplotlib were not installed
+    monkeypatch.setattr(power, "plan", lambda *a, **k: pytest.fail("simulated before refusing"))
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.3", "--figure",
+                 str(tmp_path / "plan.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--figure needs matplotlib: pip install matplotlib" in err
+    assert not (tmp_path / "plan.png").exists()
