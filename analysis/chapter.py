@@ -476,9 +476,15 @@ def _source(url: str | None) -> str:
     return re.sub(r"^https?://([^/]+).*", r"\1", url)
 
 
-def registry_table(names: list[str]) -> tables.Table:
+# the registry table's two halves, each narrow enough for a page: what a set is and its size; where it comes from
+REGISTRY_PARTS = {"size": ["dataset", "what it is", "items", "raters", "ratings", "in the cache"],
+                  "origin": ["dataset", "source", "licence"]}
+
+
+def registry_table(names: list[str], part: str | None = None) -> tables.Table:
     """The registered datasets ``names`` as a citation table: what each is, its source, licence and size (from the
-    registry, so it is shown whether or not the files are in the cache)."""
+    registry, so it is shown whether or not the files are in the cache); ``part`` (``"size"`` or ``"origin"``)
+    keeps one half of its columns (:data:`REGISTRY_PARTS`)."""
     rows = []
     for name in names:
         entry = datasets.registered(name)
@@ -488,5 +494,6 @@ def registry_table(names: list[str]) -> tables.Table:
                      "source": "; ".join(dict.fromkeys(_source(f["url"]) for f in files)),
                      "licence": entry["licence"], "items": counts.get("items"), "raters": counts.get("raters"),
                      "ratings": counts.get("ratings"), "in the cache": entry["in_cache"]})
-    return tables.Table(pd.DataFrame(rows), "from the dataset registry that ships with the package; sizes once "
-                                            "loaded")
+    frame = pd.DataFrame(rows)
+    return tables.Table(frame[REGISTRY_PARTS[part]] if part else frame,
+                        "from the dataset registry that ships with the package; sizes once loaded")

@@ -141,6 +141,9 @@ def test_registry_table_cites_each_set_with_source_licence_and_size():
                                                                                             "ratings"))
         assert row.source.startswith("github.com/") and "raw.githubusercontent" not in row.source
     assert str(datasets.data_dir()) not in repr(chapter.registry_table(names))
+    halves = [list(chapter.registry_table(names, part).frame.columns) for part in ("size", "origin")]
+    assert halves == [["dataset", "what it is", "items", "raters", "ratings", "in the cache"],
+                      ["dataset", "source", "licence"]]
 
 
 def test_the_paper_grid_of_epsilons_only_on_the_papers_data(crossed, dices):
