@@ -132,7 +132,11 @@ def simulate_cell(simulator: Simulator, cell: Cell, n_samples: int, seed: int) -
 
 
 def explain(simulator: Simulator, cells_: list[Cell], n_samples: int) -> pd.DataFrame:
-    """Each cell's plans (alternative and null) and a rough estimate of its cost (``run --explain``)."""
+    """Each cell's plans (alternative and null) and a rough estimate of its cost (``run --explain``).
+
+    Columns: epsilon, NK, K, N, alternative and null (each plan described), responses (simulated in all), seconds
+    (rough) (one core, once compiled).
+    """
     rows = []
     for cell in cells_:
         plans = [simulator.plan(cell.N, cell.K, cell.epsilon, null, cell.perturbation) for null in (False, True)]
@@ -200,10 +204,11 @@ class ResultCache:
     never compute the same cell twice; a claim whose process is gone is taken over.
     """
 
-    def __init__(self, directory: str | Path, engine: str | None = None):
+    def __init__(self, directory: str | Path, engine: str | None = None, metrics: Sequence[str] = METRICS):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.engine = engine or engine_fingerprint()
+        self.metrics = tuple(metrics)  # what a file must hold to be served
         self._claimed: set[str] = set()
         self._noted: set[str] = set()
 
@@ -234,7 +239,8 @@ class ResultCache:
         if entry.get("checksum") != self.checksum(key, self.engine, summary):
             return self._refuse(key, "its checksum does not match its content")
         if not isinstance(summary, dict) or any(not isinstance(summary.get(m), dict) or
-                                                any(f not in summary[m] for f in SUMMARY_FIELDS) for m in METRICS):
+                                                any(f not in summary[m] for f in SUMMARY_FIELDS)
+                                                for m in self.metrics):
             return self._refuse(key, "a metric is missing")
         return summary
 
@@ -482,6 +488,9 @@ def _await_others(cache: ResultCache | None, keys: dict, cells_: list[Cell], fin
     """Wait for the cells that other runs claimed, ``finish(cell, summary)`` each as its file appears. As soon as
     a claim is given up or goes stale without a result, return the cells still to do (the freed ones claimed)."""
     waiting = list(cells_) if cache else []
+    if waiting:
+        tqdm.write(f"note: {len(waiting)} cell(s) are being computed by another run on {cache.directory}; waiting "
+                   "for them", file=sys.stderr)
     while waiting:
         still, freed = [], False
         for cell in waiting:
@@ -567,7 +576,8 @@ def run(
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
     simulator = Simulator(dataset, sampler, smoothing=smoothing,
                           metrics=METRICS + tuple(m for m in chosen if m not in METRICS))
-    cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator)) if use_cache else None
+    cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),
+                        metrics=simulator.metrics) if use_cache else None
     keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}
     done = {cell: cache.get(keys[cell]) for cell in grid} if cache else {}
     done = {cell: summary for cell, summary in done.items() if summary is not None}

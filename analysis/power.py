@@ -36,7 +36,7 @@ from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.options import data_arguments, ints, load_data
 from analysis.pvalues import replicate_p_values
 from analysis.samplers import SAMPLERS, check_sampler, default_sampler
-from analysis.engine import Simulator, check_perturbation
+from analysis.engine import DEFAULT, Simulator, check_perturbation
 
 Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
@@ -66,7 +66,7 @@ class Planner:
     n_samples: int = 200
     seed: int = 0
     alpha: float = ALPHA
-    perturbation: str = "dirichlet"
+    perturbation: str = DEFAULT
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     _done: dict = field(default_factory=dict, repr=False)
 
@@ -188,7 +188,7 @@ class Plan:
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = "dirichlet", progress: bool = False) -> Plan:
+         metrics="all", perturbation: str = DEFAULT, progress: bool = False) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
@@ -369,11 +369,12 @@ def readable(result: Plan) -> pd.DataFrame:
 
 
 def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
-    """Power against cost, one panel per metric and one line per K with its band; a star marks the cheapest design
-    reaching the target power; hollow markers (and a hollow star) mark extrapolations, in N or in K."""
+    """Power against cost, one panel per metric (those of ``metrics`` the plan has, else its first four) and one line
+    per K with its band; a star marks the cheapest design reaching the target power; hollow markers (and a hollow
+    star) mark extrapolations, in N or in K."""
     import matplotlib.pyplot as plt
 
-    shown = [m for m in metrics if m in set(result.designs["metric"])]
+    shown = [m for m in metrics if m in set(result.designs["metric"])] or list(result.cheapest["metric"])[:4]
     fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharey=True, squeeze=False)
     best = result.cheapest.set_index("metric")
     for ax, metric in zip(axes[0], shown):

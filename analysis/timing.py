@@ -47,7 +47,10 @@ def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3
 
 def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int = 1000, epsilon: float = 0.3,
                repeats: int = 3, perturbation: str = DEFAULT) -> pd.DataFrame:
-    """Median, minimum and maximum wall seconds per (NK, K) cell, one process, all eight metrics."""
+    """Median, minimum and maximum wall seconds per (NK, K) cell, one process, all eight metrics.
+
+    Columns: dataset, sampler, NK, K, N, seconds (the median), min, max, repeats, n_samples.
+    """
     simulator = Simulator(ds, sampler)
     simulate_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, 20, 2), 2, 0)  # compile first
     rows = []

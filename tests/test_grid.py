@@ -289,3 +289,18 @@ def test_a_claim_left_by_a_killed_run_is_taken_over(crossed, tmp_path):
     pd.testing.assert_frame_equal(table, run(crossed, "S2", use_cache=False, **SMALL))
     assert time.time() - start < 60 and cache.computations()["computations"] == len(grid)
     assert not list(tmp_path.glob("*.claim"))
+
+
+def test_a_cache_file_without_an_extra_metric_asked_for_is_recomputed(crossed, tmp_path, capsys):
+    """A metric beyond the eight (here recall_macro) must be in the file too, or the cell is computed again."""
+    grid = dict(SMALL, budgets=(60,), ks=(3,), epsilons=(0.4,))
+    first = run(crossed, "S2", metrics=["mae", "recall_macro"], cache_dir=tmp_path, **grid)
+    [path] = tmp_path.glob("*.json")
+    entry = json.loads(path.read_text())
+    del entry["metrics"]["recall_macro"]
+    entry["checksum"] = ResultCache.checksum(entry["key"], entry["engine"], entry["metrics"])
+    path.write_text(json.dumps(entry))
+    capsys.readouterr()
+    again = run(crossed, "S2", metrics=["mae", "recall_macro"], cache_dir=tmp_path, **grid)
+    pd.testing.assert_frame_equal(first, again)
+    assert "(a metric is missing)" in capsys.readouterr().err
