@@ -172,7 +172,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                    metrics=("accuracy", "precision", "recall", "f1", "jsd")) -> plt.Figure:
     """Effect size Δ against K at one budget under each perturbation rule, one panel per metric, beside the paper.
 
-    ``by_rule`` maps a rule (``"dirichlet"``, ``"uniform"``) to its results. Runs are colours, rules line styles;
+    ``by_rule`` maps a rule (a name of :data:`analysis.engine.PERTURBATIONS`) to its results. Runs are colours, rules line styles;
     a star marks the paper's Δ at the paper's K (Table 1) for the dataset a run imitates.
     """
     first = next(iter(by_rule.values()))

@@ -514,10 +514,12 @@ def _target_delta(text: str) -> tuple[str, float]:
 def add_cli(commands) -> None:
     """Register ``plan`` on the command line's subparsers."""
     cli = commands.add_parser("plan", help="plan a study: power of N x K designs, the cheapest reaching a target",
-                              description="Power, cost and the smallest detectable effect (METHOD section 11).")
+                              description="Power, cost and the smallest detectable effect of N x K designs, simulated "
+                                          "from a pilot (see the README's 'Plan a study').")
     data_arguments(cli)
     effect = cli.add_mutually_exclusive_group(required=True)
-    effect.add_argument("--epsilon", type=float, help="the effect as B's perturbation strength (METHOD section 3)")
+    effect.add_argument("--epsilon", type=float,
+                        help="the effect as how strongly model B is perturbed away from A, in (0, 1]")
     effect.add_argument("--target-delta", type=_target_delta, metavar="METRIC=VALUE",
                         help="the effect as a Delta of one metric, e.g. accuracy=0.05")
     cli.add_argument("--sampler", choices=SAMPLERS, default=None,

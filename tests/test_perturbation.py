@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import betabinom, chisquare
 
-from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws, table_sizes
+from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws
+from analysis.engine.plan import table_sizes
 from analysis.engine.draws import compositions
 from analysis.engine.rule import dirichlet_noise, fire_law, make_rule
 

@@ -13,8 +13,8 @@ from analysis.synthetic import make_stand_in
 
 # (stand-in, sampler, K values, kernel, options of the alternative's plan) on the paper's grid, epsilon = 0.3
 DOCUMENTED = [
-    ("dices-synthetic", "S1", (1, 2), "by_item", {"column_law"}),
-    ("dices-synthetic", "S1", (5, 10), "by_item", {"noise_tables", "rater_major"}),
+    ("dices-synthetic", "S1", (1, 2), "by_item", {"pair_tables", "column_law"}),
+    ("dices-synthetic", "S1", (5, 10), "by_item", {"pair_tables", "noise_tables", "rater_major"}),
     ("dices-synthetic", "S1", (40, 100), "by_item", {"noise_tables"}),
     ("dices-synthetic", "S2", (1, 2, 5, 10), "law", set()),
     ("dices-synthetic", "S2", (40, 60), "direct", {"masks", "noise_tables", "rater_loop"}),

@@ -43,7 +43,7 @@ CONFIGURATIONS = [
     ("S1", "crossed", "items", 20, 1, 0.3, "uniform", ()),  # by item, one perturbable response
     ("S1", "crossed", "auto", 200, 1, 0.3, "uniform", ()),  # by item, the column law
     ("S1", "crossed", "auto", 500, 2, 0.3, "dirichlet", ()),  # by item, the column law with its tables
-    ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("tables", "PAIR_ROWS", 0),)),  # by item, no pair tables
+    ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("plan", "PAIR_ROWS", 0),)),  # by item, no pair tables
     ("S1", "crossed", "items", 20, 6, 0.1, "uniform", (("plan", "BY_RATER_FROM", 1e9),)),  # labels item by item
     ("S1", "crossed", "responses", 20, 3, 0.3, "dirichlet", ()),  # direct, response by response
     ("S1", "crossed", "tables", 20, 3, 0.3, "dirichlet", ()),  # direct: perturbation tables, masks, rater loop
@@ -52,7 +52,7 @@ CONFIGURATIONS = [
     ("S2", "sparse", "law", 300, 1, 0.3, "uniform", ()),  # the slot law as a chain of binomials
     ("S2", "sparse", "counts", 20, 3, 0.3, "dirichlet", ()),  # counts, alias tables
     ("S2", "sparse", "counts", 20, 6, 0.3, "uniform", (("plan", "TABLE_ENTRIES", 0),)),  # counts, no alias tables
-    ("S2", "sparse", "tables", 20, 6, 0.3, "dirichlet", (("tables", "PAIR_ROWS", 0),)),  # direct, packed counts
+    ("S2", "sparse", "tables", 20, 6, 0.3, "dirichlet", (("plan", "PAIR_ROWS", 0),)),  # direct, packed counts
     ("S3", "ragged", "auto", 24, 3, 0.3, "dirichlet", ()),  # direct on ragged batches
     ("S3", "ragged", "items", 24, 4, 0.3, "uniform", ()),  # by item on ragged batches
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred

@@ -14,7 +14,7 @@ from analysis.errors import ParameterError
 from analysis.grid import run
 from analysis.metrics import METRICS
 from analysis.pvalues import p_values, replicate_p_values
-from analysis.engine import Simulator, perturbation, plan, tables
+from analysis.engine import Simulator, plan
 from analysis.engine.rule import make_rule, perturb_labels
 from analysis.engine.split import split_law
 from analysis.synthetic import make_stand_in
@@ -243,7 +243,7 @@ def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatc
     replicates."""
     n_samples = 1500
     if not paired:
-        monkeypatch.setattr(tables, "PAIR_ROWS", 0)
+        monkeypatch.setattr(plan, "PAIR_ROWS", 0)
     ds = request.getfixturevalue(fixture)
     assert plan.auto_method(Simulator(ds, "S3").design, k) == "tables"
     out = {}
@@ -291,7 +291,7 @@ def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, s
     (dirichlet_noise): same law as the response kernel,
     same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees noise that is
     not shared by a slot's replaced responses."""
-    monkeypatch.setattr(perturbation, "NOISE_ENTRIES", 5)
+    monkeypatch.setattr(plan, "NOISE_ENTRIES", 5)
     monkeypatch.setattr(plan, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, sampler, method=method)
@@ -310,7 +310,7 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
     ds = request.getfixturevalue(fixture)
     paired = Simulator(ds, sampler, method="responses")
     assert paired.pair_tables(k).paired
-    monkeypatch.setattr(tables, "PAIR_ROWS", 0)
+    monkeypatch.setattr(plan, "PAIR_ROWS", 0)
     counted = Simulator(ds, sampler, method="responses")
     assert not counted.pair_tables(k).paired
     for null in (False, True):
@@ -391,7 +391,7 @@ def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
     field too narrow would carry into the next label and shift every metric)."""
     ds = from_table(batched_table(n_labels=13, seed=4), batch="batch", name="many labels")
     assert ds.n_labels == 13
-    assert not tables.packs(19, 13) and tables.packs(15, 13)
+    assert not plan.packs(19, 13) and plan.packs(15, 13)
     assert plan.auto_method(Simulator(ds, "S3").design, 19) == "items"
     assert plan.auto_method(Simulator(ds, "S3").design, 15) == "tables"
     with pytest.raises(ParameterError, match="method='items'"):

@@ -12,11 +12,9 @@ from analysis.engine.rule import dirichlet_noise, first_replaced, perturbed, rep
 from analysis.engine.split import draw_columns, weigh_columns
 from analysis.engine.tables import alias_draw, draw_fired
 from analysis.samplers import group_layout
+from analysis.engine.plan import BY_LABEL_FROM, GATHER_FROM, SKIP_FROM
 from analysis.engine.draws import binomial, draw_label, draw_multiplicities, uniform_index
 
-SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
-BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
-GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
 
 
 def by_rater(groups, n_labels: int) -> np.ndarray:
@@ -95,7 +93,6 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
     n_labels = item_cum.shape[1]
     n_groups = item_start.shape[0] - 1
     n_drawn, per_group = group_layout(n, single_group, group_size)
-    n_slots = n_drawn * per_group
     mult = np.zeros(np.max(item_start[1:] - item_start[:-1]), dtype=np.int64)
     columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
     n_perturbed = np.zeros(3, dtype=np.int64)

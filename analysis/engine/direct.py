@@ -15,11 +15,11 @@ from analysis.metrics import accumulator, add_item, add_pair, clear, pair_rows, 
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
-from analysis.engine.tables import MASK_WORD, alias_draw, draw_mask, popcount
+from analysis.engine.plan import MASK_WORD, RATER_LOOP_PER_K
+from analysis.engine.tables import alias_draw, draw_mask, popcount
 from analysis.samplers import group_layout
 from analysis.engine.draws import binomial, draw_label, draw_slots
 
-RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
 
 
 @numba.njit(cache=True)

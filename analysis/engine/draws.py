@@ -3,8 +3,8 @@ categorical draws, the samplers' slot and column draws over a group plan (:mod:`
 counts, the numbering of count vectors (compositions) and alias tables.
 
 Integer draws use ``floor(u * n)`` of one uniform double (bias below ``2**-40`` for any realistic ``n``), which is
-several times faster in numba than ``Generator.integers``. The thresholds here change speed, never the law; the
-plan names them (:data:`analysis.engine.plan.THRESHOLDS`).
+several times faster in numba than ``Generator.integers``. The thresholds they use change speed, never the law;
+they are the plan's (:mod:`analysis.engine.plan`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ import numpy as np
 from scipy.special import gammaln
 
 from analysis.data import AnnotationDataset
+from analysis.engine.plan import BINOMIAL_FROM, MULTIPLICITY_CHAIN_FROM, SMALL_BINOMIAL
 from analysis.samplers import check_size, group_layout, make_plan
-
-BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
-SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
-MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 @numba.njit(cache=True, inline="always")
 def uniform_index(rng, n):
@@ -155,11 +152,6 @@ def compositions(k: int, n_labels: int) -> np.ndarray:
         return np.array([[k]], dtype=np.int64)
     return np.array([[first, *rest] for first in range(k, -1, -1) for rest in compositions(k - first, n_labels - 1)],
                     dtype=np.int64)
-
-
-def composition_entries(k: int, n_labels: int, n_shares: int) -> int:
-    """Entries in the tables of :func:`composition_tables`: ``n_shares * C(k + C, C)``."""
-    return n_shares * math.comb(k + n_labels, n_labels)
 
 
 def composition_space(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:

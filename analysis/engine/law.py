@@ -32,14 +32,14 @@ import numba
 import numpy as np
 
 from analysis.engine.rule import Rule
+from analysis.engine.plan import TAIL_SLOTS
 from analysis.engine.tables import alias_draw
 from analysis.engine.draws import binomial
-from analysis.metrics import accumulator, add_pair, clear, pair_rows, store
+from analysis.metrics import accumulator, add_pair, clear, store
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)
 MASK20 = (1 << 20) - 1  # a packed triple holds three 20-bit rows (LawTables)
-TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inversion
 
 
 def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:

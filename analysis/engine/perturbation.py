@@ -28,20 +28,8 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
+from analysis.engine import plan as planning
 from analysis.engine.rule import Rule
-
-
-def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
-    """``(entries, work)`` of the perturbation tables of ``k`` responses: the tables hold
-    ``sum_h (V(h) V(k - h))**2`` entries under the null (``h = 0`` alone under the alternative), with ``V(t)``
-    count vectors of ``t`` responses; building them takes about ``sum_h R(h) (R(k - h) V(k - h)**2 + entries_h)``
-    operations, ``R(t)`` being the vectors of at most ``t`` responses."""
-    size = [math.comb(t + n_labels - 1, n_labels - 1) for t in range(k + 1)]
-    upto = np.cumsum(size)
-    hs = range(k + 1) if null else [0]
-    entries = [(size[h] * size[k - h]) ** 2 for h in hs]
-    work = sum(int(upto[h]) * (int(upto[k - h]) * size[k - h] ** 2 + e) for h, e in zip(hs, entries))
-    return sum(entries), work
 
 
 class NoiseMoves:
@@ -226,9 +214,6 @@ class PerturbationCodes(NamedTuple):
     start: np.ndarray
 
 
-NOISE_ENTRIES = 250_000  # the most entries the noise tables hold (their pairs of noise vectors)
-
-
 class NoiseTables(NamedTuple):
     """The labels that replace B's responses under a shared-noise rule, in one draw per slot.
 
@@ -238,7 +223,7 @@ class NoiseTables(NamedTuple):
     (:meth:`analysis.engine.rule.Rule.pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
     ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
     ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
-    ``NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
+    ``analysis.engine.plan.NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
     beta-binomials: ``chain[c, m, x]`` is the probability that at most ``x`` of ``m`` labels that go to label ``c``
     or a later one go to ``c`` (:meth:`analysis.engine.rule.Rule.chain`);
     then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.engine.rule.dirichlet_noise`)."""
@@ -256,7 +241,7 @@ class NoiseTables(NamedTuple):
     @classmethod
     def build(cls, k: int, rule: Rule, largest: int | None = None) -> "NoiseTables":
         n_labels = len(rule.prior)
-        largest = NOISE_ENTRIES if largest is None else largest
+        largest = planning.NOISE_ENTRIES if largest is None else largest
         most, entries = -1, 0
         while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels
             more = math.comb(most + 1 + 2 * n_labels - 1, 2 * n_labels - 1)

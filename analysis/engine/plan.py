@@ -13,12 +13,10 @@ import math
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
-from analysis.engine.perturbation import table_sizes
-from analysis.engine.rule import shares_noise
-from analysis.engine.tables import MASK_WORD, n_vectors, packs, paired
+import numpy as np
+
 from analysis.errors import ParameterError
 from analysis.samplers import group_layout
-from analysis.engine.draws import composition_entries
 
 METHODS = ("auto", "responses", "tables", "items", "law", "counts")
 KERNELS = ("direct", "by_item", "law", "counts")
@@ -35,6 +33,53 @@ GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel
 DEFER_SLOTS = 8  # ... and from which, at K = 1, it replaces responses per triple
 BY_RATER_FROM = 0.25  # slots per item of a drawn group from which the by-item kernel reads its labels rater by rater
 COLUMN_LAW_SLOTS = 1  # slots per (gold, A, B) triple from which S1 draws a replicate from its columns' slot law
+# Thresholds inside the kernels and their tables; they too change speed, never the law.
+PAIR_ROWS = 512  # the most count vectors of K for which the pair tables (PAIR_ROWS**2 pairs, 6 MB) are built
+# (measured: five labels at K = 7, 8 gain a fifth; at K = 9, 10, with 12-24 MB of tables, little or nothing)
+MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
+NOISE_ENTRIES = 250_000  # the most entries the noise tables hold (their pairs of noise vectors)
+SKIP_FROM = 0.25  # share of slots keeping all their responses from which the item kernel counts them apart
+BY_LABEL_FROM = 2  # perturbable responses per label from which a slot draws its replacements as binomials per label
+GATHER_FROM = 1  # slots per perturbation outcome from which the by-item kernel counts an item's slots per outcome
+RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where its group has at most this many raters per K
+TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inversion
+BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
+SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
+MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
+
+
+def n_vectors(k: int, n_labels: int) -> int:
+    """How many count vectors of ``k`` responses over ``n_labels`` labels exist."""
+    return math.comb(k + n_labels - 1, n_labels - 1)
+
+
+def paired(k: int, n_labels: int) -> bool:
+    """Whether the pair tables of ``k`` responses are built (few enough count vectors to stay in cache)."""
+    return n_vectors(k, n_labels) <= PAIR_ROWS
+
+
+def packs(k: int, n_labels: int) -> bool:
+    """Whether a count vector of ``k`` responses packs into one int64, ``bit_length(k)`` bits a label (how the
+    direct kernel holds a slot's counts where it has no pair tables)."""
+    return k.bit_length() * n_labels <= 63
+
+
+def table_sizes(k: int, n_labels: int, null: bool) -> tuple[int, int]:
+    """``(entries, work)`` of the perturbation tables of ``k`` responses: the tables hold
+    ``sum_h (V(h) V(k - h))**2`` entries under the null (``h = 0`` alone under the alternative), with ``V(t)``
+    count vectors of ``t`` responses; building them takes about ``sum_h R(h) (R(k - h) V(k - h)**2 + entries_h)``
+    operations, ``R(t)`` being the vectors of at most ``t`` responses."""
+    size = [math.comb(t + n_labels - 1, n_labels - 1) for t in range(k + 1)]
+    upto = np.cumsum(size)
+    hs = range(k + 1) if null else [0]
+    entries = [(size[h] * size[k - h]) ** 2 for h in hs]
+    work = sum(int(upto[h]) * (int(upto[k - h]) * size[k - h] ** 2 + e) for h, e in zip(hs, entries))
+    return sum(entries), work
+
+
+def composition_entries(k: int, n_labels: int, n_shares: int) -> int:
+    """Entries in the tables of :func:`composition_tables`: ``n_shares * C(k + C, C)``."""
+    return n_shares * math.comb(k + n_labels, n_labels)
 
 
 @dataclass(frozen=True)
@@ -68,7 +113,8 @@ class DirectOptions(NamedTuple):
 class Plan:
     """Every path decision of one cell. ``kernel`` is one of ``KERNELS``; the flags say which tables it uses:
 
-    - ``pair_tables``: the direct kernel numbers count vectors as rows of the pair tables (else packs them);
+    - ``pair_tables``: count vectors are numbered as rows of the pair tables and a slot is added to the sums by
+      lookups (else the direct kernel packs them, the by-item kernel counts them);
     - ``perturbation_tables``: B's perturbation of a slot in one draw from tables on count vectors;
     - ``masks``: the direct kernel picks replaced responses by mask tables, several at a time;
     - ``noise_tables``: replaced responses are counted apart and labelled in one draw (Dirichlet rule);
@@ -155,15 +201,16 @@ def auto_method(design: Design, k: int) -> str:
     return "tables" if k <= MASK_WORD and not alias_fits(design, k) and direct else "counts"
 
 
-def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbation: str, method: str = "auto") -> Plan:
-    """The plan of a cell of ``n`` items with ``k`` responses each, B perturbed by ``perturbation`` with strength ``epsilon``.
+def plan(design: Design, n: int, k: int, epsilon: float, null: bool, shared_noise: bool, method: str = "auto") -> Plan:
+    """The plan of a cell of ``n`` items with ``k`` responses each, B perturbed with strength ``epsilon`` by a rule
+    whose replaced responses share one noise law of their slot (``shared_noise``) or not.
 
     Raises :class:`ParameterError` where a forced ``method`` cannot serve the cell."""
     if method not in METHODS:
         raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
     method = auto_method(design, k) if method == "auto" else method
     noisy = epsilon > 0.0
-    shared_noise = noisy and shares_noise(perturbation)
+    shared_noise = noisy and shared_noise
     if method == "law":
         if not law_fits(design, k):
             raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
@@ -182,7 +229,8 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, perturbatio
                and n >= COLUMN_LAW_SLOTS * triples)
         per_group = group_layout(n, design.single_group, design.group_size)[1]
         by_rater = not law and counts_pack(k, design.n_labels) and per_group >= BY_RATER_FROM * design.group_size
-        return Plan("by_item", null, perturbation_tables=tabled and (k > 1 or law), column_law=law,
+        return Plan("by_item", null, pair_tables=paired(k, design.n_labels),
+                    perturbation_tables=tabled and (k > 1 or law), column_law=law,
                     noise_tables=shared_noise and not law, rater_major=by_rater)
     if not direct_fits(k, design.n_labels):
         raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {design.n_labels} labels into "

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from analysis.errors import ParameterError
-from analysis.engine.draws import binomial, build_alias, multinomial_pmf, uniform_index
+from analysis.engine.draws import binomial, build_alias, uniform_index
 
 PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares")
 DEFAULT = PERTURBATIONS[0]
@@ -106,6 +106,28 @@ class Rule:
             return 1.0 / (n_labels - np.arange(n_labels))
         tail = np.cumsum(self.prior[::-1])[::-1]
         return self.prior / tail
+
+    def noise_agreement(self, mean_shares) -> float | None:
+        """``E[sum_c p_c eta_c]`` for items whose label laws ``p`` have the mean ``mean_shares``, the noise ``eta``
+        drawn independently of the item: ``sum_c pi_c prior_c``; None for the uniform rule, whose replacement
+        depends on the response it replaces."""
+        return float(np.dot(self.prior, mean_shares)) if self.shared else None
+
+    def k1_accuracy_slope(self, sum_p2: float, mean_shares) -> float:
+        """Under S2 at K = 1, accuracy's ``Delta / epsilon`` for items with ``E[sum_c p_c^2] = sum_p2``: B's response
+        matches G's with probability ``(1 - e) E[sum p^2] + e E[sum p eta]`` under shared noise, and with
+        ``(1 - e) E[sum p^2] + e (1 - E[sum p^2]) / (C - 1)`` under the uniform rule (A's with ``E[sum p^2]``)."""
+        if self.shared:
+            return sum_p2 - self.noise_agreement(mean_shares)
+        n_labels = len(self.prior)
+        return (n_labels * sum_p2 - 1) / (n_labels - 1)
+
+    def sum_p2(self, slope: float, mean_shares) -> float:
+        """The inverse of :meth:`k1_accuracy_slope`: the ``E[sum_c p_c^2]`` that a K = 1 accuracy slope implies."""
+        if self.shared:
+            return slope + self.noise_agreement(mean_shares)
+        n_labels = len(self.prior)
+        return (1 + (n_labels - 1) * slope) / n_labels
 
     def replaced_law(self, shares: np.ndarray) -> np.ndarray:
         """Per item (rows of ``shares``), the law of one replaced response of the uniform rule averaged over the

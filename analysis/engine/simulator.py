@@ -23,7 +23,7 @@ from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTa
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
 from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
-from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables, paired
+from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables
 from analysis.errors import ParameterError
 from analysis.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
@@ -80,7 +80,7 @@ class Simulator:
 
     def plan(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> Plan:
         """The plan of a cell (:func:`analysis.engine.plan.plan`)."""
-        return plan(self.design, n, k, epsilon, null, perturbation, self.method)
+        return plan(self.design, n, k, epsilon, null, self.rule(perturbation).shared, self.method)
 
     def _once(self, kind: str, key, build):
         """``build()``, made once per ``(kind, key)`` and kept for the simulator's life."""
@@ -186,7 +186,7 @@ class Simulator:
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             noise = self.noise_tables(k if cell.noise_tables else 0, perturbation)
-            pairs = self.pair_tables(k) if paired(k, n_labels) else NO_PAIRS
+            pairs = self.pair_tables(k) if cell.pair_tables else NO_PAIRS
             labels = self.labels_by_rater() if cell.rater_major else np.zeros(1, dtype=np.int8)
             options = (cell.perturbation_tables, cell.column_law, cell.rater_major)
             by_item_replicates(rng, self.layout.groups, labels, draw, chances, divergence, pairs, options, tables,

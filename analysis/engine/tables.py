@@ -3,7 +3,6 @@ cumulative laws and alias tables, replacement masks, small binomials."""
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numba
@@ -13,28 +12,8 @@ from numba.extending import intrinsic
 from analysis.errors import ParameterError
 from analysis.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
+from analysis.engine.plan import packs, paired
 from analysis.engine.draws import composition_index, composition_space
-
-PAIR_ROWS = 512  # the most count vectors of K for which the pair tables (PAIR_ROWS**2 pairs, 6 MB) are built
-# (measured: five labels at K = 7, 8 gain a fifth; at K = 9, 10, with 12-24 MB of tables, little or nothing)
-MASK_WORD = 63  # the most responses whose replacement one int64 mask can say (thinned path, rater loop)
-
-
-def n_vectors(k: int, n_labels: int) -> int:
-    """How many count vectors of ``k`` responses over ``n_labels`` labels exist."""
-    return math.comb(k + n_labels - 1, n_labels - 1)
-
-
-def paired(k: int, n_labels: int) -> bool:
-    """Whether the pair tables of ``k`` responses are built (few enough count vectors to stay in cache)."""
-    return n_vectors(k, n_labels) <= PAIR_ROWS
-
-
-def packs(k: int, n_labels: int) -> bool:
-    """Whether a count vector of ``k`` responses packs into one int64, ``bit_length(k)`` bits a label (how the
-    direct kernel holds a slot's counts where it has no pair tables)."""
-    return k.bit_length() * n_labels <= 63
-
 
 class PairTables(NamedTuple):
     """How the direct kernel numbers count vectors of ``k`` responses: a kernel sums ``code[label]`` over a slot's
