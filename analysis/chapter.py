@@ -18,11 +18,13 @@ import numpy as np
 import pandas as pd
 
 from analysis import __version__, datasets, tables
+from analysis.engine import DEFAULT
 from analysis.data import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
 from analysis.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
 from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run
 from analysis.io import write_atomic
+from analysis.metrics import SMOOTHING
 from analysis.samplers import allowed_samplers, default_sampler
 from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
@@ -90,18 +92,19 @@ def origin(ds: AnnotationDataset) -> str:
 
 
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None, perturbation="dirichlet", scheduler=None) -> pd.DataFrame:
+             cache_dir=None, perturbation=DEFAULT, scheduler=None, smoothing=SMOOTHING) -> pd.DataFrame:
     """Run every (dataset, sampler) pair over the grid and return one tidy table.
 
     The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`tables.imitates`).
-    No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster.
+    No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
+    ``smoothing`` is the KL/JSD constant.
     """
     tables_ = []
     for ds, sampler in pairs:
         table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
                     seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False,
-                    scheduler=scheduler)
+                    scheduler=scheduler, smoothing=smoothing)
         if "perturbation" not in table.columns or table["perturbation"].isna().all():
             table["perturbation"] = perturbation
         tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
@@ -160,7 +163,7 @@ def _values(values) -> str:
         f"{len(values)} values from {min(values):g} to {max(values):g}"
 
 
-def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed=None, perturbation="dirichlet",
+def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed=None, perturbation=DEFAULT,
            epsilon=None) -> Banner:
     """Say what the chapter ran with (ε, grid, replicates, seed, perturbation), on which data, and how it falls
     short of the paper (stand-ins, a smaller grid)."""
@@ -223,7 +226,8 @@ def read_provenance() -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ chapter setup
 
 PARAMETER_NAMES = ("epsilon", "epsilons", "budgets", "ks", "metrics", "n_samples", "seed", "n_jobs", "perturbation",
-                   "scheduler", "item", "rater", "label", "batch")
+                   "averaging", "smoothing", "granularity", "stand_ins", "scheduler", "item", "rater", "label", "batch")
+SWITCH_NAMES = ("averaging", "smoothing", "perturbation", "granularity", "stand_ins")  # METHOD section 12
 COLUMN_NAMES = ("item", "rater", "label", "batch")
 
 
@@ -246,13 +250,18 @@ class Setup:
 
     ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
     not in the cache, ``setup.grid_epsilons`` the epsilons simulated (:func:`grid_epsilons`; the chapter's ε always
-    included).
+    included), ``setup.choices`` the global switches (:class:`analysis.effect_sizes.Choices`, from the parameters
+    named in :data:`SWITCH_NAMES`): a stand-in is replaced by the variant they name (binary labels, v3).
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
+        from analysis.effect_sizes import Choices
+
         self.chapter = chapter
-        self.params = {"perturbation": "dirichlet", "metrics": "all", "n_jobs": 1, "seed": 0,
+        self.params = {"perturbation": DEFAULT, "metrics": "all", "n_jobs": 1, "seed": 0,
                        "n_samples": PAPER_N_SAMPLES, **params}
+        self.choices = Choices(**{k: self.params[k] for k in SWITCH_NAMES if self.params.get(k) is not None})
+        names = [self.choices.dataset(name) for name in names]
         columns = {k: self.params.get(k) for k in COLUMN_NAMES}
         if optional:
             self.data, self.missing = load_available(names)
@@ -271,23 +280,38 @@ class Setup:
     def record(self, **extra) -> None:
         p = self.params
         record_provenance(self.chapter, self.data, budgets=p["budgets"], ks=p["ks"], epsilons=self.grid_epsilons,
-                          n_samples=p["n_samples"], seed=p["seed"], perturbation=self.perturbation, **extra)
+                          n_samples=p["n_samples"], seed=p["seed"], perturbation=self.perturbation,
+                          averaging=self.choices.averaging, smoothing=self.choices.smoothing,
+                          granularity=self.choices.granularity, stand_ins=self.choices.stand_ins, **extra)
 
     def banner(self) -> Banner:
         p = self.params
-        return banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
-                      self.perturbation, self.epsilon)
+        found = banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
+                       self.perturbation, self.epsilon)
+        found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines),
+                           f"Switches (METHOD section 12): {self.choices.label()}.")
+        return found
 
     def glue_notes(self, prefix: str, results: pd.DataFrame) -> None:
         """See :func:`glue_notes`."""
         glue_notes(prefix, results, self.data, self.epsilon)
 
-    def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None) -> pd.DataFrame:
-        """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison)."""
+    def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None, seed=None,
+                 n_samples=None) -> pd.DataFrame:
+        """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison; another
+        seed or fewer replicates, for the verdicts' margins), under the chapter's switches: with
+        ``metrics = "all"``, precision, recall and F1 are the chosen averaging's, under the paper's column names
+        (:func:`analysis.effect_sizes.select`)."""
+        from analysis.effect_sizes import select
+
         p = self.params
-        return simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons, p["metrics"],
-                        p["n_samples"], p["seed"], p["n_jobs"], perturbation=perturbation or self.perturbation,
-                        scheduler=p.get("scheduler"))
+        every = p["metrics"] in (None, "all") or list(p["metrics"]) == ["all"]
+        found = simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons,
+                         self.choices.metrics if every else p["metrics"], n_samples or p["n_samples"],
+                         p["seed"] if seed is None else seed, p["n_jobs"],
+                         perturbation=perturbation or self.perturbation, scheduler=p.get("scheduler"),
+                         smoothing=self.choices.smoothing)
+        return select(found, self.choices.averaging) if every else found
 
     def comparisons(self, data=None) -> list[tuple[tuple[str, str], tuple[str, str]]]:
         """((dataset, modelled sampler), (dataset, S2)) for each dataset whose design allows a comparison
@@ -300,7 +324,8 @@ class Setup:
         return [((ds.name, modelled), (ds.name, independent)) for ds, modelled, independent in found]
 
     def dataset(self, name: str) -> AnnotationDataset:
-        return next(ds for ds in self.data if ds.name == name)
+        """A loaded dataset by its name, or by the name of the stand-in the switches replaced."""
+        return next(ds for ds in self.data if ds.name in (name, self.choices.dataset(name)))
 
     def pairs(self, comparisons=None, data=None) -> list[tuple[AnnotationDataset, str]]:
         """The (dataset, sampler) runs: both samplers of each comparison, else every sampler each design allows."""

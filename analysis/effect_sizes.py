@@ -15,15 +15,16 @@ seeds, beside the best-K-class and budget-step counts of :func:`analysis.why.agr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, grid, tables, why
-from analysis.engine import DEFAULT
+from analysis import datasets, grid, synthetic, tables, why
+from analysis.engine import DEFAULT, check_perturbation
 from analysis.errors import ParameterError
-from analysis.metrics import METRIC_LABELS
+from analysis.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, SMOOTHING, averaged, check_smoothing
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
@@ -31,6 +32,60 @@ TABLES = ("table1", "appendix")
 REGISTRY_NAMES = {tables.imitates(name): name for name in datasets.PAPER_STAND_INS}
 CELL = ["dataset", "sampler", "epsilon", "NK", "K"]
 WITHIN = f"Δ within ×{FACTOR:g}"
+
+
+GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
+STAND_IN_VERSIONS = ("v2", "v3")
+ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a)))  # every variant, simulated once
+
+
+@dataclass(frozen=True)
+class Choices:
+    """One value of each global switch of METHOD section 12: ``averaging`` of precision, recall and F1
+    (:data:`analysis.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
+    ``granularity`` of D3code's and Toxicity's stand-ins and the ``stand_ins`` version (``v3``: read from the
+    paper's K = 1 cells)."""
+
+    averaging: str = "weighted"
+    smoothing: float = SMOOTHING
+    perturbation: str = DEFAULT
+    granularity: str = "levels"
+    stand_ins: str = "v2"
+
+    def __post_init__(self):
+        averaged(self.averaging), check_smoothing(self.smoothing), check_perturbation(self.perturbation)
+        for name, value, allowed in (("granularity", self.granularity, GRANULARITIES),
+                                     ("stand_ins", self.stand_ins, STAND_IN_VERSIONS)):
+            if value not in allowed:
+                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The eight metrics under this averaging (:func:`analysis.metrics.averaged`)."""
+        return averaged(self.averaging)
+
+    def dataset(self, name: str) -> str:
+        """The stand-in these choices put in place of the version 2 stand-in ``name`` (v3 before binary); the name
+        itself where the variant would generate the same data (v3 of a dataset without K = 1 cells), is not a
+        stand-in with that variant, or is not a stand-in at all."""
+        for wanted, suffix in ((self.stand_ins == "v3", synthetic.V3), (self.granularity == "binary",
+                                                                          synthetic.BINARY)):
+            variant = name + suffix
+            if wanted and variant in synthetic.STAND_INS and not synthetic.generates_v2(variant):
+                return variant
+        return name
+
+    def label(self) -> str:
+        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
+        return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
+                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}")
+
+
+def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
+    """The rows of the eight metrics under ``averaging``, each renamed to the paper's column it stands for
+    (``recall_macro`` -> ``recall``), so the paper's tables compare with them; columns as ``results``'s."""
+    chosen = results[results["metric"].isin(averaged(averaging))]
+    return chosen.assign(metric=chosen["metric"].map(lambda m: BY_NAME[m].column)).reset_index(drop=True)
 
 
 def paper_name(dataset: str) -> str:
@@ -88,23 +143,28 @@ def cells_to_simulate(cells: pd.DataFrame, data: Mapping[str, str] | None = None
 
 def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300,
              perturbation: str = DEFAULT, data: Mapping[str, str] | None = None, n_jobs: int = 1,
-             cache_dir=None, use_cache: bool = True) -> pd.DataFrame:
+             cache_dir=None, use_cache: bool = True, smoothing: float = SMOOTHING, metrics="all",
+             loaded: dict | None = None) -> pd.DataFrame:
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
     for each seed, through :func:`analysis.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
-    Columns: :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
+    ``metrics`` and ``smoothing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
+    :func:`select`); ``loaded`` holds datasets already loaded, by name (those loaded here are added). Columns:
+    :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
     """
     todo = cells if "data" in cells.columns else cells_to_simulate(cells, data)
-    loaded: dict[str, object] = {}
+    loaded = {} if loaded is None else loaded
     parts = []
     for seed in seeds:
         for (name, sampler, epsilon, nk), group in todo.groupby(["data", "sampler", "epsilon", "NK"], sort=False):
-            ds = loaded.setdefault(name, datasets.load(name))
+            if name not in loaded:
+                loaded[name] = datasets.load(name)
+            ds = loaded[name]
             parts.append(grid.run(ds, sampler, budgets=[int(nk)], ks=sorted(set(group["K"].astype(int))),
                                   epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
                                   cache_dir=cache_dir, use_cache=use_cache, progress=False,
-                                  perturbation=perturbation))
+                                  perturbation=perturbation, smoothing=smoothing, metrics=metrics))
     if not parts:
         raise ParameterError("no cell to simulate")
     results = pd.concat(parts, ignore_index=True)

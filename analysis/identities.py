@@ -26,7 +26,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, tables
+from analysis import datasets, synthetic, tables
 from analysis.data import AnnotationDataset
 from analysis.effect_sizes import REGISTRY_NAMES, paper_name, paper_table
 from analysis.synthetic import STAND_INS
@@ -254,28 +254,31 @@ def label_shares(dataset: str) -> dict[int, tuple]:
     return out
 
 
+RULE_OF_LAW = dict(zip(LAWS, ("dirichlet", "dirichlet-shares", "uniform")))  # each law's perturbation rule
+
+
+def _rule(law: str, shares: tuple):
+    from analysis.engine.rule import make_rule
+
+    if law not in RULE_OF_LAW:
+        raise ValueError(f"unknown noise law {law!r}; choose from {LAWS}")
+    return make_rule(RULE_OF_LAW[law], np.asarray(shares, dtype=float))
+
+
 def noise_term(law: str, shares: tuple) -> float | None:
     """``E[Σ_c p_c η_c]`` under a noise law drawn independently of the item (None for the uniform rule, whose
     replacement depends on the response itself): ``1/C`` for Dirichlet(1/C, ..., 1/C), whose mean is 1/C per label;
-    ``Σ π_c²`` for a law centred on the shares ``π``, since ``E[p_c] = π_c`` when ``π`` are item-averaged shares."""
-    if law == "dirichlet":
-        return 1 / len(shares)
-    if law == "centred":
-        return float(np.sum(np.square(shares)))
-    if law == "uniform":
-        return None
-    raise ValueError(f"unknown noise law {law!r}; choose from {LAWS}")
+    ``Σ π_c²`` for a law centred on the shares ``π``, since ``E[p_c] = π_c`` when ``π`` are item-averaged shares
+    (:meth:`analysis.engine.rule.Rule.noise_agreement`)."""
+    return _rule(law, shares).noise_agreement(np.asarray(shares, dtype=float))
 
 
 def sum_p_squared(delta: float, epsilon: float, law: str, shares: tuple) -> float:
-    """``E[Σ_c p_c²]`` that an accuracy Δ at K = 1 implies. Dirichlet and centred laws:
-    ``Δ = ε (E[Σ p²] − E[Σ p η])``, so ``E[Σ p²] = Δ / ε + E[Σ p η]``. Uniform rule (a response replaced by one of
-    the ``C − 1`` other labels): ``q_c = (1 − ε) p_c + ε (1 − p_c) / (C − 1)``, so ``Δ = ε (C E[Σ p²] − 1) / (C − 1)``
-    and ``E[Σ p²] = (1 + (C − 1) Δ / ε) / C``."""
-    n_labels = len(shares)
-    if law == "uniform":
-        return (1 + (n_labels - 1) * delta / epsilon) / n_labels
-    return delta / epsilon + noise_term(law, shares)
+    """``E[Σ_c p_c²]`` that an accuracy Δ at K = 1 implies (:meth:`analysis.engine.rule.Rule.sum_p2`). Dirichlet and
+    centred laws: ``Δ = ε (E[Σ p²] − E[Σ p η])``, so ``E[Σ p²] = Δ / ε + E[Σ p η]``. Uniform rule (a response
+    replaced by one of the ``C − 1`` other labels): ``Δ = ε (C E[Σ p²] − 1) / (C − 1)``, so
+    ``E[Σ p²] = (1 + (C − 1) Δ / ε) / C``."""
+    return _rule(law, shares).sum_p2(delta / epsilon, np.asarray(shares, dtype=float))
 
 
 def agreement_moment(table: pd.DataFrame | None = None, appendix_epsilon: float | None = None,
@@ -329,3 +332,76 @@ def data_moment(ds: AnnotationDataset, positive: Iterable | None = None) -> floa
         counts = np.stack([counts[:, ~mask].sum(axis=1), counts[:, mask].sum(axis=1)], axis=1)
     laws = counts / counts.sum(axis=1, keepdims=True)
     return float(np.square(laws).sum(axis=1).mean())
+
+
+# --------------------------------------------------------------------------------------------- stand-ins v3
+
+APPENDIX_EPSILON = 0.2  # what appendix_epsilon infers (23 of 23 pairs); the why-chapter reruns the inference
+
+
+def granularity(table: pd.DataFrame | None = None) -> Inference:
+    """Which label granularity the K = 1 accuracy-family cells allow: at each number of labels ``C`` they imply
+    the empirical ``E[Σ p̂²]`` (:func:`v3_cells`), hence the laws' ``E[Σ p²]`` at the stand-in's ratings per item
+    (:func:`analysis.synthetic.latent_moment`), which a Dirichlet with the published shares reaches only between
+    ``Σ π²`` and 1; where it does, the concentration it needs sits beside the published one.
+
+    ``evidence`` columns: ``dataset``, ``C``, ``cells``, ``sum_p_hat2`` (mean over the cells), ``ratings``,
+    ``sum_p2``, ``floor`` (``Σ π²``), ``reachable``, ``a0`` (needed; NaN where unreachable), ``published_a0``.
+    ``answer``: ``{dataset: "binary" | "levels" | None}`` (None: both or neither reachable).
+    """
+    cells = v3_cells(table)
+    rows, lines, answer = [], [], {}
+    for (dataset, n_labels), group in cells.groupby(["dataset", "C"], sort=False):
+        spec = STAND_INS[datasets.PAPER_STAND_INS[REGISTRY_NAMES[dataset]]]
+        shares = label_shares(dataset)[n_labels]
+        empirical = float(group["sum_p2"].mean())
+        ratings = synthetic.ratings_per_item(spec)
+        latent, floor = synthetic.latent_moment(empirical, ratings), float(np.square(shares).sum())
+        reachable = floor < latent < 1
+        a0 = synthetic.concentration_for(latent, shares) if reachable else np.nan
+        rows.append({"dataset": dataset, "C": n_labels, "cells": len(group), "sum_p_hat2": empirical,
+                     "ratings": ratings, "sum_p2": latent, "floor": floor, "reachable": reachable, "a0": a0,
+                     "published_a0": spec.published_a0})
+        lines.append(f"{dataset}, C = {n_labels}: the {len(group)} K = 1 cell(s) give E[Σ p̂²] = {empirical:.3f}; "
+                     f"at {ratings:g} ratings per item E[Σ p²] = ({ratings:g} × {empirical:.3f} − 1) / "
+                     f"({ratings:g} − 1) = {latent:.3f}, against Σ π² = {floor:.3f}: "
+                     + (f"a0 = (1 − {latent:.3f}) / ({latent:.3f} − {floor:.3f}) = {a0:.2f} (published "
+                        f"{spec.published_a0:.2f})." if reachable else "below it, so no law with these shares "
+                                                                      "gives the paper's number."))
+    evidence = pd.DataFrame(rows, columns=["dataset", "C", "cells", "sum_p_hat2", "ratings", "sum_p2", "floor",
+                                           "reachable", "a0", "published_a0"])
+    for dataset, group in evidence.groupby("dataset", sort=False):
+        ok = dict(zip(group["C"], group["reachable"]))
+        binary = ok.get(2, False) and not any(v for c, v in ok.items() if c != 2)
+        levels = not ok.get(2, False) and any(v for c, v in ok.items() if c != 2)
+        answer[dataset] = "binary" if binary else "levels" if levels else None
+        lines.append(f"{dataset}: the paper's cells fit {answer[dataset] or 'both or neither granularity'}.")
+    return Inference("Label granularity: E[Σ p²] reachable at C labels", answer, evidence,
+                     "\n".join(lines) or "No K = 1 accuracy-family cell.")
+
+
+def v3_cells(table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cells stand-ins v3 are fitted on, with what each implies: every K = 1 Accuracy and KL-Div cell under S2
+    (KL-Div as ``ln(1/s)`` times Accuracy, ``s`` from :func:`kl_smoothing`), the appendix at
+    :data:`APPENDIX_EPSILON`, read under the Dirichlet(1/C) noise law at each granularity of
+    :func:`label_shares`.
+
+    Columns: those of :func:`agreement_moment`'s evidence and ``stand_in`` (the version 2 stand-in it sets).
+    """
+    smoothing = kl_smoothing(table).answer
+    multiples = {"kl_div": _log(1 / smoothing["s"], smoothing["base"])} if smoothing else {}
+    found = agreement_moment(table, APPENDIX_EPSILON, laws=("dirichlet",), multiples=multiples)
+    return found.evidence.assign(stand_in=found.evidence["dataset"].map(
+        lambda d: datasets.PAPER_STAND_INS[REGISTRY_NAMES[d]]))
+
+
+_V3: dict[tuple[str, int], float] = {}
+
+
+def v3_moments() -> dict[tuple[str, int], float]:
+    """``E[Σ p̂²]`` per (version 2 stand-in name, number of labels), the mean over its :func:`v3_cells`
+    (stand-ins without such cells are left out)."""
+    if not _V3:
+        cells = v3_cells()
+        _V3.update({key: float(v) for key, v in cells.groupby(["stand_in", "C"])["sum_p2"].mean().items()})
+    return dict(_V3)

@@ -31,6 +31,17 @@ never the paper's results:
 
 The rater and noise scales are version 1's (tuned there to the published agreement); the shares of the raw labels
 inside the published binary splits are not published and are our choice.
+
+Two more variants switch one thing each (METHOD section 12), named as such:
+
+* ``-binary`` (D3code and Toxicity): version 2 with its labels collapsed to the published binary split, the
+  granularity at which the published Dirichlet fits were made. By the aggregation property the binary labels follow
+  the published binary fit exactly, read through the same rater biases.
+* ``-v3``: version 2 with the concentration ``a0`` read from the paper's K = 1 accuracy-family cells, and nothing
+  else: at K = 1 under S2 those cells give the data's ``E[sum_c p_c^2]``
+  (:func:`analysis.identities.agreement_moment`), and a Dirichlet with mean ``pi`` has
+  ``E[sum p^2] = (a0 sum pi^2 + 1) / (a0 + 1)``, so ``a0 = (1 - m) / (m - sum pi^2)``. Designs, shares and rater
+  effects are version 2's; a dataset without such cells (DICES, D3code) keeps version 2's law.
 """
 
 from __future__ import annotations
@@ -65,10 +76,17 @@ class StandIn:
     published_a0: float = 0.0  # the published Dirichlet fit's concentration (of the binary split where so fitted)
     positive: tuple = ()  # the labels on the second side of that binary split; () where every label was fitted
     dirichlet: tuple = ()  # version 2: the per-item law's Dirichlet parameter; () for version 1's ordinal scores
+    binary: bool = False  # labels collapsed to the published binary split (``positive`` against the rest)
+    fitted: bool = False  # version 3: ``a0`` read from the paper's K = 1 cells (:func:`fitted_spec`)
 
     @property
     def version(self) -> int:
-        return 2 if self.dirichlet else 1
+        return 3 if self.fitted else 2 if self.dirichlet else 1
+
+    @property
+    def binary_labels(self) -> tuple:
+        """The two labels of the published split: the rest, then ``positive`` (``("0–1", "2–4")``)."""
+        return (_span([label for label in self.labels if label not in self.positive]), _span(self.positive))
 
 
 def _scaled(a0: float, shares: tuple) -> tuple:
@@ -101,9 +119,90 @@ _CURRENT: dict[str, StandIn] = {
                    ("label shares", "51 / 49 % (binary, threshold not stated)"),
                    ("Krippendorff's alpha", "not published"))),
 }
-V1 = "-v1"
+V1, V3, BINARY = "-v1", "-v3", "-binary"
+VARIANTS = (V1, V3, BINARY)
 STAND_INS: dict[str, StandIn] = {**_CURRENT,
-                                 **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()}}
+                                 **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()},
+                                 **{name + V3: replace(spec, fitted=True) for name, spec in _CURRENT.items()},
+                                 **{name + BINARY: replace(spec, binary=True) for name, spec in _CURRENT.items()
+                                    if spec.positive}}
+
+
+def base_name(name: str) -> str:
+    """The version 2 stand-in a stand-in name varies (``toxicity-synthetic-binary`` -> ``toxicity-synthetic``);
+    any other name is returned as it is."""
+    for suffix in VARIANTS:
+        if name in STAND_INS and name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def sum_p_squared(dirichlet) -> float:
+    """``E[sum_c p_c^2]`` of ``p ~ Dirichlet(a)``: ``sum_c a_c (a_c + 1) / (a0 (a0 + 1))``."""
+    a = np.asarray(dirichlet, dtype=float)
+    return float((a * (a + 1)).sum() / (a.sum() * (a.sum() + 1)))
+
+
+def concentration_for(sum_p2: float, shares) -> float:
+    """The ``a0`` of a Dirichlet with mean ``shares`` whose ``E[sum p^2]`` is ``sum_p2``:
+    ``(1 - m) / (m - sum pi^2)``, which needs ``sum pi^2 < m < 1``."""
+    floor = float(np.square(shares).sum())
+    if not floor < sum_p2 < 1:
+        raise ParameterError(f"E[sum p^2] = {sum_p2:.4f} is not between sum pi^2 = {floor:.4f} and 1: no Dirichlet "
+                             "with these shares has it")
+    return (1 - sum_p2) / (sum_p2 - floor)
+
+
+def ratings_per_item(spec: StandIn) -> float:
+    """The mean ratings per item of a stand-in's design."""
+    if spec.design == "crossed":
+        return float(spec.n_raters)
+    if spec.design == "sparse":
+        return spec.n_raters * spec.items_per_rater / spec.n_items
+    return float(spec.raters_per_batch)
+
+
+def latent_moment(empirical: float, ratings: float) -> float:
+    """The per-item laws' ``E[sum p^2]`` whose items, each read by ``ratings`` ratings, have the empirical
+    ``E[sum p_hat^2] = E[sum p^2] + (1 - E[sum p^2]) / ratings`` (what S2 resamples)."""
+    return (ratings * empirical - 1) / (ratings - 1)
+
+
+def fitted_spec(name: str) -> StandIn:
+    """A stand-in's parameters, version 3's ``a0`` resolved from the paper's K = 1 cells.
+
+    The cells give the empirical ``E[sum p_hat^2]`` (:func:`analysis.identities.v3_moments`), which
+    :func:`latent_moment` turns into the laws' ``E[sum p^2]`` and :func:`concentration_for` into ``a0``, at the
+    stand-in's own labels, or at the published binary split where no law with its own labels' shares reaches it.
+    Version 2's law where the paper has no such cell.
+    """
+    spec = STAND_INS[name]
+    if not spec.fitted:
+        return spec
+    from analysis.identities import v3_moments  # the identities read the paper's tables, which need this module
+
+    moments = v3_moments()
+    for binary in (False, True) if spec.positive else (False,):
+        shares = spec.label_shares if not binary else _binary_shares(spec)
+        moment = moments.get((base_name(name), len(shares)))
+        if moment is None:
+            return spec
+        target = latent_moment(moment, ratings_per_item(spec))
+        if float(np.square(shares).sum()) < target < 1:
+            a0 = concentration_for(target, shares)
+            return replace(spec, dirichlet=_scaled(a0, spec.label_shares), binary=binary)
+    raise ParameterError(f"{name}: no Dirichlet with the published shares has the E[sum p^2] the paper implies")
+
+
+def generates_v2(name: str) -> bool:
+    """Whether a stand-in generates exactly its version 2 stand-in's data (v3 of a dataset without K = 1 cells)."""
+    spec, base = fitted_spec(name), STAND_INS[base_name(name)]
+    return (spec.dirichlet, spec.binary) == (base.dirichlet, base.binary)
+
+
+def _binary_shares(spec: StandIn) -> tuple:
+    positive = sum(s for label, s in zip(spec.labels, spec.label_shares) if label in spec.positive)
+    return (1 - positive, positive)
 
 
 def _quota(n: int, total: int, minimum: int, rng: np.random.Generator) -> np.ndarray:
@@ -169,24 +268,34 @@ def _labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.G
 
 def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
     """Generate the named stand-in (``dices-synthetic``, ``d3code-synthetic``, ``toxicity-synthetic``, or the same
-    names ending in ``-v1`` for version 1). Both versions of a stand-in share its design (who rated what)."""
+    names ending in ``-v1``, ``-v3`` or ``-binary``, see the module docstring). Every variant of a stand-in shares
+    its design (who rated what); ``-binary`` and ``-v3`` share version 2's rater biases too."""
     if name not in STAND_INS:
         raise ParameterError(f"unknown stand-in {name!r}; choose one of {sorted(STAND_INS)}")
-    spec = STAND_INS[name]
-    stream = sorted(_CURRENT).index(name.removesuffix(V1))
+    spec = fitted_spec(name)
+    stream = sorted(_CURRENT).index(base_name(name))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
     item, rater, batch = _assign_raters(spec, rng)
-    labels = np.asarray(spec.labels, dtype=object)[_labels(spec, item, rater, rng)]
-    table = pd.DataFrame({"item": item, "rater": rater, "label": labels})
+    codes = _labels(spec, item, rater, rng)
+    labels = spec.labels
+    if spec.binary:
+        codes = np.isin(np.asarray(spec.labels, dtype=object)[codes], spec.positive).astype(int)
+        labels = spec.binary_labels
+    table = pd.DataFrame({"item": item, "rater": rater, "label": np.asarray(labels, dtype=object)[codes]})
     if batch is not None:
         table["batch"] = batch
-    law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.version == 2 else
+    law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.dirichlet else
            f"ordinal item scores, target label shares " +
            " / ".join(f"{label} {share:.0%}" for label, share in zip(spec.labels, spec.label_shares)))
+    if spec.fitted:
+        law += " (a0 read from the paper's K = 1 cells)" if spec.dirichlet != STAND_INS[name].dirichlet else \
+            " (no K = 1 cell in the paper: version 2's law)"
+    if spec.binary:
+        law += f", labels collapsed to {labels[0]} against {labels[1]}"
     return from_table(
         table,
         batch="batch" if batch is not None else None,
-        label_order=spec.labels,
+        label_order=labels,
         name=name,
         provenance=(f"synthetic stand-in {name} (version {spec.version}) for {spec.imitates} (seed {seed}): {law}, "
                     f"rater_sd {spec.rater_sd}, noise_sd {spec.noise_sd}"),

@@ -36,10 +36,13 @@ PAPER_DATASET_NAMES = {"DICES": "DICES-350", "D3code": "D3code", "Toxicity": "To
 def imitates(name: str | None) -> str | None:
     """The paper dataset (``"DICES"``, ``"D3code"``, ``"Toxicity"``) that a dataset is or imitates, else ``None``.
 
-    Only the registry names of the paper's files and of their stand-ins map to a paper dataset; a dataset cut or
-    derived from one (``dices-synthetic-5raters``) and any user's file map to ``None``.
+    Only the registry names of the paper's files and of their stand-ins (of every version and variant,
+    ``toxicity-synthetic-binary``) map to a paper dataset; a dataset cut or derived from one
+    (``dices-synthetic-5raters``) and any user's file map to ``None``.
     """
-    return _IMITATES.get(str(name)) if name is not None else None
+    from analysis.synthetic import base_name
+
+    return _IMITATES.get(base_name(str(name))) if name is not None else None
 
 
 def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:

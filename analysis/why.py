@@ -1,55 +1,64 @@
-"""Why our Table 1 differs from the paper's: agreement counts per cell and the departures each alternative moves.
+"""Why our Table 1 differs from the paper's: agreement per cell under each global switch, and what moves each departure.
 
-A cell is one (paper dataset, sampler, metric) of the paper's Table 1 (ε = 0.3): 40 cells over DICES S1 and S2,
-D3code S2 and Toxicity S2 and S3. Two rules say whether our cell agrees with the paper's:
+A cell is one (paper dataset, sampler, metric) of the paper's Table 1 (ε = 0.3) or of its appendix (at the ε the
+identities infer). Three comparisons say whether our cell agrees with the paper's:
 
+* **Δ within ×1.25**: our mean Δ at the paper's own (NK, K) over the paper's (:mod:`analysis.effect_sizes`);
 * **best-K class**: both K at most 10, or both at least 20 (or neither side reaches p < 0.05);
 * **budget**: both smallest significant budgets within one step of the paper's budget grid (or neither reaches it).
 
-A departure is a (cell, rule) that fails. Running Table 1 under alternatives (stand-in version 1 or 2, the
-Dirichlet or the uniform perturbation rule) and comparing the sets of departures says which cause moves which
-departure (:func:`moved`, :func:`finding`).
+Each alternative is one set of global choices (:class:`analysis.effect_sizes.Choices`): the baseline (METHOD
+section 5's), each switch alone, and the paper's inferred choices (every switch an identity of
+:mod:`analysis.identities` pins, :func:`inferred`). Every alternative runs for several seeds, so a departure is
+attributed to a switch only when the switch moves it beyond the spread of the reseeded runs (:func:`departures`).
 """
 
 from __future__ import annotations
 
+from typing import Iterable, Mapping
+
 import numpy as np
 import pandas as pd
 
-from analysis import chapter, datasets, tables
+from analysis import datasets, effect_sizes, identities, tables
+from analysis.effect_sizes import Choices
 from analysis.grid import PAPER_BUDGETS
-from analysis.metrics import METRIC_LABELS, METRICS
-from analysis.synthetic import V1
+from analysis.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 
 FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
 RULES = {"k_class": "best-K class", "budget": "budget within one step"}
-SHORT = {"k_class": "K", "budget": "budget"}
-RUNS = (("dices-synthetic", "S1"), ("dices-synthetic", "S2"), ("d3code-synthetic", "S2"),
-        ("toxicity-synthetic", "S2"), ("toxicity-synthetic", "S3"))
-BASELINE = "stand-ins v2, Dirichlet rule"
-RESEEDED = "the same, another seed"
-PAPER_DATA = "the paper's data, Dirichlet rule"
-VERSION_1 = "stand-ins v1, Dirichlet rule"
-ALTERNATIVES = {BASELINE: ("v2", "dirichlet", 0),  # name -> (data, perturbation rule, seed offset)
-                VERSION_1: ("v1", "dirichlet", 0),
-                "stand-ins v2, uniform rule": ("v2", "uniform", 0),
-                RESEEDED: ("v2", "dirichlet", 1)}
-PAPER_NAMES = {stand_in: paper for paper, stand_in in datasets.PAPER_STAND_INS.items()}
+COUNTS = (effect_sizes.WITHIN, *RULES.values())
+RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
+        ("toxicity_kumar2021", "S3"))
+BASELINE = "baseline (METHOD section 5)"
+INFERRED = "the paper's inferred choices"
+SWITCHES = {BASELINE: Choices(),
+            "macro averaging": Choices(averaging="macro"),
+            "micro averaging": Choices(averaging="micro"),
+            "smoothing 1e-9": Choices(smoothing=1e-9),
+            "noise centred on the label shares": Choices(perturbation="dirichlet-shares"),
+            "binary labels (D3code, Toxicity)": Choices(granularity="binary"),
+            "stand-ins v3 (a0 from the K = 1 cells)": Choices(stand_ins="v3")}
+TABLES = {"table1": "Table 1", "appendix": "appendix"}
+GRID, PAPER_CELLS = "grid", "paper cells"
 
 
 def paper_dataset(name: str) -> str | None:
-    """The paper dataset a dataset is or imitates, stand-ins of either version included."""
-    return tables.imitates(name) or tables.imitates(str(name).removesuffix(V1))
+    """The paper dataset a dataset is or imitates, stand-ins of every version and variant included."""
+    return tables.imitates(name)
 
 
 def _step(budget) -> int | None:
     return None if budget is None or pd.isna(budget) else int(np.searchsorted(PAPER_BUDGETS, int(budget)))
 
 
-def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
-    """One row per Table 1 cell the runs cover: ours and the paper's budget and K, and whether each rule holds."""
+def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, which: str = "table1") -> pd.DataFrame:
+    """One row per cell of the paper's ``which`` table the runs cover: ours and the paper's budget and K, and
+    whether each rule holds. Columns: ``dataset``, ``sampler``, ``metric``, ``NK``, ``paper NK``, ``K``,
+    ``paper K``, ``k_class``, ``budget``, ``smaller`` (ours significant at a smaller budget), ``comparable`` (both
+    significant)."""
     ours = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
-    published = tables.paper_table().set_index(["dataset", "sampler", "metric"])
+    published = tables.paper_table(which).set_index(["dataset", "sampler", "metric"])
     rows = []
     for r in ours.itertuples():
         paper = paper_dataset(r.dataset)
@@ -67,152 +76,274 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON) -> p
                                        "smaller", "comparable"])
 
 
-def counts(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON) -> dict[str, tuple[int, int]]:
-    """(agreeing, cells) per rule, and (our budget smaller, cells where both reach significance)."""
-    cells = agreement(results, epsilon)
-    out = {label: (int(cells[rule].sum()), len(cells)) for rule, label in RULES.items()}
-    out["our budget smaller"] = (int(cells["smaller"].sum()), int(cells["comparable"].sum()))
+# ------------------------------------------------------------------------------------------ the identities
+
+def inferred(smoothing: identities.Inference, averaging: identities.Inference,
+             granularity: identities.Inference) -> Choices:
+    """Every switch an identity pins, the rest at the baseline's value: the KL smoothing (where the inferred ``s``
+    with the natural log is one of :data:`analysis.metrics.SMOOTHINGS`); the averaging that no identity rules out
+    when exactly one is left (recall unequal to accuracy rules out weighted and micro, F1 unequal to accuracy
+    micro); the granularity where every dataset with evidence fits one and the same. The noise law has no
+    identity of its own."""
+    s = smoothing.answer
+    chosen = {}
+    if s and s["base"] == "e" and s["s"] in SMOOTHINGS:
+        chosen["smoothing"] = s["s"]
+    ruled_out = set()
+    if str(averaging.answer.get("recall", "")).startswith("not"):
+        ruled_out |= {"weighted", "micro"}
+    if str(averaging.answer.get("f1", "")).startswith("not"):
+        ruled_out |= {"micro"}
+    left = [a for a in AVERAGINGS if a not in ruled_out]
+    if len(left) == 1:
+        chosen["averaging"] = left[0]
+    fits = set(granularity.answer.values())
+    if len(fits) == 1 and None not in fits:
+        chosen["granularity"] = fits.pop()
+    return Choices(**chosen)
+
+
+def alternatives(choices: Choices) -> dict[str, Choices]:
+    """:data:`SWITCHES` and, under :data:`INFERRED`, ``choices`` (from :func:`inferred`)."""
+    return {**SWITCHES, INFERRED: choices}
+
+
+# ------------------------------------------------------------------------------------------ simulation
+
+def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
+    """Alternatives that share one simulation: the same data, noise law and smoothing (the averagings are read
+    from the same replicates, :data:`analysis.effect_sizes.ALL_AVERAGINGS`)."""
+    out: dict[tuple, list[str]] = {}
+    for name, c in by_alternative.items():
+        data = tuple(c.dataset(datasets.paper_or_stand_in(real)) for real, _ in RUNS)
+        out.setdefault((data, c.perturbation, c.smoothing), []).append(name)
     return out
 
 
-def departures(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON) -> set[tuple[str, str, str, str]]:
-    """The failing (dataset, sampler, metric, rule) of the runs' Table 1."""
-    cells = agreement(results, epsilon)
-    return {(c.dataset, c.sampler, c.metric, rule) for c in cells.itertuples() for rule in RULES
-            if not getattr(c, rule)}
+def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds: Iterable[int], n_samples: int,
+             appendix_epsilon: float, n_jobs: int = 1, scheduler=None,
+             loaded: dict | None = None) -> dict[str, dict[int, pd.DataFrame]]:
+    """Every alternative's five runs, per seed: the grid (``budgets`` × ``ks`` × ``epsilons``) and the paper's
+    own cells (Table 1 and the appendix at ``appendix_epsilon``), the metrics renamed to the paper's columns
+    (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns as
+    :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``: datasets
+    already loaded, by name."""
+    from analysis import chapter
+
+    cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
+    out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
+    loaded = {} if loaded is None else loaded
+    for (data, perturbation, smoothing), names in _groups(by_alternative).items():
+        mapping = {paper_dataset(name): name for name in data}
+        for seed in seeds:
+            for name in set(data) - set(loaded):
+                loaded[name] = datasets.load(name)
+            pairs = [(loaded[name], sampler) for name, (_, sampler) in zip(data, RUNS)]
+            full = chapter.simulate(pairs, budgets, ks, epsilons, effect_sizes.ALL_AVERAGINGS, n_samples, seed,
+                                    n_jobs, perturbation=perturbation, scheduler=scheduler, smoothing=smoothing)
+            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=n_samples, perturbation=perturbation,
+                                             data=mapping, n_jobs=n_jobs, smoothing=smoothing,
+                                             metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+            both = pd.concat([full.assign(part=GRID), at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
+            for name in names:
+                out[name][seed] = effect_sizes.select(both, by_alternative[name].averaging).assign(
+                    imitates=lambda t: t["dataset"].map(paper_dataset))
+    return out
 
 
-def counts_table(by_alternative: dict[str, pd.DataFrame], epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
-    """One row per alternative: its agreement counts with the paper's Table 1, as "agreeing of cells"."""
+# ------------------------------------------------------------------------------------------ counts
+
+def cells(results: Mapping[int, pd.DataFrame], appendix_epsilon: float) -> pd.DataFrame:
+    """One row per (table, cell, seed): the Δ comparison at the paper's cell and both rules on the grid.
+
+    ``results``: ``{seed: results}`` of one alternative, its ``part`` column telling the paper's cells
+    (:data:`PAPER_CELLS`) from the grid (:data:`GRID`), which alone gives the rules. Columns:
+    ``table``, ``dataset``, ``sampler``, ``metric``, ``seed``, ``K`` (the paper's, at its Δ cell), ``paper_delta``,
+    ``delta``, ``ratio``, ``within``, ``k_class``, ``budget`` (NaN where the paper prints no Δ)."""
+    paper = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
+    parts = []
+    for seed, found in results.items():
+        effects = effect_sizes.effect_sizes(paper, found[found["part"] == PAPER_CELLS])
+        effects = effects[["table", "dataset", "sampler", "metric", "seed", "K", "paper_delta", "delta", "ratio",
+                           "within"]]
+        for which, epsilon in (("table1", tables.PAPER_EPSILON), ("appendix", appendix_epsilon)):
+            rules = agreement(found[found["part"] == GRID], epsilon, which).assign(table=which, seed=seed)
+            parts.append(rules[["table", "dataset", "sampler", "metric", "seed", *RULES]].merge(
+                effects[effects["table"] == which], on=["table", "dataset", "sampler", "metric", "seed"],
+                how="left"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _spread(values: pd.Series) -> str:
+    return f"{np.median(values):g} ({int(values.min())}–{int(values.max())})"
+
+
+def counts_table(by_alternative: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per alternative and table: the count of agreeing cells under each comparison, as ``median (min–max) of n``
+    over seeds. ``by_alternative``: ``{alternative: cells frame}`` (:func:`cells`). Columns: ``alternative``,
+    ``table``, then one per comparison (:data:`COUNTS`)."""
     rows = []
-    for name, results in by_alternative.items():
-        found = counts(results, epsilon)
-        rows.append({"alternative": name,
-                     **{rule: f"{a} of {n}" if n else "no cell" for rule, (a, n) in found.items()}})
-    return pd.DataFrame(rows)
+    for name, frame in by_alternative.items():
+        for which, label in TABLES.items():
+            part = frame[frame["table"] == which]
+            row = {"alternative": name, "table": label}
+            for column, title in zip(("within", *RULES), COUNTS):
+                judged = part.dropna(subset=[column])
+                per_seed = judged.groupby("seed")[column].sum()
+                n = int(judged.groupby("seed").size().max()) if len(judged) else 0
+                row[title] = f"{_spread(per_seed)} of {n}" if n else "no cell"
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["alternative", "table", *COUNTS])
 
 
-def moved(base: pd.DataFrame, other: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON) -> dict[str, set]:
-    """Departures of ``base`` that ``other`` removes, and those it adds."""
-    first, second = departures(base, epsilon), departures(other, epsilon)
-    return {"removes": first - second, "adds": second - first}
+def count_values(frame: pd.DataFrame, which: str, column: str = "within") -> tuple[float, int, int]:
+    """(median, min, max) over seeds of the agreeing cells of one table under one comparison."""
+    per_seed = frame[frame["table"] == which].dropna(subset=[column]).groupby("seed")[column].sum()
+    return float(np.median(per_seed)), int(per_seed.min()), int(per_seed.max())
 
 
-def _names(found: set) -> str:
-    """Departures as text, grouped by run: ``DICES S2: Accuracy (budget), MAE (K, budget)``."""
-    if not found:
-        return "none"
-    by_cell: dict[tuple, list[str]] = {}
-    order = list(RULES)
-    for dataset, sampler, metric, rule in sorted(found, key=lambda d: (d[0], d[1], METRICS.index(d[2]),
-                                                                       order.index(d[3]))):
-        by_cell.setdefault((dataset, sampler, metric), []).append(SHORT[rule])
-    by_run: dict[str, list[str]] = {}
-    for (dataset, sampler, metric), rules in by_cell.items():
-        by_run.setdefault(f"{dataset} {sampler}", []).append(f"{METRIC_LABELS[metric]} ({', '.join(rules)})")
-    return "; ".join(f"{run}: {', '.join(items)}" for run, items in by_run.items())
+# ------------------------------------------------------------------------------------------ departures
+
+def _log_ratio(ratio: pd.Series) -> pd.Series:
+    return np.log(ratio.where(ratio > 0))
 
 
-def moved_table(by_alternative: dict[str, pd.DataFrame], baseline: str = BASELINE,
-                epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
-    """For each alternative to ``baseline``: the baseline's departures it removes and those it adds."""
-    base = by_alternative[baseline]
-    rows = []
-    for name, results in by_alternative.items():
-        if name != baseline:
-            change = moved(base, results, epsilon)
-            rows.append({"alternative": name, "departures it removes": _names(change["removes"]),
-                         "departures it adds": _names(change["adds"])})
-    return pd.DataFrame(rows, columns=["alternative", "departures it removes", "departures it adds"])
+def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASELINE,
+               exclude: Iterable[str] = (), factor: float = effect_sizes.FACTOR) -> pd.DataFrame:
+    """Each departure of the baseline and what moves it.
 
-
-def finding(by_alternative: dict[str, pd.DataFrame], baseline: str = BASELINE, control: str = RESEEDED,
-            epsilon: float = tables.PAPER_EPSILON) -> str:
-    """Which cause explains which departure, and what stays unexplained, as Markdown.
-
-    ``control`` reruns the baseline with another seed: the departures it moves are Monte Carlo noise. A departure
-    of the baseline is explained by a cause when switching that cause removes it and the control does not; it
-    stays unexplained when no switch removes it.
+    A Δ departure is a cell whose median ratio over seeds lies outside ``[1 / factor, factor]``; a rule departure
+    a (cell, rule) that fails in most seeds. A switch (any alternative but ``baseline`` and ``exclude``) explains a
+    Δ departure when its median ratio lies within the factor and its range of ratios over seeds does not overlap
+    the baseline's (the reseeded spread; :data:`INFERRED` counts as a switch, the combination of its choices); it
+    explains a rule departure when the rule holds in every seed under it
+    and fails in every seed of the baseline. Columns: ``table``, ``run``, ``metric``, ``K`` (the paper's),
+    ``departs`` (``Δ``, or the rule), ``baseline`` (ratio ``median (min–max)``, or seeds failing), ``ratio`` (the
+    baseline's median ratio), ``cause`` (the switches that explain it, or ``unexplained``), ``under the cause``.
     """
-    base = departures(by_alternative[baseline], epsilon)
-    noise = set().union(*moved(by_alternative[baseline], by_alternative[control], epsilon).values())
-    n_cells = len(agreement(by_alternative[baseline], epsilon))
-    lines = [f"Under {baseline}, {len(base)} of the {2 * n_cells} (cell, rule) pairs of the paper's Table 1 "
-             f"depart from it. Rerun with another seed, {_count(len(noise), 'pair')} "
-             f"{'moves' if len(noise) == 1 else 'move'}: at this grid's "
-             f"replicates that much is Monte Carlo noise ({_names(noise)})."]
-    removed: set = set()
-    for name, results in by_alternative.items():
-        if name in (baseline, control):
+    base = by_alternative[baseline]
+    keys = ["table", "dataset", "sampler", "metric"]
+    others = [n for n in by_alternative if n != baseline and n not in set(exclude)]
+
+    def ratios(frame):
+        judged = frame.dropna(subset=["ratio"])
+        return judged.groupby(keys)["ratio"].agg(["median", "min", "max"])
+
+    def rule_shares(frame, rule):
+        return frame.groupby(keys)[rule].agg(["mean", "min", "max"])
+
+    rows = []
+    base_ratio = ratios(base)
+    alt_ratio = {n: ratios(by_alternative[n]) for n in others}
+    k_of = base.dropna(subset=["K"]).groupby(keys)["K"].first()
+    for key, r in base_ratio.iterrows():
+        if 1 / factor <= r["median"] <= factor:
             continue
-        change = {key: found - noise for key, found in moved(by_alternative[baseline], results, epsilon).items()}
-        removed |= change["removes"]
-        lines.append(f"Switching to {name} removes {_count(len(change['removes']), 'departure')} beyond that "
-                     f"noise ({_names(change['removes'])}) and adds {len(change['adds'])} "
-                     f"({_names(change['adds'])}).")
-    rest = base - removed - noise
-    one = len(rest) == 1
-    lines.append(f"{_count(len(rest), 'departure')} of the baseline {'stays' if one else 'stay'} under every "
-                 f"alternative, so no cause measured here explains {'it' if one else 'them'}: {_names(rest)}.")
+        found = []
+        for n in others:
+            a = alt_ratio[n].loc[key] if key in alt_ratio[n].index else None
+            if a is None or not 1 / factor <= a["median"] <= factor:
+                continue
+            if a["min"] > r["max"] or a["max"] < r["min"]:
+                found.append(f"{n}: {a['median']:.2f} ({a['min']:.2f}–{a['max']:.2f})")
+        rows.append((key, "Δ", f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})", r["median"], found))
+    for rule, label in RULES.items():
+        shares = rule_shares(base, rule)
+        alt = {n: rule_shares(by_alternative[n], rule) for n in others}
+        for key, r in shares.iterrows():
+            if r["mean"] >= 0.5:
+                continue
+            found = [n for n in others if r["max"] == 0 and key in alt[n].index and alt[n].loc[key, "min"] == 1]
+            n_seeds = int(base.groupby(keys)["seed"].nunique().loc[key])
+            rows.append((key, label, f"fails in {round((1 - r['mean']) * n_seeds)} of {n_seeds} seeds",
+                         base_ratio["median"].get(key, np.nan), [f"{n}: holds in every seed" for n in found]))
+    out = [{"table": TABLES[key[0]], "run": f"{key[1]} {key[2]}", "metric": METRIC_LABELS[key[3]],
+            "K": k_of.get(key, np.nan), "departs": departs, "baseline": shown, "ratio": ratio,
+            "cause": "; ".join(f.split(":")[0] for f in found) or "unexplained",
+            "under the cause": "; ".join(f.split(": ", 1)[1] for f in found) if found else "–"}
+           for key, departs, shown, ratio, found in rows]
+    frame = pd.DataFrame(out, columns=["table", "run", "metric", "K", "departs", "baseline", "ratio", "cause",
+                                       "under the cause"])
+    order = {m: i for i, m in enumerate(METRIC_LABELS[m] for m in METRICS)}
+    return frame.sort_values(["table", "departs", "run", "metric"], key=lambda c: c.map(order) if c.name == "metric"
+                             else c, kind="stable").reset_index(drop=True)
+
+
+def causes(departed: pd.DataFrame) -> pd.DataFrame:
+    """Per switch, the departures it explains, per table and kind; columns ``cause``, ``table``, ``departs``,
+    ``departures``. A departure explained by two switches counts for each."""
+    rows = [{"cause": c.strip(), "table": r.table, "departs": r.departs}
+            for r in departed.itertuples() for c in r.cause.split(";")]
+    frame = pd.DataFrame(rows, columns=["cause", "table", "departs"])
+    return frame.groupby(["cause", "table", "departs"], sort=False).size().rename("departures").reset_index()
+
+
+def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, appendix_epsilon: float,
+            baseline: str = BASELINE, combined: str = INFERRED) -> str:
+    """The counts of Δ within ×1.25 under the baseline and the combined choices, which switches explain how many
+    departures, and what stays unexplained, with its ratios, as Markdown."""
+    def counted(name, which):
+        median, low, high = count_values(by_alternative[name], which)
+        n = int(by_alternative[name][by_alternative[name]["table"] == which].dropna(subset=["within"])
+                .groupby("seed").size().max())
+        return f"{median:g} ({low}–{high}) of {n}"
+
+    seeds = by_alternative[baseline]["seed"].nunique()
+    lines = [f"Over {seeds} seeds, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
+             f"{counted(baseline, 'table1')} Table 1 cells and {counted(baseline, 'appendix')} appendix cells "
+             f"(ε = {appendix_epsilon:g}) under the {baseline}, and in {counted(combined, 'table1')} and "
+             f"{counted(combined, 'appendix')} under {combined}."]
+    delta = departed[departed["departs"] == "Δ"]
+    explained = delta[delta["cause"] != "unexplained"]
+    table = causes(explained)
+    if len(table):
+        per_cause = table.groupby("cause", sort=False)["departures"].sum()
+        lines.append(f"Of the baseline's {len(delta)} Δ departures, {len(explained)} move within the factor, "
+                     "beyond the reseeded spread, under one switch: "
+                     + "; ".join(f"{cause} {n}" for cause, n in per_cause.items()) + ".")
+    else:
+        lines.append(f"No switch moves any of the baseline's {len(delta)} Δ departures within the factor beyond "
+                     "the reseeded spread.")
+    rest = delta[delta["cause"] == "unexplained"]
+    if len(rest):
+        by_run = rest.groupby("run", sort=False)["ratio"].agg(["size", "min", "max"])
+        lines.append(f"{len(rest)} stay unexplained: " + "; ".join(
+            f"{run} {int(r['size'])} (ratios {r['min']:.2f} to {r['max']:.2f})" for run, r in by_run.iterrows())
+            + ".")
+    rules = departed[departed["departs"] != "Δ"]
+    moved = rules[rules["cause"] != "unexplained"]
+    lines.append(f"Of {len(rules)} best-K and budget departures, {len(moved)} hold in every seed under a switch "
+                 "where they fail in every seed of the baseline.")
     return " ".join(lines)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def alternatives() -> dict[str, tuple[str, str, int]]:
-    """:data:`ALTERNATIVES`, and the paper's data under the Dirichlet rule when its three files are in the cache."""
-    cached = all(datasets.paper_or_stand_in(name) == name for name in datasets.PAPER_STAND_INS)
-    return {**ALTERNATIVES, PAPER_DATA: ("paper", "dirichlet", 0)} if cached else dict(ALTERNATIVES)
-
-
-def _dataset(stand_in: str, data: str) -> str:
-    return {"v2": stand_in, "v1": stand_in + V1, "paper": PAPER_NAMES[stand_in]}[data]
-
-
-def dataset_names() -> list[str]:
-    """Every dataset the alternatives use."""
-    return list(dict.fromkeys(_dataset(name, data) for data, *_ in alternatives().values() for name, _ in RUNS))
-
-
-def simulate(book) -> dict[str, pd.DataFrame]:
-    """Table 1's five runs under each alternative, at the chapter's ε only (``book``: a :class:`chapter.Setup`
-    holding :func:`dataset_names`)."""
-    p = book.params
-    out = {}
-    for name, (data, rule, offset) in alternatives().items():
-        pairs = [(book.dataset(_dataset(stand_in, data)), sampler) for stand_in, sampler in RUNS]
-        results = chapter.simulate(pairs, budgets=p["budgets"], ks=p["ks"], epsilons=[book.epsilon],
-                                   metrics=p["metrics"], n_samples=p["n_samples"], seed=p["seed"] + offset,
-                                   n_jobs=p["n_jobs"], perturbation=rule, scheduler=p.get("scheduler"))
-        out[name] = results.assign(imitates=results["dataset"].map(paper_dataset))
-    return out
-
-
-def effect_growth(by_alternative: dict[str, pd.DataFrame], metric: str = "accuracy", budget: int = 10_000,
-                  epsilon: float = tables.PAPER_EPSILON) -> pd.DataFrame:
-    """Δ of ``metric`` at the smallest and the largest K of the grid, at ``budget`` (the nearest in the grid), per
-    alternative and S2 run: how the effect grows with ratings per item, which the per-item dispersion decides."""
+def fitted_apart(by_alternative: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> pd.DataFrame:
+    """Per alternative and table, the count of Δ within the factor on the cells stand-ins v3 were fitted on and on
+    every other (predicted) cell, ``median (min–max) of n`` over seeds. ``fitted``: the fit's cells, columns
+    ``table``, ``dataset``, ``sampler``, ``metric`` (:func:`analysis.identities.v3_cells`). Columns:
+    ``alternative``, ``table``, ``fitted cells``, ``predicted cells``, ``predicted`` (the median, for ranking)."""
+    keys = ["table", "dataset", "sampler", "metric"]
+    marked = set(map(tuple, fitted[keys].drop_duplicates().to_numpy()))
     rows = []
-    for name, results in by_alternative.items():
-        chosen = results[np.isclose(results["epsilon"], epsilon) & (results["sampler"] == "S2")
-                         & (results["metric"] == metric)]
-        at = chapter.nearest(sorted(set(chosen["NK"])), budget)
-        for dataset, group in chosen[chosen["NK"] == at].groupby("dataset", sort=False):
-            group = group.sort_values("K")
-            rows.append({"alternative": name, "run": f"{paper_dataset(dataset)} S2", "N×K": at,
-                         f"Δ at K = {group['K'].iloc[0]}": group["delta"].iloc[0],
-                         f"Δ at K = {group['K'].iloc[-1]}": group["delta"].iloc[-1]})
-    return pd.DataFrame(rows).round(3)
+    for name, frame in by_alternative.items():
+        judged = frame.dropna(subset=["within"])
+        is_fitted = pd.Series([tuple(k) in marked for k in judged[keys].to_numpy()], index=judged.index)
+        for which, label in TABLES.items():
+            row = {"alternative": name, "table": label}
+            for part, title in ((is_fitted, "fitted cells"), (~is_fitted, "predicted cells")):
+                chosen = judged[part & (judged["table"] == which)]
+                per_seed = chosen.groupby("seed")["within"].sum()
+                n = int(chosen.groupby("seed").size().max()) if len(chosen) else 0
+                row[title] = f"{_spread(per_seed)} of {n}" if n else "none"
+                if title == "predicted cells":
+                    row["predicted"] = float(np.median(per_seed)) if n else 0.0
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["alternative", "table", "fitted cells", "predicted cells", "predicted"])
 
 
-def growth_figure(by_alternative: dict[str, pd.DataFrame], epsilon: float = tables.PAPER_EPSILON,
-                  metrics=("accuracy", "f1")):
-    """Δ against K under S2 for the stand-ins of both versions (one line per stand-in): the effect of the
-    per-item dispersion on the vote metrics, drawn."""
-    from analysis import plots
-
-    both = pd.concat([by_alternative[name] for name in (BASELINE, VERSION_1) if name in by_alternative])
-    return plots.effect_sizes(both[both["sampler"] == "S2"], epsilon, metrics=list(metrics))
-
+def best_on_predicted(apart: pd.DataFrame, candidates: Iterable[str]) -> str:
+    """Of ``candidates``, the alternative with the most predicted cells within the factor (median over seeds,
+    both tables together; the first named on ties)."""
+    totals = apart.groupby("alternative", sort=False)["predicted"].sum()
+    chosen = [c for c in candidates if c in totals.index]
+    return max(chosen, key=lambda c: (totals[c], -chosen.index(c)))
