@@ -1,0 +1,105 @@
+"""The package's shape, as the engine's issue asks for it: one home per concept, no import circles, short modules.
+
+Each check reads the source with :mod:`ast`, so it fails on the line that breaks the rule, whoever wrote it.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from analysis.engine.rule import PERTURBATIONS
+
+PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+MAX_LINES = 600
+# module constants of the engine that are layouts, memory bounds or laws, not path thresholds
+NOT_THRESHOLDS = {"MASK_BITS", "MASK20", "CHUNK_ITEMS", "LAW_CACHE_ENTRIES", "PERTURB_CACHE_ENTRIES", "CONCENTRATION",
+                  "MAX_PLAN_CELLS"}
+
+
+def name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module of the package that ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis"):
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("analysis"))
+    known = {name(p) for p in MODULES}
+    return {m for m in found if m in known} - {name(path)}
+
+
+def test_no_module_imports_a_module_that_imports_it_back():
+    graph = {name(p): imports(p) for p in MODULES}
+    graph = {m: {d for d in deps if not m.startswith(d + ".") and d != "analysis"} for m, deps in graph.items()}
+
+    def cycle_from(start):
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == start:
+                    return path + [start]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, path + [nxt]))
+        return None
+
+    circles = [c for c in map(cycle_from, graph) if c]
+    assert not circles, " -> ".join(circles[0])
+
+
+@pytest.mark.parametrize("path", MODULES, ids=name)
+def test_no_module_is_longer_than_600_lines(path):
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def test_only_the_plan_holds_path_thresholds():
+    """A number at module level in the engine or the samplers decides a path only in engine/plan.py."""
+    engine = [p for p in MODULES if p.parent.name == "engine" or p.name == "samplers.py"]
+    held = []
+    for path in engine:
+        if path.name == "plan.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.BinOp)):
+                for target in node.targets:
+                    if (isinstance(target, ast.Name) and target.id.isupper() and target.id not in NOT_THRESHOLDS
+                            and isinstance(getattr(node.value, "value", 0), (int, float))):
+                        held.append(f"{path.name}: {target.id}")
+    assert not held
+
+
+def test_no_module_but_the_rule_branches_on_a_rule_name():
+    """Comparisons with a rule's name (``== "dirichlet"``, ``in ("uniform", ...)``) live in engine/rule.py, and in
+    the separate reference, which stays separate on purpose."""
+    found = []
+    for path in MODULES:
+        if path.name in ("rule.py", "reference.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                for operand in [node.left, *node.comparators]:
+                    values = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+                    if any(isinstance(v, ast.Constant) and v.value in PERTURBATIONS for v in values):
+                        found.append(f"{name(path)}:{node.lineno}")
+    assert not found
+
+
+def test_only_the_samplers_decide_which_design_allows_which_sampler():
+    """The designs' names appear in comparisons only where designs are detected (data) and matched to samplers."""
+    found = []
+    for path in MODULES:
+        if path.name in ("data.py", "samplers.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Name) and node.id in ("FULLY_CROSSED", "BATCHED", "SPARSE"):
+                found.append(f"{name(path)}:{node.lineno}")
+    assert not found
