@@ -21,10 +21,10 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, grid, synthetic, tables, why
+from analysis import datasets, grid, synthetic, tables
 from analysis.engine import DEFAULT, check_perturbation
 from analysis.errors import ParameterError
-from analysis.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, SMOOTHING, averaged, check_smoothing
+from analysis.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, SMOOTHING, averaged, check_smoothing
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
@@ -83,15 +83,20 @@ class Choices:
 
 def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
     """The rows of the eight metrics under ``averaging``, each renamed to the paper's column it stands for
-    (``recall_macro`` -> ``recall``), so the paper's tables compare with them; columns as ``results``'s."""
+    (``recall_macro`` -> ``recall``) and in the paper's column order within each cell, so the paper's tables
+    compare with them; columns as ``results``'s."""
     chosen = results[results["metric"].isin(averaged(averaging))]
-    return chosen.assign(metric=chosen["metric"].map(lambda m: BY_NAME[m].column)).reset_index(drop=True)
+    chosen = chosen.assign(metric=chosen["metric"].map(lambda m: BY_NAME[m].column))
+    cell = [c for c in ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "seed") if c in chosen.columns]
+    order = chosen.assign(_cell=chosen.groupby(cell, sort=False).ngroup() if cell else 0,
+                          _metric=chosen["metric"].map({m: i for i, m in enumerate(METRICS)}))
+    return chosen.loc[order.sort_values(["_cell", "_metric"], kind="stable").index].reset_index(drop=True)
 
 
 def paper_name(dataset: str) -> str:
     """The paper's name (``DICES``, ``D3code``, ``Toxicity``) of a dataset given by that name, its registry name or
     the name of a stand-in of either version; any other name is kept as it is (hand-made tables)."""
-    return dataset if dataset in REGISTRY_NAMES else why.paper_dataset(dataset) or dataset
+    return dataset if dataset in REGISTRY_NAMES else tables.imitates(dataset) or dataset
 
 
 def paper_table(which: Iterable[str] = TABLES) -> pd.DataFrame:
@@ -230,6 +235,8 @@ def summary(effects: pd.DataFrame, grids: Mapping[int, pd.DataFrame] | None = No
     (Table 1 only). Columns: ``table``, ``by`` (``all``, ``run`` or ``metric``), ``group``, ``count`` (which
     count), ``cells``, ``seeds``, ``min``, ``median``, ``max`` (over seeds) and ``spread`` (``median (min–max)``).
     """
+    from analysis import why  # why compares alternatives through this module
+
     rows = _counts(effects, "within", WITHIN)
     if grids:
         cells = pd.concat([why.agreement(results, epsilon).assign(seed=seed) for seed, results in grids.items()],

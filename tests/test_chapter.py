@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from analysis import chapter
+from analysis import chapter, effect_sizes
 from analysis.errors import TopologyError
 from analysis.grid import run
 
@@ -154,3 +154,23 @@ def test_the_paper_grid_of_epsilons_only_on_the_papers_data(crossed, dices):
     assert chapter.grid_epsilons([crossed], [0.1, 0.4], 0.3) == [0.1, 0.4]
     book = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.2, epsilons=None, budgets=[100], ks=[1])
     assert book.grid_epsilons == [0.2] and "epsilons without 0.1, 0.3, 0.4" in repr(book.banner())
+
+
+def test_the_switches_are_chapter_parameters_and_replace_stand_ins(crossed):
+    found = chapter.Setup("x", ["toxicity-synthetic-binary"], epsilon=0.3, budgets=[100], ks=[1], granularity="binary",
+                          averaging="macro", smoothing=1e-9, extra_data=[crossed])
+    assert set(chapter.SWITCH_NAMES) <= set(chapter.PARAMETER_NAMES)
+    assert found.choices == effect_sizes.Choices(averaging="macro", smoothing=1e-9, granularity="binary")
+    assert found.dataset("toxicity-synthetic").name == "toxicity-synthetic-binary"
+    assert "Switches (METHOD section 12): macro averaging, s = 1e-09" in repr(found.banner())
+
+
+def test_a_chapter_simulates_the_chosen_averaging_under_the_papers_names(crossed):
+    macro = chapter.Setup("x", [], epsilon=0.3, budgets=[100], ks=[4], epsilons=[0.3], n_samples=20, seed=1,
+                          averaging="macro", smoothing=1e-9, extra_data=[crossed])
+    found = macro.simulate([(crossed, "S2")]).set_index("metric")
+    direct = run(crossed, "S2", budgets=[100], ks=[4], epsilons=[0.3], n_samples=20, seed=1, use_cache=False,
+                 progress=False, smoothing=1e-9, metrics=["recall_macro", "kl_div"]).set_index("metric")
+    assert list(found.index) == ["accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"]
+    assert found.loc["recall", "delta"] == direct.loc["recall_macro", "delta"]
+    assert found.loc["kl_div", "delta"] == direct.loc["kl_div", "delta"]

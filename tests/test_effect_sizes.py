@@ -132,3 +132,46 @@ def test_measure_compares_the_papers_cells_in_one_call():
     assert len(effects) == 39 and set(effects["seed"]) == {3}
     every = counted.set_index(["table", "by", "group"]).loc[("table1", "all", "every cell")]
     assert every["cells"] == 39 and every["min"] == int(effects["within"].sum())
+
+
+# ------------------------------------------------------------------------------------------ the switches
+
+def test_choices_refuse_an_unknown_value_of_any_switch():
+    for wrong in ({"averaging": "samples"}, {"smoothing": 1e-6}, {"perturbation": "gaussian"},
+                  {"granularity": "ternary"}, {"stand_ins": "v4"}):
+        with pytest.raises(ParameterError):
+            effect_sizes.Choices(**wrong)
+
+
+def test_choices_name_the_stand_in_variant_that_differs_from_version_2():
+    binary, v3 = effect_sizes.Choices(granularity="binary"), effect_sizes.Choices(stand_ins="v3")
+    assert [binary.dataset(n) for n in STAND_IN.values()] == ["dices-synthetic", "d3code-synthetic-binary",
+                                                              "toxicity-synthetic-binary"]
+    # only Toxicity has K = 1 cells, so only its v3 differs from version 2
+    assert [v3.dataset(n) for n in STAND_IN.values()] == ["dices-synthetic", "d3code-synthetic",
+                                                          "toxicity-synthetic-v3"]
+    assert binary.dataset("dices350") == "dices350" and binary.dataset("ratings.csv") == "ratings.csv"
+    assert effect_sizes.Choices(averaging="macro").metrics == ("accuracy", "mae", "wins", "precision_macro",
+                                                               "recall_macro", "f1_macro", "kl_div", "jsd")
+
+
+@pytest.mark.parametrize("averaging", ["weighted", "macro", "micro"])
+def test_select_keeps_one_averaging_under_the_papers_column_names(averaging):
+    rows = pd.DataFrame({"metric": list(effect_sizes.ALL_AVERAGINGS), "delta": range(len(effect_sizes.ALL_AVERAGINGS))})
+    chosen = effect_sizes.select(rows, averaging)
+    assert list(chosen["metric"]) == ["accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"]
+    names = dict(zip(rows["delta"], rows["metric"]))
+    assert [names[d] for d in chosen["delta"]] == list(effect_sizes.Choices(averaging=averaging).metrics)
+
+
+def test_one_simulation_serves_every_averaging_and_micro_recall_is_accuracy():
+    cells = effect_sizes.paper_cells(which=("table1",))
+    cells = cells[(cells["dataset"] == "Toxicity") & (cells["sampler"] == "S2") & (cells["K"] == 1)]
+    found = effect_sizes.simulate(cells, seeds=[0], n_samples=20, metrics=effect_sizes.ALL_AVERAGINGS,
+                                  use_cache=False)
+    micro = effect_sizes.select(found, "micro").set_index(["NK", "metric"])["delta"]
+    assert micro.loc[(500, "recall")] == micro.loc[(500, "accuracy")] == micro.loc[(500, "f1")]
+    weighted = effect_sizes.select(found, "weighted").set_index(["NK", "metric"])["delta"]
+    assert weighted.loc[(500, "recall")] == weighted.loc[(500, "accuracy")]  # weighted recall is accuracy too
+    assert effect_sizes.select(found, "macro").set_index(["NK", "metric"])["delta"].loc[(500, "kl_div")] == \
+        weighted.loc[(500, "kl_div")]  # the same replicates

@@ -210,3 +210,32 @@ def test_data_moment_of_a_hand_made_table():
     # item 0: (1/2, 1/4, 1/4), sum of squares 0.375; item 1: (1, 0, 0), 1; binary a | b, c: 0.5 and 1
     assert identities.data_moment(ds) == pytest.approx((0.375 + 1.0) / 2)
     assert identities.data_moment(ds, positive=("b", "c")) == pytest.approx((0.5 + 1.0) / 2)
+
+
+# --------------------------------------------------------------------------------------------- granularity, v3
+
+@pytest.mark.parametrize("delta, answer", [(0.061, "binary"), (0.100, None), (0.020, None)])
+def test_granularity_is_the_one_at_which_the_k_1_cells_are_reachable(delta, answer):
+    """Toxicity at five ratings per item: at C labels E[Σ p²] = (5 (Δ / 0.3 + 1/C) − 1) / 4, reachable above
+    Σ π² (0.331 at five labels, 0.500 at two): Δ 0.061 only at two, 0.100 at both, 0.020 at neither."""
+    found = identities.granularity(cells(("Toxicity", "S2", "accuracy", 500, 1, 0.03, delta)))
+    assert found.answer == {"Toxicity": answer}
+    two = found.evidence.set_index("C").loc[2]
+    assert two["sum_p2"] == pytest.approx((5 * (delta / 0.3 + 0.5) - 1) / 4)
+    assert "E[Σ p²] = (5 × " in found.explanation
+
+
+def test_the_papers_toxicity_needs_binary_labels_and_then_its_published_a0():
+    found = identities.granularity()
+    assert found.answer == {"Toxicity": "binary"}
+    two = found.evidence.set_index("C").loc[2]
+    assert two["cells"] == 3 and abs(two["a0"] / two["published_a0"] - 1) < 0.05  # 2.79 against 2.70
+
+
+def test_v3_is_fitted_on_the_k_1_accuracy_and_kl_cells_alone():
+    fitted = identities.v3_cells()
+    assert set(fitted["stand_in"]) == {"toxicity-synthetic"} and set(fitted["metric"]) == {"accuracy", "kl_div"}
+    assert set(map(tuple, fitted[["table", "NK"]].drop_duplicates().to_numpy())) == {("table1", 500),
+                                                                                     ("appendix", 1000)}
+    assert identities.v3_moments()[("toxicity-synthetic", 2)] == pytest.approx(
+        fitted[fitted["C"] == 2]["sum_p2"].mean())

@@ -1,24 +1,26 @@
-"""Why Table 1 differs: the agreement rules per cell, the counts, and which departures an alternative moves.
+"""Why Table 1 differs: the agreement rules per cell, the identities' combined choices, counts over seeds, and
+which switch explains which departure.
 
 Results tables are built so that the Table 1 rule returns chosen (budget, K) per cell: p = 0.01 at the chosen cell,
-0.5 everywhere else.
+0.5 everywhere else; the comparison frames of :func:`why.cells` are hand-made with known ratios per seed.
 """
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import datasets, tables, why
+from analysis import effect_sizes, identities, tables, why
+from analysis.effect_sizes import Choices
 from analysis.grid import PAPER_BUDGETS, PAPER_KS
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
 
 
-def results_with(chosen: dict, suffix: str = "") -> pd.DataFrame:
+def results_with(chosen: dict, suffix: str = "", which: str = "table1") -> pd.DataFrame:
     """A results table whose Table 1 gives, per paper cell (dataset, sampler, metric), the (NK, K) of ``chosen``
     (None: no budget significant), and the paper's own (NK, K) for every other cell."""
     rows = []
-    for cell in tables.paper_table().itertuples():
+    for cell in tables.paper_table(which).itertuples():
         nk, k = chosen.get((cell.dataset, cell.sampler, cell.metric),
                            (None, None) if pd.isna(cell.NK) else (int(cell.NK), int(cell.K)))
         for budget in PAPER_BUDGETS:
@@ -30,9 +32,15 @@ def results_with(chosen: dict, suffix: str = "") -> pd.DataFrame:
 
 
 def test_the_papers_own_table_agrees_in_every_cell():
-    found = why.counts(results_with({}))
-    assert found["best-K class"] == (40, 40) and found["budget within one step"] == (40, 40)
-    assert found["our budget smaller"] == (0, 39)  # DICES S1 precision: no budget in the paper
+    cells = why.agreement(results_with({}))
+    assert len(cells) == 40 and cells["k_class"].all() and cells["budget"].all()
+    assert cells["comparable"].sum() == 39  # DICES S1 precision: no budget in the paper
+
+
+def test_the_appendix_is_compared_with_the_appendix():
+    cells = why.agreement(results_with({}, which="appendix"), which="appendix")
+    assert len(cells) == 40 and cells["k_class"].all() and cells["budget"].all()
+    assert not why.agreement(results_with({}, which="appendix"), which="table1")["budget"].all()
 
 
 @pytest.mark.parametrize("nk, k, k_class, budget", [
@@ -50,68 +58,124 @@ def test_each_rule_on_one_cell(nk, k, k_class, budget):
     assert cells[["k_class", "budget"]].drop(("DICES", "S2", "accuracy")).all().all()
 
 
-def test_a_cell_the_paper_never_reaches_agrees_only_when_ours_does_not_either():
-    cells = why.agreement(results_with({("DICES", "S1", "precision"): (500, 3)})).set_index(
-        ["dataset", "sampler", "metric"])
-    assert not cells.loc[("DICES", "S1", "precision"), ["k_class", "budget"]].any()
+def test_every_variant_of_a_stand_in_is_compared_with_the_paper_dataset_it_imitates():
+    for name, paper in (("dices-synthetic-v1", "DICES"), ("toxicity-synthetic-binary", "Toxicity"),
+                        ("d3code-synthetic-v3", "D3code"), ("my-file", None), ("dices-synthetic-5raters", None)):
+        assert why.paper_dataset(name) == paper
+    assert len(why.agreement(results_with({}, suffix="-binary"))) == 40 - 16  # DICES has no binary variant
 
 
-def test_version_1_stand_ins_are_compared_with_the_paper_dataset_they_imitate():
-    assert why.paper_dataset("dices-synthetic-v1") == "DICES" and why.paper_dataset("my-file") is None
-    assert len(why.agreement(results_with({}, suffix="-v1"))) == 40
+# ------------------------------------------------------------------------------------------ the identities
+
+def _inference(answer) -> identities.Inference:
+    return identities.Inference("q", answer, pd.DataFrame(), "")
 
 
-def test_moved_and_finding_name_what_each_alternative_removes_and_adds():
-    base = results_with({("DICES", "S2", "accuracy"): (5000, 1), ("D3code", "S2", "mae"): (50000, 100)})
-    fixes_k = results_with({("D3code", "S2", "mae"): (50000, 100), ("Toxicity", "S3", "jsd"): (1000, 100)})
-    change = why.moved(base, fixes_k)
-    assert change == {"removes": {("DICES", "S2", "accuracy", "k_class")},
-                      "adds": {("Toxicity", "S3", "jsd", "k_class")}}
-    table = why.moved_table({why.BASELINE: base, "v1": fixes_k})
-    assert list(table["alternative"]) == ["v1"]
-    assert list(table["departures it removes"]) == ["DICES S2: Accuracy (K)"]
+@pytest.mark.parametrize("recall, f1, averaging", [("not weighted", "not micro", "macro"),
+                                                   ("consistent with weighted", "not micro", "weighted"),
+                                                   ("no evidence", "no evidence", "weighted")])
+def test_inferred_takes_the_one_averaging_no_identity_rules_out(recall, f1, averaging):
+    found = why.inferred(_inference({"s": 1e-9, "base": "e"}), _inference({"recall": recall, "f1": f1}),
+                         _inference({"Toxicity": "binary"}))
+    assert found == Choices(averaging=averaging, smoothing=1e-9, granularity="binary")
 
 
-def test_finding_counts_only_what_moves_beyond_the_reseeded_control():
-    base = results_with({("DICES", "S2", "accuracy"): (5000, 1), ("D3code", "S2", "mae"): (50000, 100),
-                         ("DICES", "S1", "mae"): (None, None)})
-    reseeded = results_with({("DICES", "S2", "accuracy"): (5000, 1), ("D3code", "S2", "mae"): (50000, 100)})
-    cause = results_with({("D3code", "S2", "mae"): (50000, 100), ("Toxicity", "S3", "jsd"): (1000, 100)})
-    text = why.finding({why.BASELINE: base, "v1": cause, why.RESEEDED: reseeded})
-    assert text.startswith(f"Under {why.BASELINE}, 4 of the 80 (cell, rule) pairs of the paper's Table 1 depart")
-    assert "another seed, 2 pairs move" in text and "noise (DICES S1: MAE (K, budget))" in text
-    assert "Switching to v1 removes 1 departure beyond that noise (DICES S2: Accuracy (K)) and adds 1 " \
-           "(Toxicity S3: JSD (K))" in text
-    assert text.endswith("1 departure of the baseline stays under every alternative, so no cause measured here "
-                         "explains it: D3code S2: MAE (budget).")
+def test_inferred_leaves_a_switch_no_identity_pins_at_the_baseline():
+    found = why.inferred(_inference({"s": 1e-9, "base": "2"}), _inference({}), _inference({"Toxicity": None}))
+    assert found == Choices()
+    found = why.inferred(_inference(None), _inference({}), _inference({"Toxicity": "binary", "D3code": "levels"}))
+    assert found == Choices()
 
 
-def test_counts_table_has_one_row_per_alternative():
-    table = why.counts_table({"a": results_with({}), "b": results_with({("DICES", "S2", "mae"): (None, None)})})
-    assert list(table["best-K class"]) == ["40 of 40", "39 of 40"]
-    assert list(table["our budget smaller"]) == ["0 of 39", "0 of 38"]
+def test_the_papers_identities_infer_macro_1e_9_and_binary_labels():
+    found = why.inferred(identities.kl_smoothing(), identities.averaging(), identities.granularity())
+    assert found == Choices(averaging="macro", smoothing=1e-9, granularity="binary")
 
 
-def test_effect_growth_reads_delta_at_the_smallest_and_largest_k_of_each_s2_run():
-    results = results_with({})
-    results["delta"] = results["K"] / 1000 + np.where(results["dataset"] == "d3code-synthetic", 0.5, 0.0)
-    table = why.effect_growth({"a": results}, budget=9000).set_index("run")
-    assert list(table.index) == ["DICES S2", "D3code S2", "Toxicity S2"] and set(table["N×K"]) == {10000}
-    assert table.loc["D3code S2", "Δ at K = 1"] == 0.501 and table.loc["DICES S2", "Δ at K = 100"] == 0.1
+def test_averagings_share_one_simulation_and_other_switches_do_not():
+    groups = why._groups(why.alternatives(Choices(averaging="macro", smoothing=1e-9)))
+    names = {tuple(v) for v in groups.values()}
+    assert (why.BASELINE, "macro averaging", "micro averaging") in names
+    assert ("smoothing 1e-9", why.INFERRED) in names
+    assert len(groups) == len(why.SWITCHES) - 2
 
 
-def test_the_alternatives_use_both_versions_of_each_stand_in(tmp_path, monkeypatch):
-    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
-    assert why.PAPER_DATA not in why.alternatives()
-    assert sorted(why.dataset_names()) == sorted(f"{name}{v}" for name in STAND_IN.values() for v in ("", "-v1"))
+# ------------------------------------------------------------------------------------------ counts
+
+def cells_frame(ratios: dict, seeds=(0, 1, 2), rules=None) -> pd.DataFrame:
+    """A :func:`why.cells` frame: per (table, dataset, sampler, metric), the ratio per seed (one value: every
+    seed; a list: seed by seed); rules hold unless ``rules`` names (key, rule) -> per-seed booleans."""
+    rows = []
+    for key, ratio in ratios.items():
+        for i, seed in enumerate(seeds):
+            r = ratio[i] if isinstance(ratio, (list, tuple)) else ratio
+            row = dict(zip(["table", "dataset", "sampler", "metric"], key), seed=seed, K=1, paper_delta=0.1,
+                       delta=0.1 * r, ratio=r, within=1 / effect_sizes.FACTOR <= r <= effect_sizes.FACTOR)
+            for rule in why.RULES:
+                row[rule] = (rules or {}).get((key, rule), [True] * len(seeds))[i]
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
-def test_with_the_papers_files_cached_their_data_is_one_more_alternative(monkeypatch):
-    monkeypatch.setattr(datasets, "available", lambda name: True)
-    assert why.alternatives()[why.PAPER_DATA] == ("paper", "dirichlet", 0)
-    assert {"dices350", "d3code", "toxicity_kumar2021"} <= set(why.dataset_names())
+A = ("table1", "DICES", "S2", "accuracy")
+B = ("table1", "DICES", "S2", "mae")
+C = ("appendix", "Toxicity", "S2", "jsd")
 
 
-def test_counts_table_says_so_when_no_cell_is_comparable():
-    never = {(c.dataset, c.sampler, c.metric): (None, None) for c in tables.paper_table().itertuples()}
-    assert why.counts_table({"a": results_with(never)}).loc[0, "our budget smaller"] == "no cell"
+def test_counts_table_gives_median_and_range_over_seeds_per_table():
+    frame = cells_frame({A: [1.0, 0.5, 1.1], B: 1.0, C: 2.0})
+    table = why.counts_table({"x": frame}).set_index("table")
+    assert table.loc["Table 1", effect_sizes.WITHIN] == "2 (1–2) of 2"
+    assert table.loc["appendix", effect_sizes.WITHIN] == "0 (0–0) of 1"
+    assert table.loc["Table 1", "best-K class"] == "2 (2–2) of 2"
+    assert why.count_values(frame, "table1") == (2.0, 1, 2)
+
+
+def test_a_switch_explains_a_departure_only_beyond_the_reseeded_spread():
+    base = cells_frame({A: [0.5, 0.55, 0.6], B: [0.5, 0.7, 0.9], C: 2.0})
+    moves = cells_frame({A: [1.0, 1.05, 0.95], B: [0.85, 1.0, 1.05], C: 2.0})
+    departed = why.departures({why.BASELINE: base, "switch": moves}).set_index(["run", "metric"])
+    assert departed.loc[("DICES S2", "Accuracy"), "cause"] == "switch"
+    assert departed.loc[("DICES S2", "Accuracy"), "under the cause"] == "1.00 (0.95–1.05)"
+    assert departed.loc[("DICES S2", "MAE"), "cause"] == "unexplained"  # the baseline reaches 0.9 in one seed
+    assert departed.loc[("Toxicity S2", "JSD"), "cause"] == "unexplained"
+    assert departed.loc[("Toxicity S2", "JSD"), "baseline"] == "2.00 (2.00–2.00)"
+    assert set(departed["departs"]) == {"Δ"}
+
+
+def test_a_rule_departure_is_explained_when_it_holds_in_every_seed_under_the_switch():
+    fails = {(A, "k_class"): [False] * 3, (B, "budget"): [False, False, True]}
+    base = cells_frame({A: 1.0, B: 1.0}, rules=fails)
+    moves = cells_frame({A: 1.0, B: 1.0})
+    departed = why.departures({why.BASELINE: base, "switch": moves})
+    assert list(zip(departed["metric"], departed["departs"], departed["cause"])) == [
+        ("Accuracy", "best-K class", "switch"), ("MAE", "budget within one step", "unexplained")]
+    assert departed.loc[0, "baseline"] == "fails in 3 of 3 seeds"
+
+
+def test_causes_and_finding_count_what_each_switch_explains():
+    base = cells_frame({A: 0.5, B: 0.5, C: 2.0})
+    first = cells_frame({A: 1.0, B: 0.5, C: 2.0})
+    both = cells_frame({A: 1.0, B: 1.0, C: 2.0})
+    by_alternative = {why.BASELINE: base, "first": first, why.INFERRED: both}
+    departed = why.departures(by_alternative)
+    causes = why.causes(departed).set_index(["cause", "table"])["departures"]
+    assert causes[("first", "Table 1")] == 1 and causes[(why.INFERRED, "Table 1")] == 2
+    assert causes[("unexplained", "appendix")] == 1
+    text = why.finding(by_alternative, departed, 0.2)
+    assert text.startswith("Over 3 seeds, our Δ lies within ×1.25 of the paper's in 0 (0–0) of 2 Table 1 cells and "
+                           "0 (0–0) of 1 appendix cells (ε = 0.2)")
+    assert "in 2 (2–2) of 2 and 0 (0–0) of 1 under the paper's inferred choices" in text
+    assert "Of the baseline's 3 Δ departures, 2 move" in text and "first 1; the paper's inferred choices 2" in text
+    assert "1 stay unexplained: Toxicity S2 1 (ratios 2.00 to 2.00)" in text
+
+
+def test_fitted_and_predicted_cells_are_counted_apart():
+    frame = cells_frame({A: 1.0, B: 2.0, C: 1.0})
+    fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
+    apart = why.fitted_apart({"x": frame, "y": cells_frame({A: 2.0, B: 1.0, C: 1.0})}, fitted)
+    x = apart[apart["alternative"] == "x"].set_index("table")
+    assert x.loc["Table 1", "fitted cells"] == "1 (1–1) of 1" and x.loc["Table 1", "predicted cells"] == "0 (0–0) of 1"
+    assert x.loc["appendix", "fitted cells"] == "none" and x.loc["appendix", "predicted cells"] == "1 (1–1) of 1"
+    assert why.best_on_predicted(apart, ["x", "y"]) == "y"  # y wins on the predicted cells, x only on the fitted
+    assert why.best_on_predicted(apart, ["x"]) == "x"
