@@ -562,7 +562,8 @@ def run_cli(args: argparse.Namespace) -> None:
         print(f"note: designs with K above the {result.provenance['raters']} raters a drawn item has are "
               "extrapolations (the same people redrawn)", file=sys.stderr)
     if raters_note(result):
-        print(f"note: {raters_note(result)}", file=sys.stderr)
+        note = raters_note(result)
+        print(f"note: {note[0].lower()}{note[1:]}", file=sys.stderr)
     print("\n".join(summary_lines(result)))
     if out:
         save(result, out)
