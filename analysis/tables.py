@@ -50,6 +50,8 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
     For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
     p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
+
+    Columns: dataset, sampler, epsilon, metric, NK, p_value, K, delta (NK and K as nullable integers).
     """
     need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
     if need - set(results.columns):
@@ -75,7 +77,8 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Table 1 in the paper's layout: rows (dataset:sampler, statistic), columns the metrics, '–' where none."""
+    """Table 1 in the paper's layout, as text: the index is (run, stat), a run being ``dataset:sampler (ε=…)`` and
+    stat one of NK, p-value, K, Δ; one column per metric label; '–' where no budget qualifies."""
     def fmt(value, kind):
         if pd.isna(value):
             return "–"
@@ -179,7 +182,10 @@ class Table:
 # --------------------------------------------------------------------------------------------- paper values
 
 def paper_table(which: str = "table1") -> pd.DataFrame:
-    """The paper's values: ``"table1"`` (epsilon 0.3) or ``"appendix"`` (epsilon not stated in the paper)."""
+    """The paper's values: ``"table1"`` (epsilon 0.3) or ``"appendix"`` (epsilon not stated in the paper).
+
+    Columns: epsilon, dataset, sampler, metric, NK, p_value, K, delta, as the paper prints them.
+    """
     table = pd.read_csv(files("analysis") / "resources" / "paper_tables.csv", comment="#")
     if which not in set(table["table"]):
         raise ValueError(f"unknown paper table {which!r}; choose 'table1' or 'appendix'")
@@ -476,6 +482,8 @@ def paper_value_exists(paper_dataset: str, sampler: str, metric: str, which: str
 def departures(results: pd.DataFrame, epsilon: float, factor: float = 4.0) -> pd.DataFrame:
     """(run, metric) pairs whose smallest significant budget or best K differs from the paper's by ``factor`` or
     more, or that reach significance where the paper does not (or the reverse). Only runs with paper values count.
+
+    Columns: dataset, sampler, metric, how (what departs, in words).
     """
     ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     rows = []
