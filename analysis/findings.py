@@ -13,101 +13,128 @@ import pandas as pd
 
 from analysis import tables
 from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
-from analysis.verdicts import (AGREES, BUDGET_SIZE, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
-                               CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _k_class, _label, _names, _pct,
-                               _within, _x)
+from analysis.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
+                               CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _label, _names, _pct, _x,
+                               over_seeds)
 
-# ------------------------------------------------------------------------------------------ the paper's numbers
+# ------------------------------------------------------------------------------------------ the budget contrast
+
+LARGER, SMALLER, EQUAL, NOT_COMPARABLE = "larger", "smaller", "equal", "not comparable"
+PAPER_FLOOR = 100  # the paper's smallest budget
+
+
+def budget_side(modelled, independent, floor: float) -> str:
+    """How a metric's smallest significant budget under the modelled sampler compares with the other's.
+
+    ``None``/NaN means never significant on the grid. Equal budgets at the grid's floor, and no budget on either
+    side, are ``not comparable``: the grid cannot tell which sampler would need more there.
+    """
+    m, i = (None if pd.isna(v) else float(v) for v in (modelled, independent))
+    if m is None and i is None:
+        return NOT_COMPARABLE
+    if m is None or i is None:
+        return LARGER if m is None else SMALLER
+    if m == i:
+        return NOT_COMPARABLE if m <= floor else EQUAL
+    return LARGER if m > i else SMALLER
+
+
+def contrast(table: pd.DataFrame, floor: float) -> dict:
+    """Counts of :func:`budget_side` over a :func:`tables.smallest_budgets`-shaped table (``metric``, ``NK_first``
+    the modelled run, ``NK_second`` the other), and the budget ratios of the comparable metrics significant under
+    both."""
+    sides = {row.metric: budget_side(row.NK_first, row.NK_second, floor) for row in table.itertuples()}
+    counts = {side: sum(v == side for v in sides.values()) for side in (LARGER, SMALLER, EQUAL, NOT_COMPARABLE)}
+    ratios = {row.metric: float(row.NK_first) / float(row.NK_second) for row in table.itertuples()
+              if sides[row.metric] in (LARGER, SMALLER, EQUAL) and not (pd.isna(row.NK_first)
+                                                                       or pd.isna(row.NK_second))}
+    short = [METRIC_LABELS[m] for m, v in sides.items() if v in (SMALLER, EQUAL)]
+    floored = [METRIC_LABELS[m] for m, v in sides.items() if v == NOT_COMPARABLE]
+    return {**counts, "compared": counts[LARGER] + counts[SMALLER] + counts[EQUAL], "ratios": ratios,
+            "sides": sides, "short": short, "not_comparable_metrics": floored}
+
+
+def contrast_text(c: dict) -> str:
+    """``larger for 1, the same for 7, smaller for 0 of 8 metrics`` (with the metrics that are not comparable)."""
+    if not c["compared"]:
+        return "no metric comparable"
+    text = (f"larger for {c[LARGER]}, the same for {c[EQUAL]}, smaller for {c[SMALLER]} of {c['compared']} "
+            f"metric{'' if c['compared'] == 1 else 's'}")
+    if c[NOT_COMPARABLE]:
+        text += f" ({', '.join(c['not_comparable_metrics'])} not comparable)"
+    return text
+
 
 def paper_contrast(paper_dataset: str, modelled: str, independent: str, which: str = "table1") -> dict:
-    """From the paper's table, how often the sampler that models raters "needs more" than the one that does not.
-
-    A metric needs more when its smallest significant budget is larger, or equal with a higher p-value, or when
-    only the independent sampler reaches significance. Returns counts and the per-metric budget ratios.
-    """
+    """:func:`contrast` on the paper's table: how the sampler that models raters compares with the one that does
+    not, by the smallest significant budget per metric (the paper's grid starts at NK = 100)."""
     table = tables.paper_table(which)
-    table = table[table["dataset"] == paper_dataset].set_index(["sampler", "metric"])
-    more, compared, ratios = 0, 0, {}
-    for metric in METRICS:
-        if (modelled, metric) not in table.index or (independent, metric) not in table.index:
-            continue
-        m, i = table.loc[(modelled, metric)], table.loc[(independent, metric)]
-        if pd.isna(m["NK"]) and pd.isna(i["NK"]):
-            continue
-        compared += 1
-        if pd.isna(m["NK"]) or (not pd.isna(i["NK"]) and (m["NK"] > i["NK"] or (
-                m["NK"] == i["NK"] and m["p_value"] > i["p_value"]))):
-            more += 1
-        if not (pd.isna(m["NK"]) or pd.isna(i["NK"])):
-            ratios[metric] = float(m["NK"]) / float(i["NK"])
-    return {"dataset": paper_dataset, "modelled": modelled, "independent": independent, "needs_more": more,
-            "compared": compared, "ratios": ratios}
+    table = table[table["dataset"] == paper_dataset].set_index(["sampler", "metric"])["NK"]
+    rows = [{"metric": m, "NK_first": table[(modelled, m)], "NK_second": table[(independent, m)]}
+            for m in METRICS if (modelled, m) in table.index and (independent, m) in table.index]
+    found = contrast(pd.DataFrame(rows, columns=["metric", "NK_first", "NK_second"]), PAPER_FLOOR)
+    return {"dataset": paper_dataset, "modelled": modelled, "independent": independent, **found}
+
+
+def _paper_name(results: pd.DataFrame, run) -> str | None:
+    return tables._imitated(results, tables._as_run(run)[0])
+
+
+def _paper_subject(results: pd.DataFrame, modelled, independent) -> str:
+    """The paper's name for a comparison (``DICES, S1 against S2``), "" where our data imitate none of its sets."""
+    name = _paper_name(results, modelled)
+    return f"{name}, {tables._as_run(modelled)[1]} against {tables._as_run(independent)[1]}" if name else ""
 
 
 def _paper_contrast_for(results: pd.DataFrame, modelled, independent) -> dict | None:
     """:func:`paper_contrast` for the paper dataset a comparison's data are or imitate (``None`` for other data)."""
-    paper_name = tables._imitated(results, tables._as_run(modelled)[0])
-    if paper_name is None:
+    name = _paper_name(results, modelled)
+    if name is None:
         return None
-    found = paper_contrast(paper_name, tables._as_run(modelled)[1], tables._as_run(independent)[1])
+    found = paper_contrast(name, tables._as_run(modelled)[1], tables._as_run(independent)[1])
     return found if found["compared"] else None
 
 
-def _our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) -> dict:
-    """The same count as :func:`paper_contrast`, on our Table 1."""
-    budgets = tables.smallest_budgets(results, modelled, independent, epsilon)
-    summary = tables.table1(pd.concat([tables.select(results, modelled, epsilon),
-                                       tables.select(results, independent, epsilon)]))
-    p = summary.set_index(["dataset", "sampler", "metric"])["p_value"]
-    more = compared = 0
-    for row in budgets.itertuples():
-        m, i = row.NK_first, row.NK_second
-        if pd.isna(m) and pd.isna(i):
-            continue
-        compared += 1
-        if pd.isna(m) or (not pd.isna(i) and (m > i or (m == i and p[(*tables._as_run(modelled), row.metric)]
-                                                        > p[(*tables._as_run(independent), row.metric)]))):
-            more += 1
-    return {"needs_more": more, "compared": compared}
+def our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) -> dict:
+    """:func:`contrast` on our runs, the floor being the smallest budget they simulated."""
+    floor = float(pd.concat([tables.select(results, r, epsilon) for r in (modelled, independent)])["NK"].min())
+    return contrast(tables.smallest_budgets(results, modelled, independent, epsilon), floor)
 
 
 def _needs_more_claim(rule: Rule, results, modelled, independent, epsilon: float) -> SubClaim:
-    """:data:`NEEDS_MORE` (or its main twin in RQ2) on one comparison, against the paper's count for its data."""
-    ours, paper = _our_contrast(results, modelled, independent, epsilon), _paper_contrast_for(
+    """The "needs a larger budget" rule (RQ1's, RQ2's and RQ3's alike) on one comparison, with the paper's count
+    for the data it is or imitates."""
+    ours, paper = our_contrast(results, modelled, independent, epsilon), _paper_contrast_for(
         results, modelled, independent)
-    return SubClaim(rule, f"{paper['needs_more']} of {paper['compared']} metrics" if paper else
-                    "more for most metrics (its Discussion)",
-                    f"{ours['needs_more']} of {ours['compared']}" if ours["compared"] else "no metric significant",
-                    2 * ours["needs_more"] > ours["compared"] if ours["compared"] else None, _label(modelled))
+    return SubClaim(rule, contrast_text(paper) if paper else "larger (its RQ1 and RQ3 answers)", contrast_text(ours),
+                    ours[LARGER] > ours[SMALLER] if ours["compared"] else None, _label(modelled),
+                    _paper_subject(results, modelled, independent))
 
 
-def _budget_size_claim(results, modelled, independent, epsilon: float) -> SubClaim | None:
-    """:data:`BUDGET_SIZE` on one comparison (``None`` when the paper gives no budgets for its data)."""
+def _budget_size_claim(rule: Rule, results, modelled, independent, epsilon: float) -> SubClaim | None:
+    """The "budget ratio as the paper's" rule on one comparison (``None`` where the paper gives no budgets for its
+    data): our median ratio within the range of the paper's per-metric ratios."""
     paper = _paper_contrast_for(results, modelled, independent)
     if paper is None or not paper["ratios"]:
         return None
-    paper_ratio = float(np.median(list(paper["ratios"].values())))
-    ours = tables.smallest_budgets(results, modelled, independent, epsilon)["ratio"].dropna().astype(float)
-    equal = sum(r == 1 for r in paper["ratios"].values())
-    return SubClaim(BUDGET_SIZE, f"median {_x(paper_ratio)} ({equal} of {len(paper['ratios'])} equal)",
-                    f"median {_x(ours.median())} ({int((ours == 1).sum())} of {len(ours)} equal)" if len(ours)
-                    else "no metric significant under both",
-                    _within(float(ours.median()), paper_ratio) if len(ours) else None, _label(modelled))
+    low, high = min(paper["ratios"].values()), max(paper["ratios"].values())
+    ours = list(our_contrast(results, modelled, independent, epsilon)["ratios"].values())
+    median = float(np.median(ours)) if ours else float("nan")
+    span = _x(low) if low == high else f"{_x(low)} to {_x(high)}"
+    return SubClaim(rule, f"{span} over {len(paper['ratios'])} metrics",
+                    f"median {_x(median)} over {len(ours)} metrics" if ours else "no metric significant under both",
+                    bool(low <= median <= high) if ours else None, _label(modelled),
+                    _paper_subject(results, modelled, independent))
 
 
 # ------------------------------------------------------------------------------------------ claims
 
-PAPER_RQ1 = ("Yes. Under S2 the p-values are lower than under S1 on DICES (Accuracy at NK = 5,000: 0.045 under S1, "
-             "0.019 under S2), and S3 needs a larger budget than S2 on Toxicity. By the paper's Table 1 (ε = 0.3), the sampler "
-             "that models raters needs more (a larger smallest significant budget, or a higher p-value at the same "
-             "budget) for {dices} of {dices_n} metrics on DICES (S1 against S2) and {tox} of {tox_n} on Toxicity "
-             "(S3 against S2).")
-
-
 def paper_rq1() -> str:
-    d = paper_contrast("DICES", "S1", "S2")
-    t = paper_contrast("Toxicity", "S3", "S2")
-    return PAPER_RQ1.format(dices=d["needs_more"], dices_n=d["compared"], tox=t["needs_more"], tox_n=t["compared"])
+    d, t = paper_contrast("DICES", "S1", "S2"), paper_contrast("Toxicity", "S3", "S2")
+    return ("Yes: the samplers that model raters give higher p-values (its Figures 1 and 2; on DICES, Accuracy at "
+            "NK = 5,000 has p 0.045 under S1 and 0.019 under S2) and need larger budgets. By its Table 1 (ε = 0.3), "
+            f"the smallest significant budget is {contrast_text(d)} on DICES (S1 against S2), and "
+            f"{contrast_text(t)} on Toxicity (S3 against S2).")
 
 
 NO_COMPARISON = "The data have no design that allows a sampler comparison (a sparse design only admits S2)."
@@ -120,9 +147,9 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
     ``comparisons`` is a list of ``(modelled_run, independent_run)`` pairs, each run a ``(dataset, sampler)``.
     Rules (:data:`RULES` ``["rq1"]``), per comparison: *higher p-values* (main) holds when, among the
     (NK, K, metric) cells where the two p-values differ, the modelled run's is the higher in more than half and the
-    median difference is not negative; *needs a larger budget* holds when, by the Table 1 rule, the modelled run
-    needs more for more than half of the metrics significant under either. "Cannot be checked" without a
-    comparison (``missing`` then says what is missing).
+    median difference is not negative; *needs a larger budget* holds when more metrics need a larger smallest
+    significant budget under the modelled run than a smaller one (:func:`budget_side`; RQ3 applies the same rule).
+    "Cannot be checked" without a comparison (``missing`` then says what is missing).
     """
     comparisons = list(comparisons or [])
     if results is None or not len(results) or not comparisons:
@@ -132,20 +159,20 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
     rows, parts, claims = [], [], []
     for modelled, independent in comparisons:
         stats = tables.compare_runs(results, modelled, independent, epsilon)
-        contrast = _our_contrast(results, modelled, independent, epsilon)
+        found = our_contrast(results, modelled, independent, epsilon)
         holds = stats["differing"] > 0 and stats["share_higher"] > 0.5 and stats["median_difference"] >= 0
         rows.append({"modelled": tables._as_run(modelled), "independent": tables._as_run(independent),
-                     **stats, **contrast, "holds": holds})
+                     **stats, "contrast": found, "holds": holds})
         claims.append(SubClaim(higher, "higher (its Figures 1 and 2)",
                                f"higher in {_pct(stats['share_higher'])} of {stats['differing']:,} differing cells"
-                               if stats["differing"] else "the same in every cell", holds, _label(modelled)))
+                               if stats["differing"] else "the same in every cell", holds, _label(modelled),
+                               _paper_subject(results, modelled, independent)))
         claims.append(_needs_more_claim(budget, results, modelled, independent, epsilon))
-        table1_part = (f"needs more for {contrast['needs_more']} of {contrast['compared']} metrics by the Table 1 "
-                       "rule" if contrast["compared"] else "no metric reaches significance under either sampler")
+        budget_part = f"its smallest significant budget is {contrast_text(found)}"
         if stats["differing"]:
             parts.append(f"{_label(modelled)} gives the higher p-value in {_pct(stats['share_higher'])} of the "
                          f"{stats['differing']:,} cells where it differs from {tables._as_run(independent)[1]} "
-                         f"(median difference {stats['median_difference']:+.3f}); {table1_part}")
+                         f"(median difference {stats['median_difference']:+.3f}); {budget_part}")
         else:
             parts.append(f"{_label(modelled)} gives the same p-value as {tables._as_run(independent)[1]} in all "
                          f"{stats['cells']:,} cells")
@@ -158,57 +185,67 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
                    CLAIMS["rq1"])
 
 
+def k_shift(table: pd.DataFrame) -> tuple[int, int]:
+    """Over the metrics of a :func:`tables.smallest_budgets`-shaped table significant under both runs: for how
+    many the best K is larger under the modelled run, and for how many smaller."""
+    both = table.dropna(subset=["K_first", "K_second"])
+    return int((both["K_first"] > both["K_second"]).sum()), int((both["K_first"] < both["K_second"]).sum())
+
+
+def paper_k_shift() -> tuple[int, int]:
+    """:func:`k_shift` on the paper's Table 1, DICES (S1 against S2) and Toxicity (S3 against S2) together."""
+    table = tables.paper_table()
+    up = down = 0
+    for dataset, modelled in (("DICES", "S1"), ("Toxicity", "S3")):
+        chosen = table[table["dataset"] == dataset].set_index(["sampler", "metric"])
+        pairs = pd.DataFrame({"K_first": chosen.loc[modelled, "K"], "K_second": chosen.loc["S2", "K"]}).astype(float)
+        u, d = k_shift(pairs)
+        up, down = up + u, down + d
+    return up, down
+
+
 def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, epsilon: float,
                                   missing: str = NO_COMPARISON) -> Finding:
     """RQ2's claim: modelling raters raises the smallest significant budget, and the best K with it.
 
-    Rules (:data:`RULES` ``["rq2"]``): per comparison, *needs a larger budget* (main; the Table 1 rule, for more
-    than half of the metrics significant under either) and, on data that are or imitate the paper's, *budget ratio
-    as the paper's* (our median ratio of smallest significant budgets within a factor 2.5 of the paper's: ×1 on
-    DICES, where 7 of 7 budgets stay equal, ×3.75 on Toxicity); over all comparisons, *best K larger* (the best K
-    is larger under the modelled sampler for more metrics than it is smaller).
+    Rules (:data:`RULES` ``["rq2"]``): per comparison, *needs a larger budget* (main; RQ1's rule) and, on data that
+    are or imitate the paper's, *budget ratio as the paper's* (our median ratio of smallest significant budgets
+    within the range of the paper's per-metric ratios: ×1 on DICES, where 7 of 7 budgets stay equal, ×2 to ×5 on
+    Toxicity); over all comparisons, *best K larger* (larger under the modelled sampler for more metrics than it is
+    smaller).
     """
-    d = paper_contrast("DICES", "S1", "S2")
-    t = paper_contrast("Toxicity", "S3", "S2")
+    d, t = paper_contrast("DICES", "S1", "S2"), paper_contrast("Toxicity", "S3", "S2")
+    k_up, k_down = paper_k_shift()
     paper = ("Modelling raters raises the budget needed for significance, and the best K with it: for MAE the best K "
-             "moves from 40 (S2) to 100 (S1) on DICES and from 9 (S2) to 20 (S3) on Toxicity, and Toxicity's "
-             f"budgets grow by a median factor of {np.median(list(t['ratios'].values())):.2f} under S3 "
-             f"(Table 1, ε = 0.3). On DICES the budgets stay equal for {sum(r == 1 for r in d['ratios'].values())} of "
-             f"{len(d['ratios'])} metrics, and S1 needs more through higher p-values at the same budget.")
+             "moves from 40 (S2) to 100 (S1) on DICES and from 9 (S2) to 20 (S3) on Toxicity. By its Table 1 "
+             f"(ε = 0.3) the budget is {contrast_text(d)} on DICES and {contrast_text(t)} on Toxicity, and the best K "
+             f"is larger for {k_up} metrics and smaller for {k_down} over both.")
     comparisons = list(comparisons or [])
     if results is None or not len(results) or not comparisons:
         return Finding(QUESTIONS["rq2"], paper, missing or "No sampler comparison ran.", UNCHECKED,
                        claim=CLAIMS["rq2"])
-    main, _, k_rule = RULES["rq2"]
-    larger_nk = smaller_nk = larger_k = smaller_k = both = 0
+    main, size_rule, k_rule = RULES["rq2"]
+    larger_k = smaller_k = both = 0
     parts, claims = [], []
     for modelled, independent in comparisons:
-        table = tables.smallest_budgets(results, modelled, independent, epsilon).dropna(subset=["ratio"])
-        both += len(table)
-        up_nk, down_nk = int((table["NK_first"] > table["NK_second"]).sum()), int(
-            (table["NK_first"] < table["NK_second"]).sum())
-        up_k, down_k = int((table["K_first"] > table["K_second"]).sum()), int(
-            (table["K_first"] < table["K_second"]).sum())
-        larger_nk, smaller_nk, larger_k, smaller_k = (larger_nk + up_nk, smaller_nk + down_nk, larger_k + up_k,
-                                                      smaller_k + down_k)
+        table = tables.smallest_budgets(results, modelled, independent, epsilon)
+        up_k, down_k = k_shift(table)
+        larger_k, smaller_k = larger_k + up_k, smaller_k + down_k
+        both += int(table.dropna(subset=["K_first", "K_second"]).shape[0])
         claims.append(_needs_more_claim(main, results, modelled, independent, epsilon))
-        size = _budget_size_claim(results, modelled, independent, epsilon)
+        size = _budget_size_claim(size_rule, results, modelled, independent, epsilon)
         claims += [size] if size is not None else []
-        if len(table):
-            parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: of {len(table)} metrics "
-                         f"significant under both, the budget is larger for {up_nk} and smaller for {down_nk}, "
-                         f"the best K larger for {up_k} and smaller for {down_k} (median budget ratio "
-                         f"{table['ratio'].median():.2f})")
-        else:
-            parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: no metric reaches "
-                         "significance under both samplers")
-    claims.append(SubClaim(k_rule, "larger for 4, smaller for 0 (MAE: 40 → 100 on DICES, 9 → 20 on Toxicity)",
-                           f"larger for {larger_k}, smaller for {smaller_k}",
+        found = our_contrast(results, modelled, independent, epsilon)
+        ratios = list(found["ratios"].values())
+        parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: the budget is "
+                     f"{contrast_text(found)}, the best K larger for {up_k} and smaller for {down_k}"
+                     + (f" (median budget ratio {np.median(ratios):.2f})" if ratios else ""))
+    claims.append(SubClaim(k_rule, f"larger for {k_up}, smaller for {k_down} (MAE: 40 → 100 on DICES, 9 → 20 on "
+                           "Toxicity)", f"larger for {larger_k}, smaller for {smaller_k}",
                            larger_k > smaller_k if both else None))
     ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "."
     return Finding(QUESTIONS["rq2"], paper, ours, None,
-                   {"larger_nk": larger_nk, "smaller_nk": smaller_nk, "larger_k": larger_k, "smaller_k": smaller_k,
-                    "both": both}, claims, CLAIMS["rq2"])
+                   {"larger_k": larger_k, "smaller_k": smaller_k, "both": both}, claims, CLAIMS["rq2"])
 
 
 def _family_runs(results: pd.DataFrame) -> pd.DataFrame:
@@ -219,23 +256,33 @@ def _family_runs(results: pd.DataFrame) -> pd.DataFrame:
     return paper if len(paper) else s2 if len(s2) else results
 
 
+def paper_families() -> dict:
+    """From the paper's Table 1 under S2 on DICES and D3code: the distribution metrics' budgets and best K (range
+    and median) and the vote metrics' (median and smallest budget)."""
+    paper_s2 = tables.paper_table().query("sampler == 'S2' and dataset in ['DICES', 'D3code']").dropna(subset=["NK"])
+    dist, vote = (paper_s2[paper_s2["metric"].isin(m)] for m in (DISTRIBUTION_METRICS, VOTE_METRICS))
+    return {"dist_nk": float(dist["NK"].median()), "dist_nk_range": (float(dist["NK"].min()), float(dist["NK"].max())),
+            "dist_k": float(dist["K"].median()), "dist_k_range": (float(dist["K"].min()), float(dist["K"].max())),
+            "vote_nk": float(vote["NK"].median()), "vote_nk_min": float(vote["NK"].min()),
+            "vote_k": float(vote["K"].median())}
+
+
 def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: float, missing: str = "") -> Finding:
     """RQ2's second observation: distribution metrics reach significance at a smaller budget with a larger K.
 
     The paper states it under S2 on DICES and D3code, so only those runs count (:func:`_family_runs`). On the
     Table 1 rule, the median best K and the median smallest budget of the distribution metrics (MAE, Wins, KL-Div,
     JSD) are set against those of the vote metrics. Rules (:data:`RULES` ``["distribution"]``): *smaller budget*
-    (main), *budget ratio as the paper's* (vote over distribution, within a factor 2.5 of the paper's ×5), *larger
-    best K*, and *best K classes as the paper's* (each family's median best K on the same side of 10–20 as the
-    paper's: K ≥ 20 for both families, 100 and 24.5).
+    (main), *larger best K*, and, on data that are or imitate DICES or D3code, the paper's sizes: *distribution
+    budget as the paper's* (within the paper's 1,000 to 2,500), *vote budget as the paper's* (at least 2,500) and
+    *best K from 40 to 100*.
     """
-    paper_s2 = tables.paper_table().query("sampler == 'S2' and dataset in ['DICES', 'D3code']").dropna(subset=["NK"])
-    dist, vote = (paper_s2[paper_s2["metric"].isin(m)] for m in (DISTRIBUTION_METRICS, VOTE_METRICS))
-    p = {"dist_nk": float(dist["NK"].median()), "dist_k": float(dist["K"].median()),
-         "vote_nk": float(vote["NK"].median()), "vote_k": float(vote["K"].median())}
+    p = paper_families()
     paper = (f"Under S2 on DICES and D3code, distribution-sensitive metrics reach significance at a smaller budget "
-             f"(median NK {p['dist_nk']:,.0f}) with a larger K (median {p['dist_k']:.0f}) than the vote "
-             f"metrics (median NK {p['vote_nk']:,.0f}, median K {p['vote_k']:g}) (Table 1, ε = 0.3).")
+             f"(median NK {p['dist_nk']:,.0f}; {p['dist_nk_range'][0]:,.0f} to {p['dist_nk_range'][1]:,.0f}) with a "
+             f"larger K ({p['dist_k_range'][0]:.0f} to {p['dist_k_range'][1]:.0f}) than the vote metrics (NK "
+             f"{p['vote_nk_min']:,.0f} or more, median {p['vote_nk']:,.0f}; median K {p['vote_k']:g}) (Table 1, "
+             "ε = 0.3).")
     if results is None or not len(results):
         return Finding(QUESTIONS["distribution"], paper, missing or "No run to compare.", UNCHECKED,
                        claim=CLAIMS["distribution"])
@@ -246,20 +293,27 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
         return Finding(QUESTIONS["distribution"], paper,
                        f"At ε = {epsilon:g}, no {' or '.join(none)} metric reaches significance on this grid, so "
                        "the two families cannot be compared.", UNCHECKED, med, claim=CLAIMS["distribution"])
-    budget, size, k_larger, k_class = RULES["distribution"]
+    budget, dist_size, vote_size, k_larger, k_range = RULES["distribution"]
     o = {"dist_nk": med["distribution"]["NK"], "dist_k": med["distribution"]["K"], "vote_nk": med["vote"]["NK"],
          "vote_k": med["vote"]["K"]}
-    classes = (_k_class(p["dist_k"]) == _k_class(o["dist_k"]), _k_class(p["vote_k"]) == _k_class(o["vote_k"]))
-    claims = [
-        SubClaim(budget, f"{p['dist_nk']:,.0f} against {p['vote_nk']:,.0f}",
-                 f"{o['dist_nk']:,.0f} against {o['vote_nk']:,.0f}", o["dist_nk"] < o["vote_nk"]),
-        SubClaim(size, _x(p["vote_nk"] / p["dist_nk"]), _x(o["vote_nk"] / o["dist_nk"]),
-                 _within(o["vote_nk"] / o["dist_nk"], p["vote_nk"] / p["dist_nk"])),
-        SubClaim(k_larger, f"{p['dist_k']:g} against {p['vote_k']:g}", f"{o['dist_k']:g} against {o['vote_k']:g}",
-                 o["dist_k"] > o["vote_k"]),
-        SubClaim(k_class, f"distribution {_k_class(p['dist_k'])}, vote {_k_class(p['vote_k'])}",
-                 f"distribution {_k_class(o['dist_k'])}, vote {_k_class(o['vote_k'])}", all(classes)),
-    ]
+    names = sorted({tables._imitated(results, d) for d in chosen["dataset"]} - {None})
+    subject = " and ".join(n for n in names if n in ("DICES", "D3code"))
+    paper_subject = f"{subject}, S2" if subject else ""
+    claims = [SubClaim(budget, f"{p['dist_nk']:,.0f} against {p['vote_nk']:,.0f}",
+                       f"{o['dist_nk']:,.0f} against {o['vote_nk']:,.0f}", o["dist_nk"] < o["vote_nk"],
+                       paper_subject=paper_subject),
+              SubClaim(k_larger, f"{p['dist_k']:g} against {p['vote_k']:g}", f"{o['dist_k']:g} against "
+                       f"{o['vote_k']:g}", o["dist_k"] > o["vote_k"], paper_subject=paper_subject)]
+    if subject:  # the paper's sizes, on its data only
+        low, high = p["dist_nk_range"]
+        claims += [
+            SubClaim(dist_size, f"{low:,.0f} to {high:,.0f}", f"median {o['dist_nk']:,.0f}",
+                     bool(low <= o["dist_nk"] <= high), paper_subject=paper_subject),
+            SubClaim(vote_size, f"{p['vote_nk_min']:,.0f} or more", f"median {o['vote_nk']:,.0f}",
+                     bool(o["vote_nk"] >= p["vote_nk_min"]), paper_subject=paper_subject),
+            SubClaim(k_range, f"{p['dist_k_range'][0]:.0f} to {p['dist_k_range'][1]:.0f}",
+                     f"median {o['dist_k']:g}", bool(o["dist_k"] >= p["dist_k_range"][0]),
+                     paper_subject=paper_subject)]
     runs = ", ".join(_label(r) for r in tables.runs(chosen))
     ours = (f"At ε = {epsilon:g}, on {runs} ({med['pairs']} (run, metric) pairs): the distribution metrics reach "
             f"significance at a median budget of {o['dist_nk']:,.0f} with a median best K of {o['dist_k']:g} "
@@ -272,110 +326,128 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
                          missing: str = "") -> Finding:
     """RQ3's claim: with distinct rater sets per batch (S3), a larger budget is needed than under S2.
 
-    Over the metrics significant under either sampler, count those where S3's smallest significant budget is larger
-    than S2's (a metric that only S2 brings to significance counts as larger) and those where it is smaller, and
-    measure the null's spread (median ratio of null standard deviations). Rules (:data:`RULES` ``["rq3"]``): *S3
-    needs a larger budget* (main: more than half of the metrics, and more than need less), *for every metric* (all
-    but at most one; the paper: 8 of 8), *budget ratio as the paper's* (on data that are or imitate Toxicity,
-    within a factor 2.5 of the paper's median ×3.75) and *wider null* (median ratio above 1).
+    Rules (:data:`RULES` ``["rq3"]``): *needs a larger budget* (main; RQ1's rule, :func:`budget_side`, so that the
+    same comparison gets the same count in both chapters), *for every metric* (every comparable metric; the
+    paper: 8 of 8), *budget ratio as the paper's* (on data that are or imitate Toxicity, our median ratio within
+    the paper's ×2 to ×5) and *wider null* (median ratio of null standard deviations above 1).
     """
     t = paper_contrast("Toxicity", "S3", "S2")
     ratios = sorted(t["ratios"].values())
-    paper = (f"Distinct rater sets add batch-specific variance, so a larger budget is needed: on Toxicity, S3 needs a "
-             f"larger budget than S2 for {t['needs_more']} of {t['compared']} metrics, by a factor of "
-             f"{min(ratios):g} to {max(ratios):g} (Table 1, ε = 0.3: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
+    paper = (f"Distinct rater sets add batch-specific variance, so a larger budget is needed: on Toxicity, S3's "
+             f"smallest significant budget is {contrast_text(t)} against S2's, by a factor of {min(ratios):g} to "
+             f"{max(ratios):g} (Table 1, ε = 0.3: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
     if results is None or not len(results) or modelled is None:
         return Finding(QUESTIONS["rq3"], paper, missing or "No batched dataset ran.", UNCHECKED, claim=CLAIMS["rq3"])
-    table = tables.smallest_budgets(results, modelled, independent, epsilon)
-    compared = table.dropna(subset=["NK_first", "NK_second"], how="all")
-    if not len(compared):
-        return Finding(QUESTIONS["rq3"], paper, f"At ε = {epsilon:g}, no metric reaches significance under either "
-                       "sampler on this grid, so the budgets cannot be compared.", UNCHECKED, claim=CLAIMS["rq3"])
-    larger = (compared["NK_first"] > compared["NK_second"]).fillna(False) | (
-        compared["NK_first"].isna() & compared["NK_second"].notna())
-    smaller = (compared["NK_first"] < compared["NK_second"]).fillna(False) | (
-        compared["NK_second"].isna() & compared["NK_first"].notna())
-    more, fewer = int(larger.sum()), int(smaller.sum())
-    short = [METRIC_LABELS[m] for m in compared.loc[~larger.to_numpy(dtype=bool), "metric"]]
+    found = our_contrast(results, modelled, independent, epsilon)
+    if not found["compared"]:
+        return Finding(QUESTIONS["rq3"], paper, f"At ε = {epsilon:g}, no metric is comparable between the two "
+                       "samplers on this grid (none significant, or all at its smallest budget under both), so the "
+                       "budgets cannot be compared.", UNCHECKED, claim=CLAIMS["rq3"])
     spread = tables.null_spread_ratio(results, modelled, independent, epsilon)
     wider = float(spread.median()) if len(spread) else float("nan")
-    finite = compared["ratio"].dropna().astype(float)
-    main, every, _, null = RULES["rq3"]
-    claims = [SubClaim(main, f"{t['needs_more']} of {t['compared']} metrics", f"{more} of {len(compared)} "
-                       f"(smaller for {fewer})", more > fewer and 2 * more > len(compared)),
-              SubClaim(every, f"{t['needs_more']} of {t['compared']}", f"{more} of {len(compared)}" +
-                       (f"; not {', '.join(short)}" if short else ""), more >= len(compared) - 1)]
-    size = _budget_size_claim(results, modelled, independent, epsilon)
+    main, every, size_rule, null = RULES["rq3"]
+    paper_subject = _paper_subject(results, modelled, independent)
+    claims = [_needs_more_claim(main, results, modelled, independent, epsilon),
+              SubClaim(every, f"{t[LARGER]} of {t['compared']}", f"{found[LARGER]} of {found['compared']}" +
+                       (f"; not {', '.join(found['short'])}" if found["short"] else ""),
+                       found[LARGER] == found["compared"], paper_subject=paper_subject)]
+    size = _budget_size_claim(size_rule, results, modelled, independent, epsilon)
     claims += [size] if size is not None else []
     claims.append(SubClaim(null, "wider (no number)", f"{_x(wider)}" if len(spread) else "not measured",
-                           wider > 1 if len(spread) else None))
-    ours = (f"At ε = {epsilon:g}, {_label(modelled)} needs a larger budget than {tables._as_run(independent)[1]} for "
-            f"{more} of {len(compared)} metrics and a smaller one for {fewer}"
-            + (f" (median ratio {finite.median():.2f} over the {len(finite)} metrics significant under both)"
-               if len(finite) else "")
-            + (f"; the budget is not larger for {', '.join(short)}" if short else "")
+                           wider > 1 if len(spread) else None, paper_subject=paper_subject))
+    ratio_list = list(found["ratios"].values())
+    ours = (f"At ε = {epsilon:g}, {_label(modelled)}'s smallest significant budget is {contrast_text(found)} "
+            f"against {tables._as_run(independent)[1]}'s"
+            + (f" (median ratio {np.median(ratio_list):.2f})" if ratio_list else "")
             + f"; its null distribution is {wider:.2f} times as wide (median over cells and metrics).")
     return Finding(QUESTIONS["rq3"], paper, ours, None,
-                   {"more": more, "fewer": fewer, "compared": int(len(compared)), "spread": wider,
-                    "median_ratio": float(finite.median()) if len(finite) else None}, claims, CLAIMS["rq3"])
+                   {**{k: found[k] for k in (LARGER, SMALLER, EQUAL, NOT_COMPARABLE, "compared")}, "spread": wider,
+                    "median_ratio": float(np.median(ratio_list)) if ratio_list else None}, claims, CLAIMS["rq3"])
 
 
-def few_raters_suffice(results: pd.DataFrame, full_run, cut_run, epsilon: float) -> dict:
-    """RQ4's practical question on one sampler: per metric, does the cut pool reach p < 0.05 at the full pool's
-    smallest significant budget or below? Counts ``same_or_less``, ``more`` (a larger budget, or never on this
-    grid) and ``compared`` (metrics significant with either pool)."""
-    table = tables.smallest_budgets(results, cut_run, full_run, epsilon)
-    compared = table.dropna(subset=["NK_first", "NK_second"], how="all")
-    more = int(((compared["NK_first"] > compared["NK_second"]).fillna(False) | compared["NK_first"].isna()).sum())
-    return {"same_or_less": int(len(compared)) - more, "more": more, "compared": int(len(compared))}
+FEW_RATERS_LIMIT = ("In this simulation the gold standard G and model A both resample the same {n} raters' "
+                    "responses, so a K above {n} repeats their opinions, and a small p-value on the cut pool says "
+                    "that A is closer than B to those {n} raters, not to the population they were drawn from. What "
+                    "raters beyond the {n} would change cannot be measured by resampling them.")
 
 
 def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut: str | None, samplers,
-                            epsilon: float, n_raters: int, missing: str = "") -> Finding:
-    """RQ4's claim: with a few raters, the p-value curves of different K lie further apart; and whether a few
-    raters suffice.
+                            epsilon: float, n_raters: int, toxicity: str | None = None,
+                            missing: str = "") -> Finding:
+    """RQ4's claim: with a few raters, the p-value curves of different K lie further apart, as on Toxicity.
 
-    ``full`` and ``cut`` name the two datasets, ``samplers`` the samplers both ran under (S1 and S2 on DICES). The
-    spread of a run is the median, over metrics and budgets, of the range of p-values across K. Rule
-    (:data:`RULES` ``["rq4"]``): *K curves further apart* (main) holds under a sampler when the cut run's spread is
-    larger than the full run's; the paper does not say which sampler its Figure 3 shows, so there is one main
-    sub-claim per sampler. The practical question is answered by :func:`few_raters_suffice` per sampler; it is
-    measured, not judged, since the paper gives no budgets for the cut data.
+    ``full`` and ``cut`` name the two datasets, ``samplers`` the samplers both ran under (S1 and S2 on DICES), and
+    ``toxicity`` the Toxicity data (or its stand-in) run under S2, the sampler both designs allow. The spread of a
+    run is the median, over metrics and budgets, of the range of p-values across K. Rules (:data:`RULES`
+    ``["rq4"]``): *K curves further apart* (main, one per sampler, since the paper does not say which its Figure 3
+    shows): the cut run's spread is larger than the full run's; *like Toxicity*: under S2 the cut run's spread is
+    closer to Toxicity's than to the full run's; *Toxicity's curves apart too*: Toxicity's is larger than the full
+    run's. The closing advice follows the measured spreads and states what resampling a few raters cannot show.
     """
     paper = ("With DICES cut to 5 raters, the p-values behave like those of the Toxicity data, and the curves for "
-             "different K separate across budgets, which the paper puts down to the small number of raters "
-             "(Figure 3; the paper gives no number for the separation, and no budgets for the cut data).")
+             "different K separate in both, which the paper puts down to the small number of raters (Figure 3; no "
+             "number for the separation, and no budgets for the cut data). It recommends collecting more annotators "
+             "per item.")
     if results is None or not len(results) or full is None or cut is None or not samplers:
         return Finding(QUESTIONS["rq4"], paper, missing or "No cut dataset ran.", UNCHECKED, claim=CLAIMS["rq4"])
-    (rule,) = RULES["rq4"]
-    claims, parts, answers, numbers = [], [], [], {}
+    further, like, apart = RULES["rq4"]
+    claims, parts, numbers = [], [], {}
     for sampler in samplers:
         spread = {name: tables.curve_spread(results, (name, sampler), epsilon) for name in (full, cut)}
         measured = not any(np.isnan(v) for v in spread.values())
-        claims.append(SubClaim(rule, "further apart (Figure 3)",
+        claims.append(SubClaim(further, "further apart (Figure 3)",
                                f"{spread[full]:.3f} → {spread[cut]:.3f}" if measured else "not measured",
-                               spread[cut] > spread[full] if measured else None, sampler))
-        if not measured:
-            continue
-        suffice = few_raters_suffice(results, (full, sampler), (cut, sampler), epsilon)
-        numbers[sampler] = {"full": spread[full], "cut": spread[cut], **suffice}
-        parts.append(f"under {sampler}, the median range of p-values across K is {spread[full]:.3f} with all raters "
-                     f"and {spread[cut]:.3f} with {n_raters}, so the cut pool's curves lie "
-                     f"{'further apart' if spread[cut] > spread[full] else 'no further apart'}")
-        answers.append(f"{suffice['same_or_less']} of {suffice['compared']} metrics under {sampler}" if
-                       suffice["compared"] else f"none under {sampler}, where no metric reaches significance")
+                               spread[cut] > spread[full] if measured else None, sampler, f"DICES-5, {sampler}"))
+        if measured:
+            numbers[sampler] = spread
+            parts.append(f"under {sampler}, the median range of p-values across K is {spread[full]:.3f} with all "
+                         f"raters and {spread[cut]:.3f} with {n_raters}")
     if not parts:
         return Finding(QUESTIONS["rq4"], paper, "The runs share no cell, so the spreads cannot be compared.",
                        UNCHECKED, claim=CLAIMS["rq4"])
-    counts = [n for n in numbers.values() if n["compared"]]
-    enough = sum(n["same_or_less"] for n in counts), sum(n["compared"] for n in counts)
-    answer = ("" if not enough[1] else
-              f" Do {n_raters} raters suffice? They reach p < 0.05 at the full pool's smallest significant budget or "
-              f"below for {_names(answers)}; for the rest they need a larger budget or never reach significance "
-              f"on this grid. So on this run {n_raters} raters "
-              + ("suffice for most metrics." if 2 * enough[0] > enough[1] else "do not suffice for most metrics."))
-    ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + answer
+    tox = tables.curve_spread(results, (toxicity, "S2"), epsilon) if toxicity else float("nan")
+    s2 = numbers.get("S2")
+    measured = s2 is not None and not np.isnan(tox)
+    claims.append(SubClaim(like, "alike (Figure 3)", f"{s2[cut]:.3f} against {tox:.3f} (Toxicity) and "
+                           f"{s2[full]:.3f} (all raters)" if measured else "not measured",
+                           abs(s2[cut] - tox) < abs(s2[cut] - s2[full]) if measured else None, "S2",
+                           "DICES-5 and Toxicity, S2"))
+    claims.append(SubClaim(apart, "apart (Figure 3)", f"{tox:.3f} against {s2[full]:.3f}" if measured
+                           else "not measured", tox > s2[full] if measured else None, "S2",
+                           "Toxicity and DICES, S2"))
+    if measured:
+        parts.append(f"on Toxicity (S2) it is {tox:.3f}")
+        numbers["toxicity"] = tox
+    apart_cut = [s for s, v in numbers.items() if s != "toxicity" and v[cut] > v[full]]
+    advice = (f" So with {n_raters} raters the split of a budget between items and ratings per item moves the "
+              f"p-value more than with all raters (under {_names(apart_cut)}): with a small pool, K has to be chosen "
+              "with care, and the evidence here is for the paper's advice to collect more raters per item rather "
+              "than against it." if apart_cut else
+              f" On this run, cutting the pool to {n_raters} raters does not pull the K curves apart, so the run "
+              "gives no evidence for or against the paper's advice to collect more raters per item.")
+    ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + advice + " "
+            + FEW_RATERS_LIMIT.format(n=n_raters))
     return Finding(QUESTIONS["rq4"], paper, ours, None, numbers, claims, CLAIMS["rq4"])
+
+
+MARGIN_SEEDS = 2  # further seeds, besides the chapter's own: three in all
+MARGIN_SHRINK = 4  # the further seeds run a quarter of the chapter's replicates, at its ε only
+
+
+def margin_results(book, pairs) -> dict:
+    """The chapter's runs on :data:`MARGIN_SEEDS` further seeds (seed + 1, …), for the verdicts' margins, keyed by
+    seed. They run at the chapter's ε only, with 1/:data:`MARGIN_SHRINK` of its replicates: enough to show on which
+    side of each rule a sub-claim falls, at a fraction of the grid's cost (their cells are cached like any other,
+    so chapters that share runs share them)."""
+    seed, n = book.params["seed"], max(1, book.params["n_samples"] // MARGIN_SHRINK)
+    return {seed + i: book.simulate(pairs, epsilons=[book.epsilon], seed=seed + i, n_samples=n)
+            for i in range(1, MARGIN_SEEDS + 1)}
+
+
+def with_margin(check, results: pd.DataFrame, seed: int, extra: dict) -> Finding:
+    """``check`` (a claim function of one results table) on this run, with its margin over the seeds of ``extra``
+    (:func:`margin_results`): see :func:`analysis.verdicts.over_seeds`."""
+    return over_seeds(check(results), seed, {s: check(r) for s, r in extra.items()})
 
 
 def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
