@@ -238,3 +238,13 @@ def test_a_figure_without_matplotlib_is_refused_before_any_work(pilot, tmp_path,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--figure needs matplotlib: pip install matplotlib" in err
     assert not (tmp_path / "plan.png").exists()
+
+
+def test_under_s3_the_raters_available_are_a_batchs_and_bound_the_power(batched):
+    """The batched fixture: 15 batches of 6 items, each batch rated by 4 raters of a pool of 200."""
+    assert power.raters_available(batched, "S3") == 4 and power.raters_available(batched, "S2") == 4
+    assert batched.n_raters > 4 * 10
+    result = power.plan(batched, sampler="S3", epsilon=0.4, ns=[30], ks=[2, 8], n_samples=20, metrics=["mae"])
+    assert result.designs.set_index("K")["beyond_raters"].to_dict() == {2: False, 8: True}
+    assert "from a batch's 4 raters of the pilot: the number of distinct raters bounds the power" in \
+        power.summary(result)
