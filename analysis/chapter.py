@@ -313,6 +313,22 @@ class Setup:
                          smoothing=self.choices.smoothing)
         return select(found, self.choices.averaging) if every else found
 
+    def effect_sizes(self, seeds, n_samples: int, appendix_epsilon: float):
+        """Our Δ at the paper's own cells (both tables) for the datasets that are or imitate the paper's, under the
+        chapter's switches, for each seed (:mod:`analysis.effect_sizes`); None when no dataset does. Returns the
+        :func:`analysis.effect_sizes.effect_sizes` frame."""
+        from analysis import effect_sizes as es
+
+        data = {imitates(ds.name): ds.name for ds in self.data if imitates(ds.name)}
+        cells = es.paper_cells(appendix_epsilon=appendix_epsilon)
+        cells = cells[cells["dataset"].isin(list(data))]
+        if cells.empty:
+            return None
+        found = es.simulate(cells, seeds=seeds, n_samples=n_samples, perturbation=self.perturbation, data=data,
+                            n_jobs=self.params["n_jobs"], smoothing=self.choices.smoothing,
+                            metrics=self.choices.metrics, loaded={ds.name: ds for ds in self.data})
+        return es.effect_sizes(cells, es.select(found, self.choices.averaging))
+
     def comparisons(self, data=None) -> list[tuple[tuple[str, str], tuple[str, str]]]:
         """((dataset, modelled sampler), (dataset, S2)) for each dataset whose design allows a comparison
         (none for sparse data, which only S2 can sample)."""
@@ -347,6 +363,45 @@ def missing_sentence(missing: list[str], consequence: str = "this section has no
 def setup(chapter: str, names: list[str], namespace: dict | None = None, optional: bool = False, **params) -> Setup:
     """Load a chapter's datasets with the parameters of its ``parameters`` cell (``namespace=globals()``)."""
     return Setup(chapter, names, optional=optional, **{**parameters(namespace or {}), **params})
+
+
+def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str:
+    """One paragraph on the effect-size comparison: the count of cells within the factor per table, as median
+    (min–max) over seeds; without paper cells, what is missing and no count."""
+    from analysis import effect_sizes as es
+
+    if effects is None:
+        return ("None of these datasets is one of the paper's or its stand-in, so no cell of the paper's tables "
+                "can be set beside ours.")
+    found = es.summary(effects).query("by == 'all'").set_index("table")["spread"]
+    appendix = (f" and {found['appendix']} of the appendix's (read at ε = {appendix_epsilon:g}, the ε the "
+                "identities infer, {ref}`chapter-why`)") if "appendix" in found else ""
+    return (f"Over {len(seeds)} seeds of {n_samples} replicates each, our Δ lies within ×{es.FACTOR:g} of the "
+            f"paper's in {found.get('table1', 'none')} of Table 1's cells{appendix}, as median (smallest–largest) "
+            "over the seeds; the tables give the count per run and per metric.")
+
+
+def effects_tables(effects) -> list:
+    """The effect-size counts per run and per metric, Table 1 beside the appendix (two tables)."""
+    from analysis import effect_sizes as es
+
+    if effects is None:
+        return []
+    counts = es.summary(effects)
+    out = []
+    for by, title in (("run", "run"), ("metric", "metric")):
+        wide = counts[counts["by"] == by].pivot(index="group", columns="table", values="spread")
+        wide = wide.reindex(list(dict.fromkeys(counts.loc[counts["by"] == by, "group"])))
+        wide = wide.rename(columns={"table1": "Table 1", "appendix": "appendix"}).reset_index()
+        out.append(Table(wide.rename(columns={"group": title}), f"cells with Δ within ×{es.FACTOR:g}, per {title}: "
+                                                                "median (min–max) over seeds"))
+    return out
+
+
+def smoothing_note(smoothing: float) -> str:
+    """What the chosen KL smoothing makes of one differing label at K = 1."""
+    return (f"This chapter adds s = {smoothing:g}, so a differing label costs ln(1/s) = {np.log(1 / smoothing):.1f} "
+            "nats.")
 
 
 # ------------------------------------------------------------------------------------------ provenance page

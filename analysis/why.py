@@ -123,31 +123,31 @@ def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
 def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds: Iterable[int], n_samples: int,
              appendix_epsilon: float, n_jobs: int = 1, scheduler=None,
              loaded: dict | None = None) -> dict[str, dict[int, pd.DataFrame]]:
-    """Every alternative's five runs, per seed: the grid (``budgets`` × ``ks`` × ``epsilons``) and the paper's
-    own cells (Table 1 and the appendix at ``appendix_epsilon``), the metrics renamed to the paper's columns
+    """Every alternative's five runs, per seed, on one grid per run: ``budgets`` × ``ks`` × ``epsilons``, its K
+    values joined by those of the paper's cells of that run (Table 1, and the appendix at ``appendix_epsilon``), so
+    the engine builds its tables per K once; the metrics renamed to the paper's columns
     (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns as
-    :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``: datasets
-    already loaded, by name."""
+    :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` for K in ``ks``, else :data:`PAPER_CELLS`).
+    ``loaded``: datasets already loaded, by name."""
     from analysis import chapter
 
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
     loaded = {} if loaded is None else loaded
     for (data, perturbation, smoothing), names in _groups(by_alternative).items():
-        mapping = {paper_dataset(name): name for name in data}
+        for name in set(data) - set(loaded):
+            loaded[name] = datasets.load(name)
         for seed in seeds:
-            for name in set(data) - set(loaded):
-                loaded[name] = datasets.load(name)
-            pairs = [(loaded[name], sampler) for name, (_, sampler) in zip(data, RUNS)]
-            full = chapter.simulate(pairs, budgets, ks, epsilons, effect_sizes.ALL_AVERAGINGS, n_samples, seed,
-                                    n_jobs, perturbation=perturbation, scheduler=scheduler, smoothing=smoothing)
-            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=n_samples, perturbation=perturbation,
-                                             data=mapping, n_jobs=n_jobs, smoothing=smoothing,
-                                             metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
-            both = pd.concat([full.assign(part=GRID), at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
+            parts = []
+            for name, (_, sampler) in zip(data, RUNS):
+                extra = cells.loc[(cells["dataset"] == paper_dataset(name)) & (cells["sampler"] == sampler), "K"]
+                parts.append(chapter.simulate([(loaded[name], sampler)], budgets, sorted({*ks, *extra}), epsilons,
+                                              effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
+                                              perturbation=perturbation, scheduler=scheduler, smoothing=smoothing))
+            found = pd.concat(parts, ignore_index=True)
+            found["part"] = np.where(found["K"].isin(list(ks)), GRID, PAPER_CELLS)
             for name in names:
-                out[name][seed] = effect_sizes.select(both, by_alternative[name].averaging).assign(
-                    imitates=lambda t: t["dataset"].map(paper_dataset))
+                out[name][seed] = effect_sizes.select(found, by_alternative[name].averaging)
     return out
 
 
@@ -156,14 +156,14 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
 def cells(results: Mapping[int, pd.DataFrame], appendix_epsilon: float) -> pd.DataFrame:
     """One row per (table, cell, seed): the Δ comparison at the paper's cell and both rules on the grid.
 
-    ``results``: ``{seed: results}`` of one alternative, its ``part`` column telling the paper's cells
-    (:data:`PAPER_CELLS`) from the grid (:data:`GRID`), which alone gives the rules. Columns:
+    ``results``: ``{seed: results}`` of one alternative, holding the paper's cells; its ``part`` column tells the
+    grid (:data:`GRID`), which alone gives the rules, from the paper's other K values. Columns:
     ``table``, ``dataset``, ``sampler``, ``metric``, ``seed``, ``K`` (the paper's, at its Δ cell), ``paper_delta``,
     ``delta``, ``ratio``, ``within``, ``k_class``, ``budget`` (NaN where the paper prints no Δ)."""
     paper = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     parts = []
     for seed, found in results.items():
-        effects = effect_sizes.effect_sizes(paper, found[found["part"] == PAPER_CELLS])
+        effects = effect_sizes.effect_sizes(paper, found)
         effects = effects[["table", "dataset", "sampler", "metric", "seed", "K", "paper_delta", "delta", "ratio",
                            "within"]]
         for which, epsilon in (("table1", tables.PAPER_EPSILON), ("appendix", appendix_epsilon)):
