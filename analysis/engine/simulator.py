@@ -10,6 +10,7 @@ matrices (:class:`analysis.metrics.Accumulator`), from which :func:`analysis.met
 
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +31,19 @@ from analysis.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, c
 from analysis.samplers import check_size, make_plan
 from analysis.engine.draws import CompositionTables, composition_tables
 
-LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries a simulator keeps between cells (48 bytes each)
+LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries kept between cells (48 bytes each)
+_LAWS: dict = {}  # the S2 slot-law tables, shared by every simulator of the same data in this process (seeds, metrics)
+
+
+def _keep(store: dict, key, limit: int, build):
+    """``store[key]``, built by ``build()`` when missing, the oldest entries dropped while the tables in ``store``
+    would hold more than ``limit`` entries."""
+    if key not in store:
+        tables = build()
+        while store and sum(t.prob.size for t in store.values()) + tables.prob.size > limit:
+            del store[next(iter(store))]
+        store[key] = tables
+    return store[key]
 PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 
 EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
@@ -77,6 +90,7 @@ class Simulator:
         self.label_shares = counts / counts.sum()
         self._store: dict[str, dict] = {}
         self._complete: np.ndarray | None = None
+        self._digest: str | None = None
 
     def plan(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> Plan:
         """The plan of a cell (:func:`analysis.engine.plan.plan`)."""
@@ -92,13 +106,13 @@ class Simulator:
     def _kept(self, kind: str, key: tuple, limit: int, build):
         """``build()``, kept for later cells while the kept tables of ``kind`` hold at most ``limit`` entries (the
         oldest go first)."""
-        store = self._store.setdefault(kind, {})
-        if key not in store:
-            tables = build()
-            while store and sum(t.prob.size for t in store.values()) + tables.prob.size > limit:
-                del store[next(iter(store))]
-            store[key] = tables
-        return store[key]
+        return _keep(self._store.setdefault(kind, {}), key, limit, build)
+
+    def _data_key(self) -> str:
+        """A digest of what the S2 slot law reads of the data: the items' label shares and the dataset's."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(self.layout.item_share.tobytes() + self.label_shares.tobytes()).hexdigest()
+        return self._digest
 
     def pair_tables(self, k: int) -> PairTables:
         """The direct kernel's numbering of count vectors of ``k`` responses (:class:`PairTables`)."""
@@ -128,8 +142,8 @@ class Simulator:
     def law_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> LawTables:
         """The drawing tables of the S2 slot law (:func:`analysis.engine.law.slot_law`)."""
         rule = self.rule(perturbation)
-        return self._kept("laws", (k, float(epsilon), perturbation, bool(null)), LAW_CACHE_ENTRIES,
-                          lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))
+        return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null)), LAW_CACHE_ENTRIES,
+                     lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))
 
     def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
