@@ -140,7 +140,7 @@ def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
 
     names = {f"{source.parent.name}/{source.name}" for source in ENGINE_SOURCES}
     assert {"analysis/samplers.py", "analysis/metrics.py", "analysis/pvalues.py", "engine/direct.py",
-            "engine/rule.py", "engine/plan.py", "exact.py"} <= names
+            "engine/rule.py", "engine/plan.py", "analysis/exact.py"} <= names
     assert len(engine_fingerprint()) == 16 and int(engine_fingerprint(), 16) >= 0
 
 
