@@ -347,3 +347,14 @@ def best_on_predicted(apart: pd.DataFrame, candidates: Iterable[str]) -> str:
     totals = apart.groupby("alternative", sort=False)["predicted"].sum()
     chosen = [c for c in candidates if c in totals.index]
     return max(chosen, key=lambda c: (totals[c], -chosen.index(c)))
+
+
+def counts_sentence(counts: pd.DataFrame) -> str:
+    """:func:`counts_table` as one sentence: per alternative, its Δ count in Table 1 and in the appendix."""
+    parts = []
+    for name, group in counts.groupby("alternative", sort=False):
+        by_table = group.set_index("table")[effect_sizes.WITHIN]
+        parts.append(f"{name} {by_table.get('Table 1', 'no cell')} in Table 1 and "
+                     f"{by_table.get('appendix', 'no cell')} in the appendix")
+    return f"Cells with Δ within ×{effect_sizes.FACTOR:g} of the paper's, median (min–max) over seeds: " + \
+        "; ".join(parts) + "."

@@ -179,3 +179,10 @@ def test_fitted_and_predicted_cells_are_counted_apart():
     assert x.loc["appendix", "fitted cells"] == "none" and x.loc["appendix", "predicted cells"] == "1 (1–1) of 1"
     assert why.best_on_predicted(apart, ["x", "y"]) == "y"  # y wins on the predicted cells, x only on the fitted
     assert why.best_on_predicted(apart, ["x"]) == "x"
+
+
+def test_counts_sentence_names_each_alternatives_count_in_both_tables():
+    counts = why.counts_table({"x": cells_frame({A: 1.0, C: 2.0}), "y": cells_frame({A: 2.0, C: 1.0})})
+    assert why.counts_sentence(counts) == ("Cells with Δ within ×1.25 of the paper's, median (min–max) over seeds: "
+                                           "x 1 (1–1) of 1 in Table 1 and 0 (0–0) of 1 in the appendix; "
+                                           "y 0 (0–0) of 1 in Table 1 and 1 (1–1) of 1 in the appendix.")
