@@ -98,6 +98,14 @@ class Design:
         return int(n_drawn * per_group)
 
 
+class ItemOptions(NamedTuple):
+    """The by-item kernel's switches (see :class:`Plan`)."""
+
+    perturbation_tables: bool
+    column_law: bool
+    rater_major: bool
+
+
 class DirectOptions(NamedTuple):
     """The direct kernel's switches (see :class:`Plan`)."""
 
@@ -143,6 +151,10 @@ class Plan:
     alias_tables: bool = False
     column_law: bool = False
     rater_major: bool = False
+
+    def item_options(self) -> ItemOptions:
+        """The by-item kernel's switches, as one group."""
+        return ItemOptions(self.perturbation_tables, self.column_law, self.rater_major)
 
     def direct_options(self) -> DirectOptions:
         """The direct kernel's switches, as one group."""

@@ -202,8 +202,7 @@ class Simulator:
             noise = self.noise_tables(k if cell.noise_tables else 0, perturbation)
             pairs = self.pair_tables(k) if cell.pair_tables else NO_PAIRS
             labels = self.labels_by_rater() if cell.rater_major else np.zeros(1, dtype=np.int8)
-            options = (cell.perturbation_tables, cell.column_law, cell.rater_major)
-            by_item_replicates(rng, self.layout.groups, labels, draw, chances, divergence, pairs, options, tables,
+            by_item_replicates(rng, self.layout.groups, labels, draw, chances, divergence, pairs, cell.item_options(), tables,
                                noise, out, confusion)
         else:
             pairs = self.pair_tables(k)
