@@ -103,3 +103,13 @@ def test_only_the_samplers_decide_which_design_allows_which_sampler():
             if isinstance(node, ast.Name) and node.id in ("FULLY_CROSSED", "BATCHED", "SPARSE"):
                 found.append(f"{name(path)}:{node.lineno}")
     assert not found
+
+
+def test_no_compiled_function_is_longer_than_120_lines():
+    long = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
+                if node.end_lineno - node.lineno + 1 > 120:
+                    long.append(f"{name(path)}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long
