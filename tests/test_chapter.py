@@ -174,3 +174,26 @@ def test_a_chapter_simulates_the_chosen_averaging_under_the_papers_names(crossed
     assert list(found.index) == ["accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"]
     assert found.loc["recall", "delta"] == direct.loc["recall_macro", "delta"]
     assert found.loc["kl_div", "delta"] == direct.loc["kl_div", "delta"]
+
+
+def _effects(ratios, table="table1"):
+    """An effect_sizes frame: one cell per (run, ratio per seed)."""
+    rows = [{"table": table, "dataset": dataset, "sampler": sampler, "metric": "accuracy", "seed": seed,
+             "within": 0.8 <= r <= 1.25} for (dataset, sampler), per_seed in ratios.items()
+            for seed, r in enumerate(per_seed)]
+    return pd.DataFrame(rows)
+
+
+def test_effects_note_and_tables_count_cells_within_the_factor_over_seeds():
+    effects = pd.concat([_effects({("DICES", "S1"): [1.0, 2.0, 1.1], ("Toxicity", "S2"): [2.0, 2.0, 2.0]}),
+                         _effects({("DICES", "S1"): [1.0, 1.0, 1.0]}, table="appendix")])
+    note = chapter.effects_note(effects, [0, 1, 2], 200, 0.2)
+    assert "Over 3 seeds of 200 replicates each" in note
+    assert "in 1 (0–1) of 2 of Table 1's cells and 1 (1–1) of 1 of the appendix's (read at ε = 0.2" in note
+    by_run, by_metric = chapter.effects_tables(effects)
+    assert list(by_run.frame["run"]) == ["DICES S1", "Toxicity S2"]
+    assert by_run.frame.set_index("run").loc["Toxicity S2", "Table 1"] == "0 (0–0) of 1"
+    assert list(by_metric.frame["metric"]) == ["Accuracy"]
+    assert "no cell of the paper's tables" in chapter.effects_note(None, [0], 200, 0.2)
+    assert chapter.effects_tables(None) == []
+    assert "ln(1/s) = 20.7" in chapter.smoothing_note(1e-9)
