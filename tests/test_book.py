@@ -286,21 +286,23 @@ return Array.from(document.querySelectorAll('article table')).map((table, i) => 
 # a cell that shows a missing value or a leftover file name instead of a value
 BAD_CELL = re.compile(r"^(None|nan|NaN|<NA>|NaT)$|\.part\b")
 DECIMAL = re.compile(r"(?<![\w.])(\d[\d,]*)\.(\d+)(?![\w.])")
-# a count in the plural after 1 ("1 metrics")
-ONE_PLURAL = re.compile(r"\b1 (metrics|items|raters|ratings|datasets|cells|seeds|systems|chapters|budgets)\b")
+# a count in the plural after 1 ("1 metrics"), not a name such as "the K = 1 cells" or "Analysis 1 items"
+ONE_PLURAL = re.compile(r"(?<!= )(?<!Analysis )(?<!Table )\b1 (metrics|items|raters|ratings|datasets|cells|seeds|"
+                        r"systems|chapters|budgets)\b")
 
 
 def padded_numbers(rows: list[list[str]]) -> list[str]:
-    """The cells of a table that show a number with padded decimals: a percentage with a trailing zero
-    ("93.10 %"), or a column whose every non-zero decimal ends in 0, three or more of them ("8.830", "2.700",
-    "8.960"), or in "00" ("93.100", "72.900"; a lone ratio "2.500"). A column of fixed-precision p-values or effects
-    ("0.050", "0.140", "0.038") is not padded, nor a lone "0.100"."""
-    found = [cell for row in rows for cell in row if re.search(r"\d\.\d*0\s?%", cell)]
+    """The cells of a table that show a number with padded decimals: a percentage with two trailing zeros
+    ("93.100 %"), or a column whose every non-zero number of two or more decimals ends in 0, three or more of them
+    ("8.830", "2.700", "8.960"), or in "00" ("93.100", "72.900"; a lone ratio "2.500"). A column of fixed-precision
+    p-values or effects ("0.050", "0.140", "0.038") is not padded, nor a lone "0.100", nor one decimal ("4.0 %",
+    "100.0")."""
+    found = [cell for row in rows for cell in row if re.search(r"\d\.\d*00\s?%", cell)]
     for column in range(max(map(len, rows), default=0)):
         cells = [row[column] for row in rows if column < len(row)]
         tokens = [(whole, decimals) for cell in cells for whole, decimals in DECIMAL.findall(cell)
                   if decimals.strip("0") or whole.strip("0,")]
-        padded = tokens and all(d.endswith("0") for _, d in tokens) and (len(tokens) >= 3 or all(
+        padded = tokens and all(len(d) > 1 and d.endswith("0") for _, d in tokens) and (len(tokens) >= 3 or all(
             d.endswith("00") for _, d in tokens) and (len(tokens) > 1 or tokens[0][0].strip("0,")))
         found += [cell for cell in cells if DECIMAL.search(cell)] if padded else []
     return found
@@ -309,11 +311,17 @@ def padded_numbers(rows: list[list[str]]) -> list[str]:
 def test_padded_number_check_finds_padding_and_spares_fixed_precision():
     assert padded_numbers([["share"], ["93.100"], ["72.900"], ["10.300"]])
     assert padded_numbers([["ratio"], ["4"], ["2.500"], ["2"], ["5"]])
-    assert padded_numbers([["warnings"], ["10.30 %"]])
+    assert padded_numbers([["warnings"], ["10.300 %"]])
     assert padded_numbers([["published a0"], ["8.830"], ["8.960"], ["2.700"]])
     assert not padded_numbers([["p-value", "Δ"], ["0.050", "0.140"], ["0.038", "0.100"]])
     assert not padded_numbers([["p"], ["0.100"]]) and not padded_numbers([["ratio"], ["2.5"], ["0.000"]])
     assert not padded_numbers([["NK"], ["1,000"], ["25,000"]])
+    assert not padded_numbers([["share"], ["4.0 %"], ["3.8 %"], ["100.0"], ["100.0"], ["100.0"]])
+
+
+def test_one_plural_check_spares_names():
+    assert ONE_PLURAL.search("S2: 1 metrics, e.g. Accuracy")
+    assert not ONE_PLURAL.search("the paper's K = 1 cells") and not ONE_PLURAL.search("Analysis 1 items")
 
 
 def test_every_page_at_768_px_has_tables_that_fit_or_scroll_and_show_values(small_book):
