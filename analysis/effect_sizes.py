@@ -153,9 +153,7 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
     for each seed, through :func:`analysis.grid.run` (its cell cache included), never the full grid.
 
-    Cells are grouped by (data, sampler, ε), and each group runs its budgets and K values in one grid, which shares
-    the engine's tables per K (building them is the costly part of a small cell); so cells of a group's budgets at
-    its other K values are simulated too, and returned.
+    Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
     ``metrics`` and ``smoothing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
     :func:`select`); ``loaded`` holds datasets already loaded, by name (those loaded here are added). Columns:
     :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
@@ -164,12 +162,11 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
     loaded = {} if loaded is None else loaded
     parts = []
     for seed in seeds:
-        for (name, sampler, epsilon), group in todo.groupby(["data", "sampler", "epsilon"], sort=False):
+        for (name, sampler, epsilon, nk), group in todo.groupby(["data", "sampler", "epsilon", "NK"], sort=False):
             if name not in loaded:
                 loaded[name] = datasets.load(name)
             ds = loaded[name]
-            parts.append(grid.run(ds, sampler, budgets=sorted(set(group["NK"].astype(int))),
-                                  ks=sorted(set(group["K"].astype(int))),
+            parts.append(grid.run(ds, sampler, budgets=[int(nk)], ks=sorted(set(group["K"].astype(int))),
                                   epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
                                   cache_dir=cache_dir, use_cache=use_cache, progress=False,
                                   perturbation=perturbation, smoothing=smoothing, metrics=metrics))

@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis import datasets, effect_sizes, identities, tables
 from analysis.effect_sizes import Choices
-from analysis.grid import PAPER_BUDGETS
+from analysis.grid import ALPHA, PAPER_BUDGETS
 from analysis.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 
 FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
@@ -120,15 +120,25 @@ def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
     return out
 
 
+def settled(results: pd.DataFrame, epsilons, alpha: float = ALPHA) -> bool:
+    """Whether every metric of ``results`` reaches p < ``alpha`` at some K, at every one of ``epsilons``: then no
+    larger budget can change the Table 1 rule's choice."""
+    for epsilon in epsilons:
+        at = results[np.isclose(results["epsilon"], epsilon)]
+        if at.empty or not (at.groupby("metric")["p_value"].min() < alpha).all():
+            return False
+    return True
+
+
 def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds: Iterable[int], n_samples: int,
              appendix_epsilon: float, n_jobs: int = 1, scheduler=None,
              loaded: dict | None = None) -> dict[str, dict[int, pd.DataFrame]]:
-    """Every alternative's five runs, per seed, on one grid per run: ``budgets`` × ``ks`` × ``epsilons``, its K
-    values joined by those of the paper's cells of that run (Table 1, and the appendix at ``appendix_epsilon``), so
-    the engine builds its tables per K once; the metrics renamed to the paper's columns
-    (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns as
-    :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` for K in ``ks``, else :data:`PAPER_CELLS`).
-    ``loaded``: datasets already loaded, by name."""
+    """Every alternative's five runs, per seed: the grid ``budgets`` × ``ks`` × ``epsilons``, budget by budget up to
+    the first at which every metric is significant (:func:`settled`; larger budgets cannot change the rules), and
+    the paper's own cells (Table 1, and the appendix at ``appendix_epsilon``), the metrics renamed to the paper's
+    columns (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
+    as :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
+    datasets already loaded, by name."""
     from analysis import chapter
 
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
@@ -137,15 +147,21 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     for (data, perturbation, smoothing), names in _groups(by_alternative).items():
         for name in set(data) - set(loaded):
             loaded[name] = datasets.load(name)
+        mapping = {paper_dataset(name): name for name in data}
         for seed in seeds:
             parts = []
             for name, (_, sampler) in zip(data, RUNS):
-                extra = cells.loc[(cells["dataset"] == paper_dataset(name)) & (cells["sampler"] == sampler), "K"]
-                parts.append(chapter.simulate([(loaded[name], sampler)], budgets, sorted({*ks, *extra}), epsilons,
-                                              effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
-                                              perturbation=perturbation, scheduler=scheduler, smoothing=smoothing))
-            found = pd.concat(parts, ignore_index=True)
-            found["part"] = np.where(found["K"].isin(list(ks)), GRID, PAPER_CELLS)
+                for budget in sorted(budgets):
+                    parts.append(chapter.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
+                                                  effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
+                                                  perturbation=perturbation, scheduler=scheduler,
+                                                  smoothing=smoothing).assign(part=GRID))
+                    if settled(parts[-1], epsilons):
+                        break
+            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=n_samples, perturbation=perturbation,
+                                             data=mapping, n_jobs=n_jobs, smoothing=smoothing,
+                                             metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+            found = pd.concat([*parts, at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
             for name in names:
                 out[name][seed] = effect_sizes.select(found, by_alternative[name].averaging)
     return out
@@ -156,14 +172,14 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
 def cells(results: Mapping[int, pd.DataFrame], appendix_epsilon: float) -> pd.DataFrame:
     """One row per (table, cell, seed): the Δ comparison at the paper's cell and both rules on the grid.
 
-    ``results``: ``{seed: results}`` of one alternative, holding the paper's cells; its ``part`` column tells the
-    grid (:data:`GRID`), which alone gives the rules, from the paper's other K values. Columns:
+    ``results``: ``{seed: results}`` of one alternative, its ``part`` column telling the paper's cells
+    (:data:`PAPER_CELLS`) from the grid (:data:`GRID`), which alone gives the rules. Columns:
     ``table``, ``dataset``, ``sampler``, ``metric``, ``seed``, ``K`` (the paper's, at its Δ cell), ``paper_delta``,
     ``delta``, ``ratio``, ``within``, ``k_class``, ``budget`` (NaN where the paper prints no Δ)."""
     paper = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     parts = []
     for seed, found in results.items():
-        effects = effect_sizes.effect_sizes(paper, found)
+        effects = effect_sizes.effect_sizes(paper, found[found["part"] == PAPER_CELLS])
         effects = effects[["table", "dataset", "sampler", "metric", "seed", "K", "paper_delta", "delta", "ratio",
                            "within"]]
         for which, epsilon in (("table1", tables.PAPER_EPSILON), ("appendix", appendix_epsilon)):

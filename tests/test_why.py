@@ -186,3 +186,11 @@ def test_counts_sentence_names_each_alternatives_count_in_both_tables():
     assert why.counts_sentence(counts) == ("Cells with Δ within ×1.25 of the paper's, median (min–max) over seeds: "
                                            "x 1 (1–1) of 1 in Table 1 and 0 (0–0) of 1 in the appendix; "
                                            "y 0 (0–0) of 1 in Table 1 and 1 (1–1) of 1 in the appendix.")
+
+
+def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():
+    rows = pd.DataFrame({"epsilon": [0.3, 0.3, 0.3, 0.2, 0.2], "metric": ["a", "a", "b", "a", "b"],
+                         "K": [1, 4, 1, 1, 1], "p_value": [0.5, 0.01, 0.04, 0.01, 0.01]})
+    assert why.settled(rows, [0.3, 0.2])
+    assert not why.settled(rows.assign(p_value=[0.5, 0.01, 0.05, 0.01, 0.01]), [0.3, 0.2])  # b at 0.3: p = 0.05
+    assert not why.settled(rows, [0.3, 0.2, 0.1])  # nothing at 0.1
