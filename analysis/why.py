@@ -374,3 +374,19 @@ def counts_sentence(counts: pd.DataFrame) -> str:
                      f"{by_table.get('appendix', 'no cell')} in the appendix")
     return f"Cells with Δ within ×{effect_sizes.FACTOR:g} of the paper's, median (min–max) over seeds: " + \
         "; ".join(parts) + "."
+
+
+CHOICES_BY_SWITCH = {"averaging": (BASELINE, "macro averaging", "micro averaging"),
+                     "noise law": (BASELINE, "noise centred on the label shares"),
+                     "granularity": (BASELINE, "binary labels (D3code, Toxicity)"),
+                     "stand-ins": (BASELINE, "stand-ins v3 (a0 from the K = 1 cells)")}
+
+
+def preferred_sentence(apart: pd.DataFrame) -> str:
+    """Per switch of :data:`CHOICES_BY_SWITCH`, the alternative with the most predicted cells within the factor
+    (:func:`best_on_predicted`, the baseline's value named first wins ties), as one sentence."""
+    totals = apart.groupby("alternative", sort=False)["predicted"].sum()
+    parts = [f"{switch}: {best_on_predicted(apart, names)} ({', '.join(f'{n} {totals[n]:g}' for n in names)})"
+             for switch, names in CHOICES_BY_SWITCH.items() if all(n in totals.index for n in names)]
+    return ("On the predicted cells (median count over seeds, Table 1 and appendix together), each switch's best "
+            "value is: " + "; ".join(parts) + ".")

@@ -194,3 +194,15 @@ def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():
     assert why.settled(rows, [0.3, 0.2])
     assert not why.settled(rows.assign(p_value=[0.5, 0.01, 0.05, 0.01, 0.01]), [0.3, 0.2])  # b at 0.3: p = 0.05
     assert not why.settled(rows, [0.3, 0.2, 0.1])  # nothing at 0.1
+
+
+def test_preferred_sentence_names_each_switchs_best_value_on_the_predicted_cells():
+    frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "macro averaging": cells_frame({A: 1.0, B: 1.0}),
+              "micro averaging": cells_frame({A: 2.0, B: 2.0}),
+              "noise centred on the label shares": cells_frame({A: 2.0, B: 2.0})}
+    fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
+    text = why.preferred_sentence(why.fitted_apart(frames, fitted))
+    # A is fitted, so only B counts: macro and the baseline tie at 1, the baseline named first wins
+    assert "averaging: baseline (METHOD section 5) (baseline (METHOD section 5) 1, macro averaging 1, " \
+           "micro averaging 0)" in text
+    assert "noise law: baseline (METHOD section 5)" in text and "granularity" not in text
