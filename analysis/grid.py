@@ -548,7 +548,7 @@ def run(
     chunk_size : int
         Cells handed to a worker at a time.
     cache_dir : str or Path, optional
-        Where finished cells are kept (default ``$ANALYSIS_CACHE_DIR`` or ``~/.cache/annotator-bootstrap``).
+        Where finished cells are kept (default ``$ANALYSIS_CACHE_DIR``, else a folder of the user's cache).
     use_cache : bool
         Read finished cells back from ``cache_dir`` and store new ones there.
     progress : bool
