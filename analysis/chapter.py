@@ -292,9 +292,9 @@ class Setup:
                            f"Switches (METHOD section 12): {self.choices.label()}.")
         return found
 
-    def glue_notes(self, prefix: str, results: pd.DataFrame) -> None:
+    def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None) -> None:
         """See :func:`glue_notes`."""
-        glue_notes(prefix, results, self.data, self.epsilon)
+        glue_notes(prefix, results, self.data, self.epsilon, appendix_epsilon)
 
     def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None, seed=None,
                  n_samples=None) -> pd.DataFrame:
@@ -376,7 +376,8 @@ def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str
     found = es.summary(effects).query("by == 'all'").set_index("table")["spread"]
     appendix = (f" and {found['appendix']} of the appendix's (read at ε = {appendix_epsilon:g}, the ε the "
                 "identities infer, {ref}`chapter-why`)") if "appendix" in found else ""
-    return (f"Over {len(seeds)} seeds of {n_samples} replicates each, our Δ lies within ×{es.FACTOR:g} of the "
+    seeds_text = f"{len(seeds)} seeds" if len(seeds) != 1 else "1 seed"
+    return (f"Over {seeds_text} of {n_samples} replicates each, our Δ lies within ×{es.FACTOR:g} of the "
             f"paper's in {found.get('table1', 'none')} of Table 1's cells{appendix}, as median (smallest–largest) "
             "over the seeds; the tables give the count per run and per metric.")
 
@@ -392,6 +393,7 @@ def effects_tables(effects) -> list:
     for by, title in (("run", "run"), ("metric", "metric")):
         wide = counts[counts["by"] == by].pivot(index="group", columns="table", values="spread")
         wide = wide.reindex(list(dict.fromkeys(counts.loc[counts["by"] == by, "group"])))
+        wide = wide[[t for t in es.TABLES if t in wide.columns]]
         wide = wide.rename(columns={"table1": "Table 1", "appendix": "appendix"}).reset_index()
         out.append(Table(wide.rename(columns={"group": title}), f"cells with Δ within ×{es.FACTOR:g}, per {title}: "
                                                                 "median (min–max) over seeds"))
@@ -487,11 +489,14 @@ def section_text(finding, data: list, missing: list[str], what: str, figure: str
     return "\n\n".join(parts)
 
 
-def glue_notes(prefix: str, results: pd.DataFrame, data: list[AnnotationDataset], epsilon: float) -> None:
+def glue_notes(prefix: str, results: pd.DataFrame, data: list[AnnotationDataset], epsilon: float,
+               appendix_epsilon: float | None = None) -> None:
     """Glue the sentences every RQ chapter uses: ``<prefix>_paper_note`` (what the Table 1 comparison shows),
-    ``<prefix>_appendix_note`` and ``<prefix>_data_note`` (why our numbers may differ)."""
+    ``<prefix>_appendix_note`` (ours at ``appendix_epsilon``, by default ``epsilon``) and ``<prefix>_data_note``
+    (why our numbers may differ)."""
+    at = epsilon if appendix_epsilon is None else appendix_epsilon
     glue_text(**{f"{prefix}_paper_note": tables.paper_note(results, epsilon),
-                 f"{prefix}_appendix_note": tables.paper_note(results, epsilon, "appendix"),
+                 f"{prefix}_appendix_note": tables.paper_note(results, at, "appendix"),
                  f"{prefix}_data_note": data_note(data)})
 
 

@@ -192,6 +192,7 @@ def test_effects_note_and_tables_count_cells_within_the_factor_over_seeds():
     assert "in 1 (0–1) of 2 of Table 1's cells and 1 (1–1) of 1 of the appendix's (read at ε = 0.2" in note
     by_run, by_metric = chapter.effects_tables(effects)
     assert list(by_run.frame["run"]) == ["DICES S1", "Toxicity S2"]
+    assert list(by_run.frame.columns) == ["run", "Table 1", "appendix"]
     assert by_run.frame.set_index("run").loc["Toxicity S2", "Table 1"] == "0 (0–0) of 1"
     assert list(by_metric.frame["metric"]) == ["Accuracy"]
     assert "no cell of the paper's tables" in chapter.effects_note(None, [0], 200, 0.2)
