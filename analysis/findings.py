@@ -359,7 +359,8 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
     ours = (f"At ε = {epsilon:g}, {_label(modelled)}'s smallest significant budget is {contrast_text(found)} "
             f"against {tables._as_run(independent)[1]}'s"
             + (f" (median ratio {np.median(ratio_list):.2f})" if ratio_list else "")
-            + f"; its null distribution is {wider:.2f} times as wide (median over cells and metrics).")
+            + (f"; its null distribution is {wider:.2f} times as wide (median over cells and metrics)."
+               if len(spread) else "."))
     return Finding(QUESTIONS["rq3"], paper, ours, None,
                    {**{k: found[k] for k in (LARGER, SMALLER, EQUAL, NOT_COMPARABLE, "compared")}, "spread": wider,
                     "median_ratio": float(np.median(ratio_list)) if ratio_list else None}, claims, CLAIMS["rq3"])

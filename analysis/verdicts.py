@@ -204,7 +204,7 @@ class Finding:
 
     def row(self) -> dict:
         """The finding as one row of the intro's results table: claim, the paper (its data names and numbers
-        only), this book (with each sub-claim's seed margin), verdict."""
+        only), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict."""
         if not self.checked:
             return {"claim": self.claim, "paper": "; ".join(c.paper for c in self.claims) or self.paper,
                     "ours": "not checked on this build: the data it needs did not run", "verdict": self.verdict}
@@ -212,8 +212,11 @@ class Finding:
                 "paper": "; ".join(f"{c.paper_name}: {c.paper}" for c in self.claims),
                 "ours": "; ".join(f"{c.ours} ({c.mark}" + (
                     f"; {'flips' if c.flips else 'the same'} over {len(c.seeds)} seeds" if len(c.seeds) > 1
-                    else "") + ")" for c in self.claims),
-                "verdict": self.verdict + (" (flips between seeds)" if self.flips else "")}
+                    else "") + ")" for c in self.claims) + (
+                    ". The verdict flips between seeds: " + "; ".join(
+                        f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
+                    if self.flips else ""),
+                "verdict": self.verdict}
 
     def glue(self, key: str, title: str = "Finding") -> None:
         """Glue the box as ``<key>`` (Markdown), the verdict as ``<key>_verdict``, the answer as ``<key>_ours``,
