@@ -85,9 +85,9 @@ def combine(results: list[Calibration]) -> Calibration:
 def share_limits(n_replicates: int, n_null: int, alpha: float = ALPHA, z: float = Z) -> tuple[float, float]:
     """The binomial band of the share of ``p_j < alpha`` over ``n_replicates`` alternative replicates, each
     compared with a null of ``n_null`` replicates: the alternative's binomial spread plus the spread of the null's
-    own alpha quantile, ``z`` standard errors either way."""
+    own alpha quantile, ``z`` standard errors either way (a share cannot fall below 0)."""
     se = np.sqrt(alpha * (1 - alpha) * (1 / n_replicates + 1 / n_null))
-    return alpha - z * se, alpha + z * se
+    return max(0.0, alpha - z * se), alpha + z * se
 
 
 def spread_band(log_se: float, level: float = SPREAD_LEVEL) -> tuple[float, float]:
@@ -166,7 +166,6 @@ def verdict(result: Calibration) -> dict:
     inside = _inside(table)
     per_cell = len(table) / max(1, len(table.drop_duplicates(["dataset", "sampler", "NK", "K"])))
     allowed = outside_allowed(len(table), per_cell)
-    bands = [spread_band(se) for se in table["log_ratio_se"]]
     runs, failed = [], []
     for (dataset, sampler), group in table.groupby(["dataset", "sampler"], sort=False):
         p = result.p_values
@@ -182,7 +181,8 @@ def verdict(result: Calibration) -> dict:
     calibrated = bool(len(table)) and outside <= allowed and not failed
     shares = [r["share_continuous"] for r in runs]
     return {"calibrated": calibrated, "cells": int(len(table)), "outside": outside, "allowed": allowed,
-            "band": (min(b[0] for b in bands), max(b[1] for b in bands)) if bands else (np.nan, np.nan),
+            "narrowest": spread_band(table["log_ratio_se"].min()) if len(table) else (np.nan, np.nan),
+            "widest": spread_band(table["log_ratio_se"].max()) if len(table) else (np.nan, np.nan),
             "k_range": (int(table["K"].min()), int(table["K"].max())) if len(table) else (0, 0),
             "runs": runs, "failed_runs": failed,
             "share_range": (min(shares), max(shares)) if shares else (np.nan, np.nan)}

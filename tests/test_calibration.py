@@ -68,6 +68,7 @@ def test_share_limits_are_the_binomial_band_of_five_percent():
     rng = np.random.default_rng(1)
     shares = rng.binomial(1000, 0.05, size=2000) / 1000
     assert np.mean((shares >= share_limits(1000, 10**9)[0]) & (shares <= share_limits(1000, 10**9)[1])) > 0.99
+    assert share_limits(40, 40)[0] == 0  # a share has no negative limit
     # a 7 % rate leaves the band of 20,000 replicates
     assert 0.07 > share_limits(20000, 20000)[1]
 
