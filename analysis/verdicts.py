@@ -4,9 +4,10 @@ with. The claims themselves, one function each, are :mod:`analysis.findings`.
 **How a verdict is reached.** Each claim of the paper is split into the sub-claims the paper states, and each
 sub-claim is a :class:`Rule`: the paper's sentence or Table 1 cells it rests on, a direction (when it holds) and a
 size tolerance, which is what the paper's own numbers allow (the spread of its cells), never a factor of ours. A
-smallest significant budget at the grid's floor under both samplers is not comparable, never a failure. The rules are listed once, in
-:data:`RULES`, and the book's methods page collects them in one table. A rule marked *main* is the claim itself;
-where the paper makes it for several comparisons (two datasets, two samplers), there is one main sub-claim for each.
+smallest significant budget at the grid's floor under both samplers is not comparable, never a failure. The rules
+are listed once, in :data:`RULES`, and the book's methods page collects them in one table. A rule marked *main*
+is the claim itself; where the paper makes it for several comparisons (two datasets, two samplers), there is one
+main sub-claim for each.
 A size rule applies only where the paper gives a size for the data a run is or imitates. The verdict
 (:func:`judge`) is
 
