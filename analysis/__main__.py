@@ -70,7 +70,7 @@ def _unique(values: list, flag: str) -> list:
 def _check_run(args) -> None:
     """Command-line checks of 'run', before any work, that name the flag: ranges, the output and the cache folder,
     the memory a cell needs; repeated grid values are removed, with a note. ``args.out`` becomes the file to write."""
-    from analysis.grid import default_cache_dir
+    from analysis.cache import default_cache_dir
     from analysis.io import output_file, writable_folder
 
     for flag, values in (("--budgets", args.budgets), ("--ks", args.ks)):

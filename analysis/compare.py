@@ -38,7 +38,7 @@ from tqdm import tqdm
 from analysis import __version__
 from analysis.data import AnnotationDataset, from_table, id_text, ids_as_text, read_table
 from analysis.errors import DataError, ParameterError
-from analysis.grid import engine_fingerprint
+from analysis.cache import engine_fingerprint
 from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.options import data_arguments, load_data

@@ -30,7 +30,8 @@ from tqdm import tqdm
 
 from analysis.data import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.grid import ALPHA, Cell, engine_fingerprint, simulate_cell
+from analysis.cache import engine_fingerprint
+from analysis.grid import ALPHA, Cell, simulate_cell
 from analysis.io import output_file, write_atomic
 from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.options import data_arguments, ints, load_data

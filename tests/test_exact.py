@@ -75,7 +75,8 @@ def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request
 def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, crossed):
     """The cell cache stores each p-value as JSON and reads it back to the bit: a rerun computes nothing and gives
     the same, identical p-values of accuracy and recall."""
-    from analysis.grid import ResultCache, run
+    from analysis.cache import ResultCache
+    from analysis.grid import run
 
     grid = dict(budgets=(100, 300), ks=(1, 3), epsilons=(0.3,), n_samples=100, seed=1, cache_dir=tmp_path,
                 progress=False)

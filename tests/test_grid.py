@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis.errors import ParameterError
-from analysis.grid import RESULT_COLUMNS, ResultCache, cells, run, save_results
+from analysis.cache import ResultCache
+from analysis.grid import RESULT_COLUMNS, cells, run, save_results
 from analysis.tables import table1, table1_wide
 
 SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
@@ -136,7 +137,7 @@ def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_p
 
 
 def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
-    from analysis.grid import ENGINE_SOURCES, engine_fingerprint
+    from analysis.cache import ENGINE_SOURCES, engine_fingerprint
 
     names = {f"{source.parent.name}/{source.name}" for source in ENGINE_SOURCES}
     assert {"analysis/samplers.py", "analysis/metrics.py", "analysis/pvalues.py", "engine/direct.py",
