@@ -187,6 +187,7 @@ def _read_csv(path: str, what: str, **options):
 def _parser() -> argparse.ArgumentParser:
     from analysis.engine import DEFAULT, PERTURBATIONS
     from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
+    from analysis.metrics import ALL_METRICS, METRICS, SMOOTHING, SMOOTHINGS
     from analysis.samplers import SAMPLERS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
@@ -202,8 +203,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--ks", type=ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
     run.add_argument("--perturbation", choices=PERTURBATIONS, default=DEFAULT,
-                     help="how B is perturbed: per-item Dirichlet noise as in VET (default) or a uniform other label")
-    run.add_argument("--metrics", type=_metrics, default="all", help="comma-separated metrics or 'all' (accuracy,mae,wins,precision,recall,f1,kl_div,jsd)")
+                     help="how B is perturbed: per-item Dirichlet(1/C) noise as in VET (default), a uniform other "
+                          "label, or Dirichlet noise centred on the data's label shares")
+    run.add_argument("--metrics", type=_metrics, default="all",
+                     help=f"comma-separated metrics, or 'all' for the paper's eight ({','.join(METRICS)}); also "
+                          f"{','.join(m for m in ALL_METRICS if m not in METRICS)}")
+    run.add_argument("--smoothing", type=float, choices=SMOOTHINGS, default=SMOOTHING,
+                     help="the constant added to every count before KL and JSD (default: 1e-12, as in VET)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed, an integer >= 0 (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
@@ -391,7 +397,7 @@ def _run(args) -> None:
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
                      cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,
-                     scheduler=args.scheduler)
+                     scheduler=args.scheduler, smoothing=args.smoothing)
     grid.save_results(table, args.out)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 

@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
 from analysis.grid import ALPHA
-from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
+from analysis.metrics import ALL_METRICS, DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 
 PAPER_EPSILON = 0.3
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
@@ -71,7 +71,7 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     # runs keep the order in which they appear in ``results``; metrics follow the paper's order
     run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
     out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
-    out["_metric"] = out["metric"].map(METRICS.index)
+    out["_metric"] = out["metric"].map(ALL_METRICS.index)
     out = out.sort_values(["_run", "epsilon", "_metric"]).drop(columns=["_run", "_metric"])
     return out.reset_index(drop=True).astype({"NK": "Int64", "K": "Int64"})
 

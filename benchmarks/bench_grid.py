@@ -20,6 +20,7 @@ from analysis import __version__
 from analysis.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
                            simulate_cell)
 from analysis.engine import Simulator
+from analysis.metrics import METRICS
 from analysis.synthetic import make_stand_in
 from analysis.timing import time_cell, time_cells
 
@@ -45,7 +46,7 @@ def main() -> None:
     size = paper_grid_size(PAPER_BUDGETS, PAPER_KS, epsilons)
     print(f"analysis {__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs, jobs={args.jobs}")
     print(f"grid: {len(PAPER_BUDGETS)} budgets x {len(PAPER_KS)} K x {len(epsilons)} epsilons = {size['cells']} cells,"
-          f" 8 metrics, {args.n_samples} alternative + {args.n_samples} null replicates per cell")
+          f" {len(METRICS)} metrics, {args.n_samples} alternative + {args.n_samples} null replicates per cell")
 
     print("\nOne cell, one process (seconds):")
     for sampler, name in chosen:
