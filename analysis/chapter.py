@@ -393,7 +393,7 @@ def effects_tables(effects) -> list:
     for by, title in (("run", "run"), ("metric", "metric")):
         wide = counts[counts["by"] == by].pivot(index="group", columns="table", values="spread")
         wide = wide.reindex(list(dict.fromkeys(counts.loc[counts["by"] == by, "group"])))
-        wide = wide[[t for t in es.TABLES if t in wide.columns]]
+        wide = wide[[t for t in es.TABLES if t in wide.columns]].rename_axis(columns=None)
         wide = wide.rename(columns={"table1": "Table 1", "appendix": "appendix"}).reset_index()
         out.append(Table(wide.rename(columns={"group": title}), f"cells with Δ within ×{es.FACTOR:g}, per {title}: "
                                                                 "median (min–max) over seeds"))

@@ -173,13 +173,24 @@ def test_causes_and_finding_count_what_each_switch_explains():
 def test_fitted_and_predicted_cells_are_counted_apart():
     frame = cells_frame({A: 1.0, B: 2.0, C: 1.0})
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
-    apart = why.fitted_apart({"x": frame, "y": cells_frame({A: 2.0, B: 1.0, C: 1.0})}, fitted)
-    x = apart[apart["alternative"] == "x"].set_index("table")
+    apart = why.fitted_apart({"x": frame}, fitted)
+    x = apart.set_index("table")
     assert x.loc["Table 1", "fitted cells"] == "1 (1–1) of 1"
     assert x.loc["Table 1", "predicted cells"] == "0 (0–0) of 1"
     assert x.loc["appendix", "fitted cells"] == "none" and x.loc["appendix", "predicted cells"] == "1 (1–1) of 1"
-    assert why.best_on_predicted(apart, ["x", "y"]) == "y"  # y wins on the predicted cells, x only on the fitted
-    assert why.best_on_predicted(apart, ["x"]) == "x"
+    per_seed = why.predicted_per_seed({"x": frame}, fitted)
+    assert list(per_seed["predicted"]) == [1, 1, 1]  # C alone: A is fitted, B departs
+
+
+def test_another_value_replaces_the_default_only_beyond_the_reseeded_spread():
+    fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
+    default = cells_frame({A: 1.0, B: [2.0, 1.0, 2.0], C: 2.0})  # predicted: 0, 1, 0
+    overlaps = cells_frame({A: 2.0, B: 1.0, C: [1.0, 1.0, 2.0]})  # 2, 2, 1: its least equals the default's most
+    clear = cells_frame({A: 2.0, B: 1.0, C: 1.0})  # 2, 2, 2
+    per_seed = why.predicted_per_seed({"d": default, "o": overlaps, "c": clear}, fitted)
+    assert why.best_on_predicted(per_seed, ["d", "o"]) == "d"
+    assert why.best_on_predicted(per_seed, ["d", "o", "c"]) == "c"
+    assert why.best_on_predicted(per_seed, ["c", "d"]) == "c"  # a default is never replaced by a worse value
 
 
 def test_counts_sentence_names_each_alternatives_count_in_both_tables():
@@ -197,13 +208,13 @@ def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():
     assert not why.settled(rows, [0.3, 0.2, 0.1])  # nothing at 0.1
 
 
-def test_preferred_sentence_names_each_switchs_best_value_on_the_predicted_cells():
+def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "macro averaging": cells_frame({A: 1.0, B: 1.0}),
               "micro averaging": cells_frame({A: 2.0, B: 2.0}),
-              "noise centred on the label shares": cells_frame({A: 2.0, B: 2.0})}
+              "noise centred on the label shares": cells_frame({A: 2.0, B: [1.0, 1.0, 2.0]})}
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
-    text = why.preferred_sentence(why.fitted_apart(frames, fitted))
-    # A is fitted, so only B counts: macro and the baseline tie at 1, the baseline named first wins
-    assert "averaging: baseline (METHOD section 5) (baseline (METHOD section 5) 1, macro averaging 1, " \
-           "micro averaging 0)" in text
+    text = why.preferred_sentence(why.predicted_per_seed(frames, fitted))
+    # A is fitted, so only B counts: macro and the baseline tie at 1 in every seed, so the baseline stays
+    assert "averaging: baseline (METHOD section 5) (baseline (METHOD section 5) 1 (1–1), macro averaging 1 (1–1), " \
+           "micro averaging 0 (0–0))" in text
     assert "noise law: baseline (METHOD section 5)" in text and "granularity" not in text
