@@ -62,43 +62,38 @@ def scratch(groups, draw, pairs, options, n_slots):
 
 
 @numba.njit(cache=True, inline="always")
-def read_label(rng, groups, row, column, item):
-    """The label of a group rater column on an item, or, where that rater did not label it, a draw from the
-    item's own labels (the ragged-batch rule)."""
-    label = groups.matrix[row + column]
-    if label < 0:
-        label = draw_label(rng, groups.item_cum, item)
-    return label
-
-
-@numba.njit(cache=True, inline="always")
-def deferred_group(rng, groups, work, first_slot, per_group, group, n_raters, n_labels, cube):
+def deferred_group(rng, groups, columns, n_perturbed, slot_local, triples, first_slot, per_group, group, n_raters,
+                   n_labels, cube):
     """K = 1, deferred: each slot of a drawn group is its three labels (a label is its row), counted per triple
     (A*'s response replaceable, or B*'s); the replacements are drawn per triple (:func:`flush_triples`)."""
     base = groups.matrix_start[group]
-    triple_base = cube if work.n_perturbed[1] > 0 else 0
+    triple_base = cube if n_perturbed[1] > 0 else 0
     first_item = groups.item_start[group]
-    columns = work.columns
     for s in range(per_group):
-        local = work.slot_local[first_slot + s]
+        local = slot_local[first_slot + s]
         row = base + local * n_raters
         item = groups.items[first_item + local]
-        label_g = read_label(rng, groups, row, columns[0, 0], item)
-        label_a = read_label(rng, groups, row, columns[1, 0], item)
-        label_b = read_label(rng, groups, row, columns[2, 0], item)
-        work.triples[triple_base + (label_g * n_labels + label_a) * n_labels + label_b] += 1
+        label_g = groups.matrix[row + columns[0, 0]]
+        if label_g < 0:  # a rater who did not label the item: a draw from its own labels (the ragged-batch rule)
+            label_g = draw_label(rng, groups.item_cum, item)
+        label_a = groups.matrix[row + columns[1, 0]]
+        if label_a < 0:
+            label_a = draw_label(rng, groups.item_cum, item)
+        label_b = groups.matrix[row + columns[2, 0]]
+        if label_b < 0:
+            label_b = draw_label(rng, groups.item_cum, item)
+        triples[triple_base + (label_g * n_labels + label_a) * n_labels + label_b] += 1
 
 
 @numba.njit(cache=True, inline="always")
-def rater_runs(work, n_raters, k):
+def rater_runs(columns, n_perturbed, run, weight, n_raters, k):
     """Rater loop: each rater's number of columns per part, and the runs of mask bits of its perturbable ones."""
-    weight, run = work.weight, work.run
     for rater in range(n_raters):
         for part in range(5):
             weight[rater, part] = 0
     for side in range(3):
         for c in range(k):
-            weight[work.columns[side, c], 0 if side == 0 else 2 * side - 1 + (c < work.n_perturbed[side])] += 1
+            weight[columns[side, c], 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])] += 1
     q = 0
     for side in range(2):
         for rater in range(n_raters):
@@ -117,10 +112,11 @@ def perturbation_draw(rng, perturbation, h, k, width_b, row_a, row_b):
 
 
 @numba.njit(cache=True, inline="always")
-def slot_by_rater(rng, groups, pairs, perturbation, masks, options, work, row, n_raters, h, width_b, k):
+def slot_by_rater(rng, groups, pairs, perturbation, masks, options, noised, run, vector, weight, row, n_raters, h,
+                  width_b, k):
     """Rater loop: the item's label from each of the group's raters, read once and weighted by its columns; B's
     replaced responses picked by one mask and counted per rater by their bits in its runs."""
-    code, weight, run, noised = pairs.code, work.weight, work.run, work.noised
+    code = pairs.code
     mask = draw_mask(rng, k, masks.prob, masks.alias) if options.noise_tables else 0
     e_g = e_a = e_b = f_a = f_b = 0
     for rater in range(n_raters):
@@ -134,49 +130,54 @@ def slot_by_rater(rng, groups, pairs, perturbation, masks, options, work, row, n
         f_a += (weight[rater, 2] - x_a) * unit
         e_b += weight[rater, 3] * unit
         f_b += (weight[rater, 4] - x_b) * unit
-    work.vector[0] = e_g
+    vector[0] = e_g
     if options.perturbation_tables:  # B's perturbation in one draw from its parts' unperturbed vectors
         o = perturbation_draw(rng, perturbation, h, k, width_b, pairs.row_of[f_a], pairs.row_of[f_b])
-        work.vector[1] = e_a + perturbation.code_a[h, o]
-        work.vector[2] = e_b + perturbation.code_b[h, o]
+        vector[1] = e_a + perturbation.code_a[h, o]
+        vector[2] = e_b + perturbation.code_b[h, o]
     else:
-        work.vector[1] = e_a + f_a
-        work.vector[2] = e_b + f_b
+        vector[1] = e_a + f_a
+        vector[2] = e_b + f_b
 
 
 @numba.njit(cache=True, inline="always")
-def slot_tabled(rng, groups, pairs, perturbation, work, row, item, h, width_b, k):
+def slot_tabled(rng, groups, pairs, perturbation, columns, n_perturbed, part_code, vector, row, item, h, width_b, k):
     """Each part's count vector by its code, then B's perturbation in one draw; leaves rows of the pair tables."""
-    code, row_of, vector = pairs.code, pairs.row_of, work.vector
+    code, row_of = pairs.code, pairs.row_of
     for side in range(3):
         e = 0  # the side's fixed responses
         f = 0  # ... and its perturbable ones
         for c in range(k):
-            label = read_label(rng, groups, row, work.columns[side, c], item)
-            if c < work.n_perturbed[side]:
+            label = groups.matrix[row + columns[side, c]]
+            if label < 0:  # the ragged-batch rule (written out: a helper that takes the generator costs a response)
+                label = draw_label(rng, groups.item_cum, item)
+            if c < n_perturbed[side]:
                 f += code[label]
             else:
                 e += code[label]
         vector[side] = e
-        work.part_code[side] = f
-    o = perturbation_draw(rng, perturbation, h, k, width_b, row_of[work.part_code[1]], row_of[work.part_code[2]])
+        part_code[side] = f
+    o = perturbation_draw(rng, perturbation, h, k, width_b, row_of[part_code[1]], row_of[part_code[2]])
     vector[0] = row_of[vector[0]] - pairs.first
     vector[1] = row_of[vector[1] + perturbation.code_a[h, o]] - pairs.first
     vector[2] = row_of[vector[2] + perturbation.code_b[h, o]] - pairs.first
 
 
 @numba.njit(cache=True, inline="always")
-def slot_responses(rng, groups, draw, pairs, masks, options, work, row, item):
-    """Response by response; returns how many perturbable labels wait for the masks (``work.pert_old``)."""
-    code, vector, noised = pairs.code, work.vector, work.noised
+def slot_responses(rng, groups, draw, pairs, masks, options, columns, n_perturbed, noised, pert_old, urn, vector,
+                   row, item):
+    """Response by response; returns how many perturbable labels wait for the masks (``pert_old``)."""
+    code = pairs.code
     thinned, masked = options.noise_tables, options.masks
     mask = draw_mask(rng, draw.k, masks.prob, masks.alias) if thinned else 0
     p = 0
     for side in range(3):
         e = 0
         for c in range(draw.k):
-            label = read_label(rng, groups, row, work.columns[side, c], item)
-            if c < work.n_perturbed[side]:
+            label = groups.matrix[row + columns[side, c]]
+            if label < 0:  # the ragged-batch rule (written out: a helper that takes the generator costs a response)
+                label = draw_label(rng, groups.item_cum, item)
+            if c < n_perturbed[side]:
                 if thinned:  # a replaced response counts toward its side's noise, drawn below
                     bit = mask & 1
                     mask >>= 1
@@ -184,20 +185,20 @@ def slot_responses(rng, groups, draw, pairs, masks, options, work, row, item):
                     e += code[label] * (1 - bit)
                     continue
                 if masked:
-                    work.pert_old[p] = label
+                    pert_old[p] = label
                     p += 1
                 else:
-                    label = perturbed(rng, label, draw.epsilon, draw.shared, work.urn, draw.prior)
+                    label = perturbed(rng, label, draw.epsilon, draw.shared, urn, draw.prior)
             e += code[label]
         vector[side] = e
     return p
 
 
 @numba.njit(cache=True, inline="always")
-def slot_noise(rng, draw, pairs, masks, noise_tables, work, p, n_labels):
+def slot_noise(rng, draw, pairs, masks, noise_tables, n_perturbed, noise, noised, pert_old, urn, vector, p, n_labels):
     """A slot's replaced responses: those counted apart, labelled from the noise tables (or beyond them by a
     chain of beta-binomials), and the ``p`` perturbable ones the masks pick, each replaced by the rule."""
-    code, vector, noised = pairs.code, work.vector, work.noised
+    code = pairs.code
     if noised[1] + noised[2] > 0:
         offset = noise_tables.base[noised[1], noised[2]]
         if offset >= 0:
@@ -205,56 +206,54 @@ def slot_noise(rng, draw, pairs, masks, noise_tables, work, p, n_labels):
             vector[1] += noise_tables.code_a[offset + o]
             vector[2] += noise_tables.code_b[offset + o]
         else:
-            swapped = dirichlet_noise(rng, noised[1], noised[2], noise_tables.chain, work.noise)
+            swapped = dirichlet_noise(rng, noised[1], noised[2], noise_tables.chain, noise)
             for c in range(n_labels):
-                vector[1] += work.noise[1 if swapped else 0, c] * code[c]
-                vector[2] += work.noise[0 if swapped else 1, c] * code[c]
+                vector[1] += noise[1 if swapped else 0, c] * code[c]
+                vector[2] += noise[0 if swapped else 1, c] * code[c]
     for chunk in range(0, p, MASK_BITS):
         mask = alias_draw(rng, masks.prob, masks.alias, 0, masks.prob.shape[0])
         for j in range(masks.count[mask]):
             q = chunk + masks.pos[mask, j]
             if q >= p:
                 break
-            side = 1 if q < work.n_perturbed[1] else 2
-            old = work.pert_old[q]
-            vector[side] += code[replacement(rng.random(), old, draw.shared, work.urn, draw.prior)] - code[old]
+            side = 1 if q < n_perturbed[1] else 2
+            old = pert_old[q]
+            vector[side] += code[replacement(rng.random(), old, draw.shared, urn, draw.prior)] - code[old]
 
 
 @numba.njit(cache=True, inline="always")
-def add_slot(pairs, divergence, options, acc, work, n_labels):
+def add_slot(pairs, divergence, options, acc, counts, vector, triples, n_labels):
     """Add a slot's count vectors (codes) to the sums: unpacked and added by counts, or as rows of the pair
     tables, added now or counted per triple (gathered)."""
-    vector = work.vector
     if not pairs.paired:  # unpack the counts (shift bits a label) for the metric pass
         field = (1 << pairs.shift) - 1
         for side in range(3):
             for c in range(n_labels):
-                work.counts[side, 0, c] = (vector[side] >> (pairs.shift * c)) & field
-        add_item(work.counts[0], work.counts[1], work.counts[2], 0, divergence, acc, 1)
+                counts[side, 0, c] = (vector[side] >> (pairs.shift * c)) & field
+        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
         return
     for side in range(3):
         vector[side] = pairs.row_of[vector[side]] - pairs.first
-    add_rows(pairs, options, acc, work)
+    add_rows(pairs, options, acc, triples, vector)
 
 
 @numba.njit(cache=True, inline="always")
-def add_rows(pairs, options, acc, work):
+def add_rows(pairs, options, acc, triples, vector):
     """A slot whose count vectors are rows of the pair tables: added now, or counted per triple (gathered)."""
-    vector = work.vector
     if options.gather:
         n_vectors = pair_rows(pairs.terms)
-        work.triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+        triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
     else:
         add_pair(vector[0], vector[1], vector[2], pairs.terms, acc, 1)
 
 
 @numba.njit(cache=True, inline="always")
-def flush_triples(rng, draw, pairs, options, acc, work, n_labels):
+def flush_triples(rng, draw, pairs, options, acc, spread, triples, n_labels):
     """Gathered: add each (gold, A, B) triple of rows once, with its count of slots. Deferred (K = 1): first
     ``Binomial(x, epsilon)`` of a triple's slots replace their one perturbable response (A*'s in the second half
     of the triples, else B*'s); a response's row is its label, and the replacements go out over the labels by a
     multinomial (:func:`analysis.engine.rule.share_out`)."""
-    terms, triples = pairs.terms, work.triples
+    terms = pairs.terms
     n_vectors = pair_rows(terms)
     cube = n_vectors**3
     for e in range(triples.shape[0]):
@@ -272,10 +271,10 @@ def flush_triples(rng, draw, pairs, options, acc, work, n_labels):
         fired = binomial(rng, x, draw.epsilon)
         if x > fired:
             add_pair(tg, ta, tb, terms, acc, x - fired)
-        share_out(rng, fired, old, draw.shared, draw.steps, work.spread)
+        share_out(rng, fired, old, draw.shared, draw.steps, spread)
         for c in range(n_labels):
-            if work.spread[c] > 0:
-                add_pair(tg, c if on_a else ta, tb if on_a else c, terms, acc, work.spread[c])
+            if spread[c] > 0:
+                add_pair(tg, c if on_a else ta, tb if on_a else c, terms, acc, spread[c])
 
 
 @numba.njit(cache=True)
@@ -313,6 +312,10 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     work = scratch(groups, draw, pairs, options, n_drawn * per_group)
     cube = pair_rows(pairs.terms) ** 3
     acc = accumulator(n_labels)
+    # the work arrays one by one: a helper that takes the generator pays for every array of a group it is given
+    columns, n_perturbed, urn, spread, counts = work.columns, work.n_perturbed, work.urn, work.spread, work.counts
+    vector, part_code, pert_old, noised, noise = work.vector, work.part_code, work.pert_old, work.noised, work.noise
+    weight, run, triples, slot_local = work.weight, work.run, work.triples, work.slot_local
     use_urn = draw.epsilon > 0.0 and draw.shared and not options.noise_tables and not options.perturbation_tables
     for r in range(out.shape[0]):
         draw_slots(rng, groups.item_start, groups.single_group, groups.group_size, draw.n, work.slot_group,
@@ -321,34 +324,39 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
         for d in range(n_drawn):
             group = work.slot_group[d * per_group]
             n_raters = groups.rater_start[group + 1] - groups.rater_start[group]
-            h = draw_columns(rng, n_raters, k, draw.epsilon, draw.null, chances.split, work.columns, work.n_perturbed)
+            h = draw_columns(rng, n_raters, k, draw.epsilon, draw.null, chances.split, columns, n_perturbed)
             if options.defer:
-                deferred_group(rng, groups, work, d * per_group, per_group, group, n_raters, n_labels, cube)
+                deferred_group(rng, groups, columns, n_perturbed, slot_local, triples, d * per_group, per_group, group,
+                               n_raters, n_labels, cube)
                 continue
             tabled = options.perturbation_tables
             width_b = perturbation.start[k - h + 1] - perturbation.start[k - h] if tabled else 0
             rater_loop = options.rater_loop and n_raters <= RATER_LOOP_PER_K * k and k <= MASK_WORD
             if rater_loop:
-                rater_runs(work, n_raters, k)
+                rater_runs(columns, n_perturbed, run, weight, n_raters, k)
             for s in range(per_group):
-                local = groups.item_start[group] + work.slot_local[d * per_group + s]
+                local = groups.item_start[group] + slot_local[d * per_group + s]
                 item = groups.items[local]
-                row = groups.matrix_start[group] + work.slot_local[d * per_group + s] * n_raters
+                row = groups.matrix_start[group] + slot_local[d * per_group + s] * n_raters
                 if use_urn:
-                    work.urn[:] = 0
-                work.noised[1] = 0
-                work.noised[2] = 0
+                    urn[:] = 0
+                noised[1] = 0
+                noised[2] = 0
                 p = 0
                 if rater_loop and complete[local]:
-                    slot_by_rater(rng, groups, pairs, perturbation, masks, options, work, row, n_raters, h, width_b, k)
+                    slot_by_rater(rng, groups, pairs, perturbation, masks, options, noised, run, vector, weight, row,
+                                  n_raters, h, width_b, k)
                 elif tabled:
-                    slot_tabled(rng, groups, pairs, perturbation, work, row, item, h, width_b, k)
-                    add_rows(pairs, options, acc, work)
+                    slot_tabled(rng, groups, pairs, perturbation, columns, n_perturbed, part_code, vector, row, item, h,
+                                width_b, k)
+                    add_rows(pairs, options, acc, triples, vector)
                     continue
                 else:
-                    p = slot_responses(rng, groups, draw, pairs, masks, options, work, row, item)
-                slot_noise(rng, draw, pairs, masks, noise_tables, work, p, n_labels)
-                add_slot(pairs, divergence, options, acc, work, n_labels)
+                    p = slot_responses(rng, groups, draw, pairs, masks, options, columns, n_perturbed, noised, pert_old,
+                                       urn, vector, row, item)
+                slot_noise(rng, draw, pairs, masks, noise_tables, n_perturbed, noise, noised, pert_old, urn, vector, p,
+                           n_labels)
+                add_slot(pairs, divergence, options, acc, counts, vector, triples, n_labels)
         if options.gather:
-            flush_triples(rng, draw, pairs, options, acc, work, n_labels)
+            flush_triples(rng, draw, pairs, options, acc, spread, triples, n_labels)
         store(acc, out[r], confusion[r])
