@@ -528,3 +528,25 @@ def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
         return load_annotations(path, **file_options)
     raise DataError(f"{key!r} is neither a file nor a dataset name{_did_you_mean(key, names())}; "
                     "`python -m analysis datasets list` lists the names")
+
+
+def sizes_against_published() -> pd.DataFrame:
+    """Each stand-in's items and raters beside those the registry records for the paper's dataset it imitates
+    (missing where the registry records none)."""
+    rows = []
+    for real, name in PAPER_STAND_INS.items():
+        spec, counts = STAND_INS[name], registered(real)["counts"]
+        rows.append({"stand-in": name, "imitates": spec.imitates, "items": spec.n_items, "raters": spec.n_raters,
+                     "items of the real set": counts.get("items"), "raters of the real set": counts.get("raters")})
+    return pd.DataFrame(rows)
+
+
+def sizes_sentence(sizes: pd.DataFrame) -> str:
+    """:func:`sizes_against_published` in one sentence: each stand-in's size, and the real set's where it differs."""
+    def one(row) -> str:
+        same = (row["items"], row["raters"]) == (row["items of the real set"], row["raters of the real set"])
+        return (f"{row['stand-in']} has {row['items']:,} items and {row['raters']:,} raters, " +
+                (f"as {row['imitates']} has" if same else f"where {row['imitates']} has "
+                 f"{row['items of the real set']:,.0f} items" + ("" if pd.isna(row["raters of the real set"]) else
+                                                                  f" and {row['raters of the real set']:,.0f} raters")))
+    return "; ".join(one(row) for _, row in sizes.iterrows()) + "."

@@ -9,7 +9,7 @@ paper's at exactly the paper's (N = NK // K, K).
 need (the paper's data where its files are cached, else the stand-in), :func:`simulate` runs those cells alone
 through :func:`analysis.grid.run` for several seeds, :func:`effect_sizes` sets ours beside the paper's cell by cell,
 and :func:`summary` counts the cells within a factor 1.25 by run and by metric, per seed, as min / median / max over
-seeds, beside the best-K-class and budget-step counts of :func:`analysis.why.agreement` when full grids are given;
+seeds, beside the best-K-class and budget-step counts of :func:`agreement` when full grids are given;
 :func:`measure` does all of it in one call.
 """
 
@@ -231,17 +231,15 @@ def summary(effects: pd.DataFrame, grids: Mapping[int, pd.DataFrame] | None = No
     """Counts of agreeing cells, per seed, summarised over seeds.
 
     ``effects``: an :func:`effect_sizes` frame (its ``within`` count); ``grids``: optionally, full grid results
-    per seed, whose Table 1 gives the best-K-class and budget-step counts of :func:`analysis.why.agreement`
+    per seed, whose Table 1 gives the best-K-class and budget-step counts of :func:`agreement`
     (Table 1 only). Columns: ``table``, ``by`` (``all``, ``run`` or ``metric``), ``group``, ``count`` (which
     count), ``cells``, ``seeds``, ``min``, ``median``, ``max`` (over seeds) and ``spread`` (``median (min–max)``).
     """
-    from analysis import why  # why compares alternatives through this module
-
     rows = _counts(effects, "within", WITHIN)
     if grids:
-        cells = pd.concat([why.agreement(results, epsilon).assign(seed=seed) for seed, results in grids.items()],
+        cells = pd.concat([agreement(results, epsilon).assign(seed=seed) for seed, results in grids.items()],
                           ignore_index=True).assign(table="table1")
-        for rule, label in why.RULES.items():
+        for rule, label in RULES.items():
             rows += _counts(cells, rule, label)
     out = pd.DataFrame(rows, columns=["table", "by", "group", "count", "cells", "seeds", "min", "median", "max"])
     out["spread"] = [f"{m:g} ({lo}–{hi}) of {n}" for m, lo, hi, n in
@@ -258,3 +256,42 @@ def measure(which: Iterable[str] = TABLES, appendix_epsilon: float | None = None
     cells = paper_cells(which, appendix_epsilon)
     effects = effect_sizes(cells, simulate(cells, seeds=seeds, n_samples=n_samples, **simulate_options))
     return effects, summary(effects, grids)
+
+
+# ------------------------------------------------------------------------------------------ best K and budget
+
+FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
+RULES = {"k_class": "best-K class", "budget": "budget within one step"}
+
+
+def paper_dataset(name: str) -> str | None:
+    """The paper dataset a dataset is or imitates, stand-ins of every version and variant included."""
+    return tables.imitates(name)
+
+
+def _step(budget) -> int | None:
+    return None if budget is None or pd.isna(budget) else int(np.searchsorted(grid.PAPER_BUDGETS, int(budget)))
+
+
+def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, which: str = "table1") -> pd.DataFrame:
+    """One row per cell of the paper's ``which`` table the runs cover: ours and the paper's budget and K, and
+    whether each rule holds. Columns: ``dataset``, ``sampler``, ``metric``, ``NK``, ``paper NK``, ``K``,
+    ``paper K``, ``k_class``, ``budget``, ``smaller`` (ours significant at a smaller budget), ``comparable`` (both
+    significant)."""
+    ours = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
+    published = tables.paper_table(which).set_index(["dataset", "sampler", "metric"])
+    rows = []
+    for r in ours.itertuples():
+        paper = paper_dataset(r.dataset)
+        if (paper, r.sampler, r.metric) not in published.index:
+            continue
+        nk, k, pnk, pk = (None if pd.isna(v) else int(v)
+                          for v in (r.NK, r.K, *published.loc[(paper, r.sampler, r.metric), ["NK", "K"]]))
+        both = nk is not None and pnk is not None
+        rows.append({"dataset": paper, "sampler": r.sampler, "metric": r.metric, "NK": nk, "paper NK": pnk,
+                     "K": k, "paper K": pk,
+                     "k_class": (k <= FEW_K) == (pk <= FEW_K) if both else nk is None and pnk is None,
+                     "budget": abs(_step(nk) - _step(pnk)) <= 1 if both else nk is None and pnk is None,
+                     "smaller": both and nk < pnk, "comparable": both})
+    return pd.DataFrame(rows, columns=["dataset", "sampler", "metric", "NK", "paper NK", "K", "paper K", *RULES,
+                                       "smaller", "comparable"])

@@ -168,10 +168,16 @@ def latent_moment(empirical: float, ratings: float) -> float:
     return (ratings * empirical - 1) / (ratings - 1)
 
 
+# ``E[sum p_hat^2]`` per (version 2 stand-in, number of labels) that the paper's K = 1 cells imply, as
+# analysis.identities.v3_moments reads them from the paper's tables (a test recomputes them: they are data here so
+# that generating a stand-in needs no module that reads the paper)
+V3_MOMENTS = {("toxicity-synthetic", 2): 0.705763630006583, ("toxicity-synthetic", 5): 0.40576363000658316}
+
+
 def fitted_spec(name: str) -> StandIn:
     """A stand-in's parameters, version 3's ``a0`` resolved from the paper's K = 1 cells.
 
-    The cells give the empirical ``E[sum p_hat^2]`` (:func:`analysis.identities.v3_moments`), which
+    The cells give the empirical ``E[sum p_hat^2]`` (:data:`V3_MOMENTS`), which
     :func:`latent_moment` turns into the laws' ``E[sum p^2]`` and :func:`concentration_for` into ``a0``, at the
     stand-in's own labels, or at the published binary split where no law with its own labels' shares reaches it.
     Version 2's law where the paper has no such cell.
@@ -179,9 +185,7 @@ def fitted_spec(name: str) -> StandIn:
     spec = STAND_INS[name]
     if not spec.fitted:
         return spec
-    from analysis.identities import v3_moments  # the identities read the paper's tables, which need this module
-
-    moments = v3_moments()
+    moments = V3_MOMENTS
     for binary in (False, True) if spec.positive else (False,):
         shares = spec.label_shares if not binary else _binary_shares(spec)
         moment = moments.get((base_name(name), len(shares)))
@@ -285,7 +289,7 @@ def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
     if batch is not None:
         table["batch"] = batch
     law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.dirichlet else
-           f"ordinal item scores, target label shares " +
+           "ordinal item scores, target label shares " +
            " / ".join(f"{label} {share:.0%}" for label, share in zip(spec.labels, spec.label_shares)))
     if spec.fitted:
         law += " (a0 read from the paper's K = 1 cells)" if spec.dirichlet != STAND_INS[name].dirichlet else \
@@ -354,30 +358,6 @@ def measured_a0(ds: AnnotationDataset, spec: StandIn) -> dict[str, dispersion.Fi
         return {f"{_span(spec.positive)} against {_span(rest)}": dispersion.fit(dispersion.split(counts, codes))}
     return {f"{label} against the rest": found
             for label, found in zip(ds.label_names, dispersion.split_concentrations(counts))}
-
-
-def sizes_against_published() -> pd.DataFrame:
-    """Each stand-in's items and raters beside those the registry records for the paper's dataset it imitates
-    (missing where the registry records none)."""
-    from analysis import datasets
-
-    rows = []
-    for real, name in datasets.PAPER_STAND_INS.items():
-        spec, counts = _CURRENT[name], datasets.registered(real)["counts"]
-        rows.append({"stand-in": name, "imitates": spec.imitates, "items": spec.n_items, "raters": spec.n_raters,
-                     "items of the real set": counts.get("items"), "raters of the real set": counts.get("raters")})
-    return pd.DataFrame(rows)
-
-
-def sizes_sentence(sizes: pd.DataFrame) -> str:
-    """:func:`sizes_against_published` in one sentence: each stand-in's size, and the real set's where it differs."""
-    def one(row) -> str:
-        same = (row["items"], row["raters"]) == (row["items of the real set"], row["raters of the real set"])
-        return (f"{row['stand-in']} has {row['items']:,} items and {row['raters']:,} raters, " +
-                (f"as {row['imitates']} has" if same else f"where {row['imitates']} has "
-                 f"{row['items of the real set']:,.0f} items" + ("" if pd.isna(row["raters of the real set"]) else
-                                                                  f" and {row['raters of the real set']:,.0f} raters")))
-    return "; ".join(one(row) for _, row in sizes.iterrows()) + "."
 
 
 def dispersion_against_published(tolerance: float = 0.2) -> pd.DataFrame:

@@ -22,12 +22,10 @@ import pandas as pd
 
 from analysis import datasets, effect_sizes, identities, tables
 from analysis.effect_sizes import Choices
-from analysis.grid import ALPHA, PAPER_BUDGETS
+from analysis.grid import ALPHA
 from analysis.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 
-FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
-RULES = {"k_class": "best-K class", "budget": "budget within one step"}
-COUNTS = (effect_sizes.WITHIN, *RULES.values())
+COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
 RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
         ("toxicity_kumar2021", "S3"))
 BASELINE = "baseline (METHOD section 5)"
@@ -41,39 +39,6 @@ SWITCHES = {BASELINE: Choices(),
             "stand-ins v3 (a0 from the K = 1 cells)": Choices(stand_ins="v3")}
 TABLES = {"table1": "Table 1", "appendix": "appendix"}
 GRID, PAPER_CELLS = "grid", "paper cells"
-
-
-def paper_dataset(name: str) -> str | None:
-    """The paper dataset a dataset is or imitates, stand-ins of every version and variant included."""
-    return tables.imitates(name)
-
-
-def _step(budget) -> int | None:
-    return None if budget is None or pd.isna(budget) else int(np.searchsorted(PAPER_BUDGETS, int(budget)))
-
-
-def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, which: str = "table1") -> pd.DataFrame:
-    """One row per cell of the paper's ``which`` table the runs cover: ours and the paper's budget and K, and
-    whether each rule holds. Columns: ``dataset``, ``sampler``, ``metric``, ``NK``, ``paper NK``, ``K``,
-    ``paper K``, ``k_class``, ``budget``, ``smaller`` (ours significant at a smaller budget), ``comparable`` (both
-    significant)."""
-    ours = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
-    published = tables.paper_table(which).set_index(["dataset", "sampler", "metric"])
-    rows = []
-    for r in ours.itertuples():
-        paper = paper_dataset(r.dataset)
-        if (paper, r.sampler, r.metric) not in published.index:
-            continue
-        nk, k, pnk, pk = (None if pd.isna(v) else int(v)
-                          for v in (r.NK, r.K, *published.loc[(paper, r.sampler, r.metric), ["NK", "K"]]))
-        both = nk is not None and pnk is not None
-        rows.append({"dataset": paper, "sampler": r.sampler, "metric": r.metric, "NK": nk, "paper NK": pnk,
-                     "K": k, "paper K": pk,
-                     "k_class": (k <= FEW_K) == (pk <= FEW_K) if both else nk is None and pnk is None,
-                     "budget": abs(_step(nk) - _step(pnk)) <= 1 if both else nk is None and pnk is None,
-                     "smaller": both and nk < pnk, "comparable": both})
-    return pd.DataFrame(rows, columns=["dataset", "sampler", "metric", "NK", "paper NK", "K", "paper K", *RULES,
-                                       "smaller", "comparable"])
 
 
 # ------------------------------------------------------------------------------------------ the identities
@@ -147,7 +112,7 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     for (data, perturbation, smoothing), names in _groups(by_alternative).items():
         for name in set(data) - set(loaded):
             loaded[name] = datasets.load(name)
-        mapping = {paper_dataset(name): name for name in data}
+        mapping = {effect_sizes.paper_dataset(name): name for name in data}
         for seed in seeds:
             parts = []
             for name, (_, sampler) in zip(data, RUNS):
@@ -183,8 +148,8 @@ def cells(results: Mapping[int, pd.DataFrame], appendix_epsilon: float) -> pd.Da
         effects = effects[["table", "dataset", "sampler", "metric", "seed", "K", "paper_delta", "delta", "ratio",
                            "within"]]
         for which, epsilon in (("table1", tables.PAPER_EPSILON), ("appendix", appendix_epsilon)):
-            rules = agreement(found[found["part"] == GRID], epsilon, which).assign(table=which, seed=seed)
-            parts.append(rules[["table", "dataset", "sampler", "metric", "seed", *RULES]].merge(
+            rules = effect_sizes.agreement(found[found["part"] == GRID], epsilon, which).assign(table=which, seed=seed)
+            parts.append(rules[["table", "dataset", "sampler", "metric", "seed", *effect_sizes.RULES]].merge(
                 effects[effects["table"] == which], on=["table", "dataset", "sampler", "metric", "seed"],
                 how="left"))
     return pd.concat(parts, ignore_index=True)
@@ -203,7 +168,7 @@ def counts_table(by_alternative: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         for which, label in TABLES.items():
             part = frame[frame["table"] == which]
             row = {"alternative": name, "table": label}
-            for column, title in zip(("within", *RULES), COUNTS):
+            for column, title in zip(("within", *effect_sizes.RULES), COUNTS):
                 judged = part.dropna(subset=[column])
                 per_seed = judged.groupby("seed")[column].sum()
                 n = int(judged.groupby("seed").size().max()) if len(judged) else 0
@@ -263,7 +228,7 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
             if a["min"] > r["max"] or a["max"] < r["min"]:
                 found.append(f"{n}: {a['median']:.2f} ({a['min']:.2f}–{a['max']:.2f})")
         rows.append((key, "Δ", f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})", r["median"], found))
-    for rule, label in RULES.items():
+    for rule, label in effect_sizes.RULES.items():
         shares = rule_shares(base, rule)
         alt = {n: rule_shares(by_alternative[n], rule) for n in others}
         for key, r in shares.iterrows():

@@ -7,7 +7,7 @@ from analysis import datasets, synthetic
 from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import ParameterError
 from analysis.synthetic import (STAND_INS, V1, design_statistics, dispersion_against_published, make_stand_in,
-                                measured_a0, nominal_alpha, sizes_against_published, sizes_sentence,
+                                measured_a0, nominal_alpha,
                                 stand_ins_against_published)
 
 CURRENT = ["dices-synthetic", "d3code-synthetic", "toxicity-synthetic"]
@@ -136,10 +136,10 @@ def test_unknown_stand_in():
 
 
 def test_sizes_say_where_a_stand_in_is_smaller_than_its_real_set():
-    sizes = sizes_against_published().set_index("stand-in")
+    sizes = datasets.sizes_against_published().set_index("stand-in")
     assert sizes.loc["dices-synthetic", "items"] == sizes.loc["dices-synthetic", "items of the real set"] == 350
     assert sizes.loc["toxicity-synthetic", "items"] < sizes.loc["toxicity-synthetic", "items of the real set"]
-    sentence = sizes_sentence(sizes.reset_index())
+    sentence = datasets.sizes_sentence(sizes.reset_index())
     assert "dices-synthetic has 350 items and 123 raters, as DICES-350 has" in sentence
     assert "toxicity-synthetic has 20,000 items and 3,200 raters, where Toxicity has 107,620 items" in sentence
 
@@ -182,3 +182,10 @@ def test_v3_reaches_the_agreement_the_papers_k_1_cells_imply():
     assert abs(per_item.mean() - target) < 4 * per_item.std() / np.sqrt(len(per_item))
     assert synthetic.generates_v2("dices-synthetic-v3") and synthetic.generates_v2("d3code-synthetic-v3")
     assert not synthetic.generates_v2("toxicity-synthetic-v3")
+
+
+def test_the_v3_moments_are_what_the_paper_s_k1_cells_imply():
+    """The stand-ins v3 are fitted on data read from the paper's tables by the identities, recomputed here."""
+    from analysis import identities, synthetic
+
+    assert identities.v3_moments() == synthetic.V3_MOMENTS

@@ -32,15 +32,15 @@ def results_with(chosen: dict, suffix: str = "", which: str = "table1") -> pd.Da
 
 
 def test_the_papers_own_table_agrees_in_every_cell():
-    cells = why.agreement(results_with({}))
+    cells = effect_sizes.agreement(results_with({}))
     assert len(cells) == 40 and cells["k_class"].all() and cells["budget"].all()
     assert cells["comparable"].sum() == 39  # DICES S1 precision: no budget in the paper
 
 
 def test_the_appendix_is_compared_with_the_appendix():
-    cells = why.agreement(results_with({}, which="appendix"), which="appendix")
+    cells = effect_sizes.agreement(results_with({}, which="appendix"), which="appendix")
     assert len(cells) == 40 and cells["k_class"].all() and cells["budget"].all()
-    assert not why.agreement(results_with({}, which="appendix"), which="table1")["budget"].all()
+    assert not effect_sizes.agreement(results_with({}, which="appendix"), which="table1")["budget"].all()
 
 
 @pytest.mark.parametrize("nk, k, k_class, budget", [
@@ -51,7 +51,7 @@ def test_the_appendix_is_compared_with_the_appendix():
     (None, None, False, False),  # never significant, where the paper is
 ])
 def test_each_rule_on_one_cell(nk, k, k_class, budget):
-    cells = why.agreement(results_with({("DICES", "S2", "accuracy"): (nk, k)})).set_index(
+    cells = effect_sizes.agreement(results_with({("DICES", "S2", "accuracy"): (nk, k)})).set_index(
         ["dataset", "sampler", "metric"])
     row = cells.loc[("DICES", "S2", "accuracy")]
     assert (row["k_class"], row["budget"]) == (k_class, budget)
@@ -61,8 +61,8 @@ def test_each_rule_on_one_cell(nk, k, k_class, budget):
 def test_every_variant_of_a_stand_in_is_compared_with_the_paper_dataset_it_imitates():
     for name, paper in (("dices-synthetic-v1", "DICES"), ("toxicity-synthetic-binary", "Toxicity"),
                         ("d3code-synthetic-v3", "D3code"), ("my-file", None), ("dices-synthetic-5raters", None)):
-        assert why.paper_dataset(name) == paper
-    assert len(why.agreement(results_with({}, suffix="-binary"))) == 40 - 16  # DICES has no binary variant
+        assert effect_sizes.paper_dataset(name) == paper
+    assert len(effect_sizes.agreement(results_with({}, suffix="-binary"))) == 40 - 16  # DICES has no binary variant
 
 
 # ------------------------------------------------------------------------------------------ the identities
@@ -111,7 +111,7 @@ def cells_frame(ratios: dict, seeds=(0, 1, 2), rules=None) -> pd.DataFrame:
             r = ratio[i] if isinstance(ratio, (list, tuple)) else ratio
             row = dict(zip(["table", "dataset", "sampler", "metric"], key), seed=seed, K=1, paper_delta=0.1,
                        delta=0.1 * r, ratio=r, within=1 / effect_sizes.FACTOR <= r <= effect_sizes.FACTOR)
-            for rule in why.RULES:
+            for rule in effect_sizes.RULES:
                 row[rule] = (rules or {}).get((key, rule), [True] * len(seeds))[i]
             rows.append(row)
     return pd.DataFrame(rows)
