@@ -24,7 +24,7 @@ from analysis.data import from_table
 from analysis.engine import Simulator, plan, tables
 from analysis.engine.plan import KERNELS, Plan
 from analysis.engine.reference import reference_deltas
-from analysis.metrics import METRICS
+from analysis.metrics import ALL_METRICS, METRICS
 from conftest import batched_table, crossed_table, sparse_table
 
 Z = 4.5
@@ -71,10 +71,10 @@ def reference(data: str, sampler: str, n: int, k: int, epsilon: float, rule: str
     return reference_deltas(DATA[data](), sampler, n, k, epsilon, N_REF, np.random.default_rng(seed), null, rule)
 
 
-def same_law(got: np.ndarray, ref: np.ndarray) -> list[str]:
+def same_law(got: np.ndarray, ref: np.ndarray, metrics=METRICS) -> list[str]:
     """The metrics whose mean or spread differs beyond the tolerances of the module docstring."""
     failed = []
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(metrics):
         a, b = got[:, m], ref[:, m]
         se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
         if abs(a.mean() - b.mean()) > Z * se + 1e-12:
@@ -149,3 +149,19 @@ def test_the_comparison_tells_the_centred_noise_law_from_the_symmetric_one():
     centred = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet-shares")
     assert not same_law(got, own)
     assert same_law(got, centred)
+
+
+@pytest.mark.parametrize("config", CONFIGURATIONS[:18], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
+def test_every_plan_draws_the_reference_law_of_every_metric_at_the_other_smoothing(monkeypatch, config):
+    """METHOD section 12's switches through every plan: the registry's every metric (macro and micro averages,
+    divergences in bits) with the smoothing 1e-9, under the null (whose law involves every part of a plan)."""
+    sampler, data, method, n, k, epsilon, rule, patches = config
+    for module, name, value in patches:
+        monkeypatch.setattr(MODULES[module], name, value)
+    sim = Simulator(DATA[data](), sampler, method=method, smoothing=1e-9, metrics=ALL_METRICS)
+    got = sim.replicates(n, k, epsilon, N_PLAN, np.random.default_rng(19), null=True, perturbation=rule)
+    seed = zlib.crc32(repr((data, sampler, n, k, epsilon, rule, "1e-9")).encode())
+    ref = reference_deltas(DATA[data](), sampler, n, k, epsilon, N_REF, np.random.default_rng(seed), True, rule,
+                           metrics=ALL_METRICS, smoothing=1e-9)
+    failed = same_law(got, ref, ALL_METRICS)
+    assert not failed, f"{sim.plan(n, k, epsilon, True, rule).describe()}: {failed}"

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from analysis.data import AnnotationDataset
-from analysis.metrics import deltas
+from analysis.metrics import METRICS, SMOOTHING, deltas
 
 SAMPLERS = ("S1", "S2", "S3")
 
@@ -110,8 +110,10 @@ def counts(labels: np.ndarray, n_labels: int) -> np.ndarray:
 
 
 def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilon: float, n_samples: int,
-                     rng: np.random.Generator, null: bool, perturbation: str = "dirichlet") -> np.ndarray:
-    """Deltas of ``n_samples`` replicates (n_samples x 8, METRICS order), one replicate after another."""
+                     rng: np.random.Generator, null: bool, perturbation: str = "dirichlet", metrics=METRICS,
+                     smoothing: float = SMOOTHING) -> np.ndarray:
+    """Deltas of ``n_samples`` replicates (n_samples x metrics, in the order of ``metrics``), one replicate after
+    another, the divergences with the additive ``smoothing``."""
     design = Design(ds)
     out = []
     for _ in range(n_samples):
@@ -120,6 +122,6 @@ def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilo
         b = perturb(model(), epsilon, perturbation, design.shares, rng)
         if null:
             a, b = split(a, b, groups, rng)
-        d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)))
+        d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)), metrics=metrics, smoothing=smoothing)
         out.append([v[0] for v in d.values()])
     return np.array(out)
