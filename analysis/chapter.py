@@ -400,6 +400,13 @@ def effects_tables(effects) -> list:
     return out
 
 
+def recall_note(averaging: str) -> str:
+    """What the figures' Recall panel shows under the chapter's averaging (weighted and micro recall are accuracy)."""
+    if averaging == "macro":
+        return "Recall (c) is macro-averaged, so it differs from Accuracy (a)."
+    return "Recall (c) equals Accuracy (a)."
+
+
 def smoothing_note(smoothing: float) -> str:
     """What the chosen KL smoothing makes of one differing label at K = 1."""
     return (f"This chapter adds s = {smoothing:g}, so a differing label costs ln(1/s) = {np.log(1 / smoothing):.1f} "

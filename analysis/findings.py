@@ -440,6 +440,8 @@ def margin_results(book, pairs) -> dict:
     seed. They run at the chapter's ε only, with 1/:data:`MARGIN_SHRINK` of its replicates: enough to show on which
     side of each rule a sub-claim falls, at a fraction of the grid's cost (their cells are cached like any other,
     so chapters that share runs share them)."""
+    if not pairs:
+        return {}
     seed, n = book.params["seed"], max(1, book.params["n_samples"] // MARGIN_SHRINK)
     return {seed + i: book.simulate(pairs, epsilons=[book.epsilon], seed=seed + i, n_samples=n)
             for i in range(1, MARGIN_SEEDS + 1)}

@@ -235,6 +235,9 @@ def epsilon_label(epsilon: float, which: str = "table1") -> str:
 
 def paper_note(results: pd.DataFrame | None, epsilon: float, which: str = "table1") -> str:
     """One sentence for the page saying what a Table-1 comparison shows (and never announcing absent values)."""
+    if results is not None and not np.isclose(results["epsilon"], epsilon).any():
+        return (f"This run has no grid at ε = {epsilon:g}, so there is no table to set beside the paper's; the "
+                f"chapter's `epsilons` parameter must include {epsilon:g}.")
     if not has_paper_values(results, which):
         return ("None of these runs is one of the paper's datasets or its stand-in, so the table shows our values "
                 "only.")
@@ -246,9 +249,10 @@ def paper_note(results: pd.DataFrame | None, epsilon: float, which: str = "table
 def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "table1") -> Table:
     """Our Table 1 at ``epsilon`` beside the paper's: one row per (run, statistic); cells read ``ours (paper)``.
 
-    Runs on a dataset that is not one of the paper's (nor its stand-in) show ``ours`` alone. ``None`` without results.
+    Runs on a dataset that is not one of the paper's (nor its stand-in) show ``ours`` alone. ``None`` without results
+    or without a run at ``epsilon`` (:func:`paper_note` then says so).
     """
-    if results is None:
+    if results is None or not np.isclose(results["epsilon"], epsilon).any():
         return None
     ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
