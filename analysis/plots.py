@@ -318,3 +318,29 @@ def glue_overview(prefix: str, results: pd.DataFrame, epsilon: float, heatmap: s
     and ``<prefix>_effects`` (Δ against K for every metric)."""
     glue_figures(**{f"{prefix}_heatmap": p_value_heatmaps(results, epsilon, heatmap),
                     f"{prefix}_effects": effect_sizes(results, epsilon)})
+
+
+def ratio_figure(by_alternative: dict[str, pd.DataFrame], names, table: str = "table1") -> plt.Figure:
+    """Our Δ over the paper's at each of the paper's cells of ``table`` (the median over seeds, log scale), one
+    marker per alternative of ``names``, cells grouped by run, with the band of ×1.25 either way. ``by_alternative``
+    maps a name to :func:`analysis.why.cells`' frame."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    order = None
+    for i, name in enumerate(names):
+        found = by_alternative[name]
+        found = found[(found["table"] == table) & found["ratio"].notna()]
+        median = found.groupby(["dataset", "sampler", "metric"], sort=False)["ratio"].median()
+        order = list(median.index) if order is None else order
+        values = median.reindex(order).clip(lower=0.05)
+        ax.scatter(np.arange(len(order)) + 0.15 * (i - (len(names) - 1) / 2), values, s=14, label=name)
+    ax.set_yscale("log")
+    ax.axhspan(0.8, 1.25, color="0.85", zorder=0, label="within ×1.25")
+    runs = [f"{d} {s}" for d, s, _ in order]
+    starts = [j for j in range(len(runs)) if j == 0 or runs[j] != runs[j - 1]]
+    ax.set_xticks(starts)
+    ax.set_xticklabels([runs[j] for j in starts], rotation=20, ha="right", fontsize=8)
+    ax.minorticks_off()
+    ax.set_ylabel("our Δ / the paper's Δ")
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig

@@ -107,3 +107,14 @@ def test_a_ninth_metric_gets_its_own_panel(monkeypatch, results):
     assert len(titles) == len(METRICS) + 1 and titles[-1].endswith("Brier")
     effects = plots.effect_sizes(both, 0.3, metrics=[*METRICS, "brier"])
     assert len([ax for ax in effects.axes if ax.get_visible()]) == len(METRICS) + 1
+
+
+def test_ratio_figure_draws_each_alternative_at_every_cell_with_a_ratio():
+    cells = pd.DataFrame({"table": "table1", "dataset": ["DICES"] * 4 + ["Toxicity"] * 2,
+                          "sampler": ["S1"] * 4 + ["S2"] * 2, "metric": ["accuracy", "mae"] * 3,
+                          "seed": [0, 0, 1, 1, 0, 0], "ratio": [1.0, 2.0, 1.2, np.nan, 0.5, 0.9]})
+    fig = plots.ratio_figure({"a": cells, "b": cells.assign(ratio=cells["ratio"] * 2)}, ["a", "b"])
+    dots = [c for c in fig.axes[0].collections if c.get_offsets().shape[0]]
+    assert [len(c.get_offsets()) for c in dots] == [4, 4]  # (DICES S1, Toxicity S2) x (accuracy, mae)
+    assert np.allclose(dots[0].get_offsets()[:, 1], [1.1, 2.0, 0.5, 0.9])  # the median over seeds per cell
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["DICES S1", "Toxicity S2"]
