@@ -519,11 +519,17 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict,
 
     results = {g: book.simulate(book.pairs(data=data)) if data else None for g, (data, _) in groups.items()}
     pairs = {g: book.comparisons(data) for g, (data, _) in groups.items()}
-    crossed = findings.raters_raise_p_values(results["crossed"], pairs["crossed"], epsilon)
-    batched = findings.batches_raise_budget(results["batched"], *(pairs["batched"][0] if pairs["batched"]
-                                                                  else (None, None)), epsilon)
-    batched_raters = findings.raters_raise_p_values(results["batched"], pairs["batched"], epsilon)
-    large = findings.distribution_metrics_favour_large_k(results["large_k"], epsilon)
+    margins = {g: findings.margin_results(book, book.pairs(data=data)) if data else {}
+               for g, (data, _) in groups.items()}  # each verdict's margin over further seeds, as in the RQ chapters
+
+    def checked(group, check):
+        return findings.with_margin(check, results[group], book.params["seed"], margins[group])
+
+    crossed = checked("crossed", lambda r: findings.raters_raise_p_values(r, pairs["crossed"], epsilon))
+    modelled, independent = pairs["batched"][0] if pairs["batched"] else (None, None)
+    batched = checked("batched", lambda r: findings.batches_raise_budget(r, modelled, independent, epsilon))
+    batched_raters = checked("batched", lambda r: findings.raters_raise_p_values(r, pairs["batched"], epsilon))
+    large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(r, epsilon))
     sections = {
         "crossed": (crossed, "the RQ1 check on crossed data",
                     "{numref}`fig-real-crossed` draws the p-value curves of the first crossed set under both samplers."),
