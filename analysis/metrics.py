@@ -331,11 +331,10 @@ def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray, metrics=METRICS,
     gold = np.asarray(gold)
     shape = gold.shape[:-2]
     cell = count_sums(gold, a, b, smoothing)
-    values = cell_deltas(cell, metrics)
     out = {}
-    for m, name in enumerate(metrics):
-        column = exact_deltas(cell.confusion, name) if BY_NAME[name].quotients else values[:, m]
-        out[name] = column.reshape(shape)
+    for name in metrics:
+        column = exact_deltas(cell.confusion, name) if BY_NAME[name].quotients else BY_NAME[name].delta(cell)
+        out[name] = np.asarray(column).reshape(shape)
     return out
 
 
