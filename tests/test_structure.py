@@ -105,11 +105,24 @@ def test_only_the_samplers_decide_which_design_allows_which_sampler():
     assert not found
 
 
+# Measured exceptions (benchmarks/README.md, "Why two kernels are long"): split into per-slot helpers, these two
+# ran 5 to 10 times slower on numba 0.68 (S3, NK 50000, K = 2: 0.53 s against 0.05 s for 20 + 20 replicates), as
+# each helper call takes a reference to, or copies, every array it is passed.
+LONG_ON_PURPOSE = {"direct.direct_replicates", "by_item.by_item_replicates"}
+
+
 def test_no_compiled_function_is_longer_than_120_lines():
     long = []
     for path in MODULES:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
-                if node.end_lineno - node.lineno + 1 > 120:
+                if node.end_lineno - node.lineno + 1 > 120 and f"{path.stem}.{node.name}" not in LONG_ON_PURPOSE:
                     long.append(f"{name(path)}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
     assert not long
+
+
+def test_the_long_kernels_listed_are_still_long():
+    """An exception that no longer applies is dropped from the list, not kept."""
+    lengths = {f"{path.stem}.{node.name}": node.end_lineno - node.lineno + 1 for path in MODULES
+               for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)}
+    assert all(lengths.get(kernel, 0) > 120 for kernel in LONG_ON_PURPOSE), lengths
