@@ -69,19 +69,35 @@ WIDE = 2**31  # the largest numerator or denominator the compiled path multiplie
 EXACT = 2**53  # ... and the largest whose float is exact, so that one division rounds the exact quotient
 
 
+# The quotient metrics, numbered for the compiled path: (numerator, denominator) of each label's term, and whether
+# the sum is over the items (weighted) or over the labels used (macro), as in :func:`_terms`.
+KINDS = ("precision", "f1", "precision_macro", "recall_macro", "f1_macro")
+
+
 @numba.njit(cache=True)
-def _fraction(confusion, f1):
-    """:func:`score_fraction` in int64 for the compiled path: (numerator, denominator, whether it fit in WIDE)."""
+def _fraction(confusion, kind):
+    """:func:`score_fraction` of metric ``KINDS[kind]`` in int64: (numerator, denominator, whether it fit in
+    WIDE)."""
     n_labels = confusion.shape[0]
-    num, den, n_items = 0, 1, 0
+    num, den, n_items, used = 0, 1, 0, 0
     for c in range(n_labels):
         support, predicted = 0, 0
         for d in range(n_labels):
             support += confusion[c, d]
             predicted += confusion[d, c]
         n_items += support
-        top = 2 * support * confusion[c, c] if f1 else support * confusion[c, c]
-        bottom = support + predicted if f1 else predicted
+        used += support + predicted > 0
+        hits = confusion[c, c]
+        if kind == 0:
+            top, bottom = support * hits, predicted
+        elif kind == 1:
+            top, bottom = 2 * support * hits, support + predicted
+        elif kind == 2:
+            top, bottom = hits, predicted
+        elif kind == 3:
+            top, bottom = hits, support
+        else:
+            top, bottom = 2 * hits, support + predicted
         if bottom == 0:
             continue
         common = den // math.gcd(den, bottom) * bottom
@@ -89,18 +105,18 @@ def _fraction(confusion, f1):
             return 0, 1, False
         num = num * (common // den) + top * (common // bottom)
         den = common
-    den *= n_items
+    den *= n_items if kind < 2 else used
     g = math.gcd(num, den)
     num, den = num // g, den // g
     return num, den, num < WIDE and den < WIDE
 
 
 @numba.njit(cache=True)
-def _compiled_deltas(pairs, f1, out, done):
+def _compiled_deltas(pairs, kind, out, done):
     """:func:`exact_delta` of every pair where the integers stay small enough; ``done`` marks those."""
     for r in range(pairs.shape[0]):
-        num_a, den_a, fits_a = _fraction(pairs[r, 0], f1)
-        num_b, den_b, fits_b = _fraction(pairs[r, 1], f1)
+        num_a, den_a, fits_a = _fraction(pairs[r, 0], kind)
+        num_b, den_b, fits_b = _fraction(pairs[r, 1], kind)
         done[r] = False
         if fits_a and fits_b:
             num = num_a * den_b - num_b * den_a
@@ -112,18 +128,13 @@ def _compiled_deltas(pairs, f1, out, done):
                 done[r] = True
 
 
-COMPILED = ("precision", "f1")  # the weighted scores, which the compiled path knows
-
-
 def exact_deltas(confusion: np.ndarray, metric: str) -> np.ndarray:
     """:func:`exact_delta` of every replicate of ``confusion`` (replicates x 2 x labels x labels): in compiled
-    integer arithmetic where it fits (weighted precision and F1), with Python's integers elsewhere (each distinct
-    pair once)."""
+    integer arithmetic where it fits, with Python's integers elsewhere (each distinct pair once)."""
     pairs = np.ascontiguousarray(confusion, dtype=np.int64)
     values = np.empty(len(pairs))
     done = np.zeros(len(pairs), dtype=np.bool_)
-    if metric in COMPILED:
-        _compiled_deltas(pairs, metric == "f1", values, done)
+    _compiled_deltas(pairs, KINDS.index(metric), values, done)
     known: dict[bytes, float] = {}
     for r in np.flatnonzero(~done):
         key = pairs[r].tobytes()

@@ -7,7 +7,7 @@ import pytest
 
 from analysis.exact import exact_delta, settle
 from analysis.grid import settle_cell
-from analysis.metrics import METRICS, _weighted_from_confusion
+from analysis.metrics import METRICS, REGISTRY, _weighted_from_confusion
 from analysis.pvalues import p_value
 
 # Two confusion matrices of 12 items with the same exact weighted precision, 5/18, whose float sums differ by an ulp
@@ -91,7 +91,7 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
         assert first["p_value"].tolist() == again["p_value"].tolist()
 
 
-@pytest.mark.parametrize("metric", ["precision", "f1"])
+@pytest.mark.parametrize("metric", [m.name for m in REGISTRY if m.quotients])
 def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric):
     """Small counts take the compiled int64 path, large ones (up to 10**7 per cell) Python's integers; both must
     give the correctly rounded exact delta, the one a Fraction gives."""
@@ -99,7 +99,19 @@ def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric
 
     rng = np.random.default_rng(5)
     small = rng.integers(0, 6, size=(300, 2, 3, 3))
+    sparse = rng.integers(0, 2, size=(300, 2, 5, 5)) * rng.integers(0, 2, size=(300, 2, 5, 5))  # unused labels
     large = rng.integers(0, 10**7, size=(20, 2, 4, 4))
-    for pairs in (small, large):
+    for pairs in (small, sparse[sparse.sum(axis=(2, 3)).min(axis=1) > 0], large):
         expected = [float(exact_score(p[0], metric) - exact_score(p[1], metric)) for p in pairs]
         assert exact_deltas(pairs, metric).tolist() == expected
+
+
+@pytest.mark.parametrize("metric", [m.name for m in REGISTRY if m.quotients])
+def test_small_counts_take_the_compiled_path(metric):
+    """Every quotient metric's small cells are settled in compiled integers, not replicate by replicate in Python."""
+    from analysis.exact import KINDS, _compiled_deltas
+
+    pairs = np.random.default_rng(6).integers(1, 6, size=(200, 2, 3, 3))
+    done = np.zeros(len(pairs), dtype=np.bool_)
+    _compiled_deltas(pairs, KINDS.index(metric), np.empty(len(pairs)), done)
+    assert done.all()
