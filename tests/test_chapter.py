@@ -146,14 +146,21 @@ def test_registry_table_cites_each_set_with_source_licence_and_size():
                       ["dataset", "source", "licence"]]
 
 
-def test_the_paper_grid_of_epsilons_only_on_the_papers_data(crossed, dices):
-    """Unless a chapter names its epsilons, the paper's data get the paper's four, other data only the chapter's ε."""
-    assert chapter.grid_epsilons([dices], None, 0.3) == [0.1, 0.2, 0.3, 0.4]
-    assert chapter.grid_epsilons([crossed], None, 0.2) == [0.2]
-    assert chapter.grid_epsilons([dices, crossed], None, 0.3) == [0.3]
-    assert chapter.grid_epsilons([crossed], [0.1, 0.4], 0.3) == [0.1, 0.4]
-    book = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.2, epsilons=None, budgets=[100], ks=[1])
-    assert book.grid_epsilons == [0.2] and "epsilons without 0.1, 0.3, 0.4" in repr(book.banner())
+def test_a_chapter_simulates_the_epsilons_it_shows(crossed, dices):
+    """Unless a chapter names its epsilons, it runs the ones its tables and figures show (its ε, and RQ2's
+    appendix ε), on any data; the banner names the paper's others without calling the numbers smaller-scale."""
+    assert chapter.grid_epsilons(None, [0.3]) == [0.3]
+    assert chapter.grid_epsilons(None, [0.3, 0.2]) == [0.2, 0.3]
+    assert chapter.grid_epsilons([0.1, 0.4], [0.3]) == [0.1, 0.4]
+    book = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.2, epsilons=None, budgets=chapter.PAPER_BUDGETS,
+                         ks=chapter.PAPER_KS)
+    shown = repr(book.banner())
+    assert book.grid_epsilons == [0.2] and "paper's grid adds 0.1, 0.3, 0.4" in shown and "not results" not in shown
+    rq2 = chapter.Setup("rqX", [], extra_data=[dices], epsilon=0.3, appendix_epsilon=0.2, epsilons=None,
+                        budgets=[100], ks=[1])
+    assert rq2.grid_epsilons == [0.2, 0.3]
+    assert chapter.Setup("rqX", [], extra_data=[dices], epsilon=0.3, epsilons=[0.1, 0.4], budgets=[100],
+                         ks=[1]).grid_epsilons == [0.1, 0.3, 0.4]
 
 
 def test_the_switches_are_chapter_parameters_and_replace_stand_ins(crossed):
