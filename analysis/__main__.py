@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import json
 import math
@@ -16,10 +17,28 @@ import os
 import re
 import signal
 import sys
+import threading
 
-from analysis import __version__
-from analysis.errors import AnalysisError
-from analysis.options import data_arguments, floats, ints, load_data, split
+
+def _interrupt_again(unraisable) -> None:
+    """A Ctrl-C that lands in a callback the interpreter cannot raise from (a weakref's, during an import, say)
+    would print 'Exception ignored in ...' and be lost, and the run would go on: it is raised again instead, at
+    the next point that can take it. Any other unraisable error is reported as usual."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # from another thread, 10 ms on: a signal raised in the hook itself would be handled (and lost) inside it
+        again = threading.Timer(0.01, _thread.interrupt_main, (signal.SIGINT,))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+if __name__ == "__main__":  # before the imports below, which a Ctrl-C can meet too
+    sys.unraisablehook = _interrupt_again
+
+from analysis import __version__  # noqa: E402
+from analysis.errors import AnalysisError  # noqa: E402
+from analysis.options import data_arguments, floats, ints, load_data, split  # noqa: E402
 
 
 PROG = "python -m analysis"

@@ -190,3 +190,28 @@ def test_ctrl_c_while_the_workers_start_never_prints_a_traceback(tmp_path, busy_
         assert "Traceback" not in err and "Exception ignored" not in err and err.count("interrupted") == 1, err
         assert not psutil.wait_procs(workers, timeout=5)[1], "a worker outlived the interrupted run"
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_ctrl_c_lost_in_a_callback_is_raised_again(monkeypatch, capsys):
+    """A KeyboardInterrupt raised inside a weakref callback cannot propagate: the interpreter would print
+    'Exception ignored in ...' and go on. The CLI's hook raises it again at the next point that can take it."""
+    import weakref
+
+    from analysis.__main__ import _interrupt_again
+
+    monkeypatch.setattr(sys, "unraisablehook", _interrupt_again)
+
+    class Referent:
+        pass
+
+    def callback(_):
+        raise KeyboardInterrupt
+
+    referent = Referent()
+    ref = weakref.ref(referent, callback)
+    with pytest.raises(KeyboardInterrupt):
+        del referent  # the callback's KeyboardInterrupt is unraisable; the hook sends SIGINT again
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # the hook sends it 10 ms on
+            pass
+    assert ref() is None and "Exception ignored" not in capsys.readouterr().err
