@@ -33,6 +33,16 @@ from analysis.engine.draws import CompositionTables, composition_tables
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries kept between cells (48 bytes each)
 _LAWS: dict = {}  # the S2 slot-law tables, shared by every simulator of the same data in this process (seeds, metrics)
+# B's perturbation tables and the shared-noise tables depend on the data only through the rule's numbers, so every
+# simulator of the same rule in this process shares them: a chapter that runs many small grids (one Simulator
+# each) builds them once, not once a grid.
+_PERTURBATIONS: dict = {}
+_NOISE: dict = {}
+NOISE_CACHE_ENTRIES = 8_000_000  # shared-noise table entries kept (16 bytes each)
+
+
+def _rule_key(rule: Rule) -> tuple:
+    return rule.name, rule.shared, rule.prior.tobytes()
 
 
 def _keep(store: dict, key, limit: int, build):
@@ -103,11 +113,6 @@ class Simulator:
             store[key] = build()
         return store[key]
 
-    def _kept(self, kind: str, key: tuple, limit: int, build):
-        """``build()``, kept for later cells while the kept tables of ``kind`` hold at most ``limit`` entries (the
-        oldest go first)."""
-        return _keep(self._store.setdefault(kind, {}), key, limit, build)
-
     def _data_key(self) -> str:
         """A digest of what the S2 slot law reads of the data: the items' label shares and the dataset's."""
         if self._digest is None:
@@ -128,7 +133,8 @@ class Simulator:
 
     def noise_tables(self, k: int, perturbation: str) -> NoiseTables:
         """The shared noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
-        return self._once("noise", (k, perturbation), lambda: NoiseTables.build(k, self.rule(perturbation)))
+        rule = self.rule(perturbation)
+        return _keep(_NOISE, (_rule_key(rule), k), NOISE_CACHE_ENTRIES, lambda: NoiseTables.build(k, rule))
 
     def noise_codes(self, k: int, perturbation: str) -> NoiseCodes:
         """The noise tables in the direct kernel's form (:meth:`NoiseTables.by_code`); ``k = 0``: the placeholder."""
@@ -148,8 +154,8 @@ class Simulator:
     def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
         rule = self.rule(perturbation)
-        return self._kept("perturbations", (k, float(epsilon), perturbation, bool(null)), PERTURB_CACHE_ENTRIES,
-                          lambda: PerturbationTables.build(k, epsilon, rule, null))
+        return _keep(_PERTURBATIONS, (_rule_key(rule), k, float(epsilon), bool(null)), PERTURB_CACHE_ENTRIES,
+                     lambda: PerturbationTables.build(k, epsilon, rule, null))
 
     def labels_by_rater(self) -> np.ndarray:
         """The label matrix of each group rater by rater, for the by-item kernel (:func:`by_rater`)."""
