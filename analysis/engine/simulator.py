@@ -21,6 +21,7 @@ from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
+from analysis.engine import plan as planning
 from analysis.engine.plan import METHODS, Design, Plan, chain, plan
 from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
@@ -134,7 +135,8 @@ class Simulator:
     def noise_tables(self, k: int, perturbation: str) -> NoiseTables:
         """The shared noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
         rule = self.rule(perturbation)
-        return _keep(_NOISE, (_rule_key(rule), k), NOISE_CACHE_ENTRIES, lambda: NoiseTables.build(k, rule))
+        return _keep(_NOISE, (_rule_key(rule), k, planning.NOISE_ENTRIES), NOISE_CACHE_ENTRIES,
+                     lambda: NoiseTables.build(k, rule))  # keyed by the bound its size reads, too
 
     def noise_codes(self, k: int, perturbation: str) -> NoiseCodes:
         """The noise tables in the direct kernel's form (:meth:`NoiseTables.by_code`); ``k = 0``: the placeholder."""
