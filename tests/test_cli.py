@@ -192,7 +192,7 @@ def test_ctrl_c_while_the_workers_start_never_prints_a_traceback(tmp_path, busy_
     assert not (tmp_path / "r.csv").exists()
 
 
-def test_a_ctrl_c_lost_in_a_callback_is_raised_again(monkeypatch, capsys):
+def test_a_ctrl_c_lost_in_a_callback_is_raised_again(monkeypatch, capsys, request):
     """A KeyboardInterrupt raised inside a weakref callback cannot propagate: the interpreter would print
     'Exception ignored in ...' and go on. The CLI's hook raises it again at the next point that can take it."""
     import weakref
@@ -200,6 +200,8 @@ def test_a_ctrl_c_lost_in_a_callback_is_raised_again(monkeypatch, capsys):
     from analysis.__main__ import _interrupt_again
 
     monkeypatch.setattr(sys, "unraisablehook", _interrupt_again)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the CLI (a test runner may differ)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
 
     class Referent:
         pass
