@@ -229,7 +229,8 @@ def read_provenance() -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ chapter setup
 
 PARAMETER_NAMES = ("epsilon", "epsilons", "appendix_epsilon", "budgets", "ks", "metrics", "n_samples", "seed",
-                   "n_jobs", "perturbation", "averaging", "smoothing", "granularity", "stand_ins", "scheduler", "item", "rater", "label", "batch")
+                   "n_jobs", "perturbation", "averaging", "smoothing", "granularity", "stand_ins", "scheduler", "item",
+                   "rater", "label", "batch")
 SWITCH_NAMES = ("averaging", "smoothing", "perturbation", "granularity", "stand_ins")  # METHOD section 12
 COLUMN_NAMES = ("item", "rater", "label", "batch")
 
@@ -241,8 +242,7 @@ def parameters(namespace: dict) -> dict:
 
 def grid_epsilons(epsilons, shown) -> list[float]:
     """The epsilons a chapter simulates: ``epsilons`` where given, else the ones it shows (``shown``: its ε, and
-    RQ2's appendix ε). The paper's other epsilons appear in no table or figure, so by default they are not run
-    (half of the RQ chapters' work); the banner names them."""
+    RQ2's appendix ε); no table or figure reads the paper's others, and the banner names them."""
     return sorted({*(shown if epsilons is None else epsilons)})
 
 
