@@ -102,6 +102,8 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
             h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
             width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
+            if tabled:
+                t_base_h, start_h, start_kh, n_out_h = t_base[h], start[h], start[k - h], n_out[h]
             if defer:  # K = 1: a slot is its three labels (a label is its row), counted per triple (A*'s
                 # response replaceable, or B*'s)
                 triple_base = cube if n_perturbed[1] > 0 else 0
@@ -171,9 +173,15 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                         vector[1] = e_a + f_a
                         vector[2] = e_b + f_b
                 elif tabled:  # each part's count vector by its code, then B's perturbation in one draw
-                    for side in range(3):
-                        e = 0  # the side's fixed responses
-                        f = 0  # ... and its perturbable ones
+                    v_g = 0
+                    for c in range(k):
+                        label = matrix[row + columns[0, c]]
+                        if label < 0:
+                            label = draw_label(rng, item_cum, item)
+                        v_g += code[label]
+                    e_a = f_a = e_b = f_b = 0
+                    for side in range(1, 3):  # A*'s and B*'s fixed responses, and their perturbable ones
+                        e = f = 0
                         for c in range(k):
                             label = matrix[row + columns[side, c]]
                             if label < 0:
@@ -182,18 +190,19 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                                 f += code[label]
                             else:
                                 e += code[label]
-                        vector[side] = e
-                        part_code[side] = f
-                    offset = t_base[h] + ((row_of[part_code[1]] - start[h]) * width_b + row_of[part_code[2]]
-                                          - start[k - h]) * n_out[h]
-                    o = alias_draw(rng, t_prob, t_alias, offset, n_out[h])
-                    vector[0] = row_of[vector[0]] - first
-                    vector[1] = row_of[vector[1] + code_a[h, o]] - first
-                    vector[2] = row_of[vector[2] + code_b[h, o]] - first
+                        if side == 1:
+                            e_a, f_a = e, f
+                        else:
+                            e_b, f_b = e, f
+                    offset = t_base_h + ((row_of[f_a] - start_h) * width_b + row_of[f_b] - start_kh) * n_out_h
+                    o = alias_draw(rng, t_prob, t_alias, offset, n_out_h)
+                    tg = row_of[v_g] - first
+                    ta = row_of[e_a + code_a[h, o]] - first
+                    tb = row_of[e_b + code_b[h, o]] - first
                     if gather:
-                        triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+                        triples[(tg * n_vectors + ta) * n_vectors + tb] += 1
                     else:
-                        add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
+                        add_pair(tg, ta, tb, terms, acc, 1)
                     continue
                 else:  # response by response
                     mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
