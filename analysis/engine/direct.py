@@ -80,7 +80,6 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
     counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
     vector = np.zeros(3, dtype=np.int64)  # ... as codes, then as rows in the pair tables
     field = (1 << shift) - 1  # one label's count in a packed code
-    part_code = np.zeros(3, dtype=np.int64)  # tabled: the codes of A*'s and B*'s perturbable responses
     n_vectors = pair_rows(terms)
     n_masks = m_prob.shape[0]
     pert_old = np.empty(k, dtype=np.int64)  # the labels of a slot's perturbable responses, A*'s first
@@ -100,10 +99,11 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
             group = slot_group[d * per_group]
             n_raters = rater_start[group + 1] - rater_start[group]
             h = draw_columns(rng, n_raters, k, epsilon, null, h_cdf, columns, n_perturbed)
-            width_b = start[k - h + 1] - start[k - h] if tabled else 0  # count vectors of B*'s perturbable part
             base = matrix_start[group]
-            if tabled:
+            width_b = t_base_h = start_h = start_kh = n_out_h = 0
+            if tabled:  # where B's perturbation tables of this h start, and how many vectors B*'s part has
                 t_base_h, start_h, start_kh, n_out_h = t_base[h], start[h], start[k - h], n_out[h]
+                width_b = start[k - h + 1] - start_kh
             if defer:  # K = 1: a slot is its three labels (a label is its row), counted per triple (A*'s
                 # response replaceable, or B*'s)
                 triple_base = cube if n_perturbed[1] > 0 else 0
@@ -164,9 +164,8 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
                         f_b += (weight[rater, 4] - x_b) * unit
                     vector[0] = e_g
                     if tabled:  # B's perturbation in one draw from its parts' unperturbed vectors
-                        offset = t_base[h] + ((row_of[f_a] - start[h]) * width_b + row_of[f_b]
-                                              - start[k - h]) * n_out[h]
-                        o = alias_draw(rng, t_prob, t_alias, offset, n_out[h])
+                        offset = t_base_h + ((row_of[f_a] - start_h) * width_b + row_of[f_b] - start_kh) * n_out_h
+                        o = alias_draw(rng, t_prob, t_alias, offset, n_out_h)
                         vector[1] = e_a + code_a[h, o]
                         vector[2] = e_b + code_b[h, o]
                     else:

@@ -39,10 +39,12 @@ _LAWS: dict = {}  # the S2 slot-law tables, shared by every simulator of the sam
 # each) builds them once, not once a grid.
 _PERTURBATIONS: dict = {}
 _NOISE: dict = {}
+PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries kept (16 bytes each)
 NOISE_CACHE_ENTRIES = 8_000_000  # shared-noise table entries kept (16 bytes each)
 
 
 def _rule_key(rule: Rule) -> tuple:
+    """What of a rule its perturbation and noise tables depend on: its name, whether its noise is shared, its prior."""
     return rule.name, rule.shared, rule.prior.tobytes()
 
 
@@ -55,7 +57,6 @@ def _keep(store: dict, key, limit: int, build):
             del store[next(iter(store))]
         store[key] = tables
     return store[key]
-PERTURB_CACHE_ENTRIES = 8_000_000  # perturbation-table entries it keeps (16 bytes each)
 
 EMPTY_TABLES = CompositionTables(row=np.zeros(1, dtype=np.int64), prob=np.zeros((1, 1)),
                                  alias=np.zeros((1, 1), dtype=np.int64), comp=np.zeros((1, 1), dtype=np.int64),
