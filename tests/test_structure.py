@@ -108,7 +108,7 @@ def test_only_the_samplers_decide_which_design_allows_which_sampler():
 # Measured exceptions (benchmarks/README.md, "Why two kernels are long"): split into per-slot helpers, these two
 # ran 5 to 10 times slower on numba 0.68 (S3, NK 50000, K = 2: 0.53 s against 0.05 s for 20 + 20 replicates), as
 # each helper call takes a reference to, or copies, every array it is passed.
-LONG_ON_PURPOSE = {"direct.direct_replicates", "by_item.by_item_replicates"}
+LONG_ON_PURPOSE = {"by_item.by_item_replicates"}
 
 
 def test_no_compiled_function_is_longer_than_120_lines():
