@@ -105,9 +105,9 @@ def test_only_the_samplers_decide_which_design_allows_which_sampler():
     assert not found
 
 
-# Measured exceptions (benchmarks/README.md, "Why two kernels are long"): split into per-slot helpers, these two
-# ran 5 to 10 times slower on numba 0.68 (S3, NK 50000, K = 2: 0.53 s against 0.05 s for 20 + 20 replicates), as
-# each helper call takes a reference to, or copies, every array it is passed.
+# The measured exception (benchmarks/README.md, "Why the by-item kernel is long"): split into helpers called once
+# a distinct item, it ran 1.4 to 2.2 times slower on numba 0.68 (S3 K = 25 to 100, S1 K = 10 to 100), half the time
+# in reference counts of the arrays the helpers read.
 LONG_ON_PURPOSE = {"by_item.by_item_replicates"}
 
 

@@ -20,22 +20,23 @@ packed ``shift`` bits a label and unpacked for the metric pass. The loops over a
   :mod:`analysis.engine.perturbation`, given the unperturbed count vectors of A*'s and B*'s perturbable responses.
 - :func:`deferred_slots` (K = 1, ``defer``): a slot is its three labels, counted per (gold, A, B) triple; the
   replacements are drawn per triple, by binomials, when the triples are settled.
-- :func:`general_slots` (the rest): with ``masked``, draws from the mask tables
+- :func:`general_slots` (the rest): with ``masks``, draws from the mask tables
   (:func:`analysis.engine.perturbation.mask_tables`) say which perturbable responses are replaced, ``MASK_BITS``
-  at a time, instead of one draw per response; under the Dirichlet rule (``thinned``) the kept ones are counted as
-  they are read and the replaced ones labelled in one draw from the noise tables
-  (:class:`analysis.engine.perturbation.NoiseTables`), or beyond them by :func:`dirichlet_noise`.
+  at a time, instead of one draw per response; with ``noise_tables`` (a rule whose replaced responses share one
+  noise law) the kept ones are counted as they are read and the replaced ones labelled in one draw from the noise
+  tables (:class:`analysis.engine.perturbation.NoiseTables`), or beyond them by :func:`dirichlet_noise`.
 
 With ``gather`` (and the pair tables), slots are counted per (gold, A, B) triple of rows and each triple is added
-to the sums once, at the end of the replicate (:func:`settle_triples`). With ``by_rater``, an item that every
+to the sums once, at the end of the replicate (:func:`settle_triples`). With ``rater_loop``, an item that every
 rater of its group labelled (``complete``) is read rater by rater where the group has at most
 ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted by
 the mask bits over the rater's run of columns.
 
-The loops over slots are written out, each in one function called once a replicate: on numba 0.68 a helper
-called per slot costs more than the slot (an inlined one takes a reference to every array it is passed, a
-compiled one copies them as arguments), and split into such helpers this kernel ran 5 to 10 times slower
-(``benchmarks/README.md``).
+Each loop over slots is written out in one function called once a replicate, and reads its arrays from the named
+groups once, at its top: on numba 0.68 an array taken from a group inside a loop, or passed to a helper called
+per slot, costs a reference count each time, which the compiler does not always remove (``benchmarks/README.md``,
+"Why the by-item kernel is long"). :func:`general_slots` is inlined into :func:`direct_replicates`, which measured
+3 to 8 % faster at K = 8 to 20 than the compiled call.
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
         n_raters = rater_start[group + 1] - rater_start[group]
         h = draw_columns(rng, n_raters, k, draw.epsilon, draw.null, h_cdf, columns, n_perturbed)
         base = matrix_start[group]
+        first_item = item_start[group]
         # where B's perturbation tables of this h start, and how many vectors B*'s part has
         t_base_h, start_h, start_kh, n_out_h = t_base[h], start[h], start[k - h], n_out[h]
         width_b = start[k - h + 1] - start_kh
@@ -195,9 +197,9 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
             weigh_raters(columns, n_perturbed, n_raters, weight, run)
         for s in range(per_group):
             local = slot_local[d * per_group + s]
-            item = items[item_start[group] + local]
+            item = first_item + local  # its place in items (read only for a missing label)
             row = base + local * n_raters
-            if rater_loop and complete[item_start[group] + local]:  # each rater's label read once, weighted
+            if rater_loop and complete[item]:  # each rater's label read once, weighted
                 v_g = e_a = f_a = e_b = f_b = 0
                 for rater in range(n_raters):
                     unit = code[matrix[row + rater]]
@@ -211,7 +213,7 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
                 for c in range(k):
                     label = matrix[row + columns[0, c]]
                     if label < 0:
-                        label = draw_label(rng, item_cum, item)
+                        label = draw_label(rng, item_cum, items[item])
                     v_g += code[label]
                 e_a = f_a = e_b = f_b = 0
                 for side in range(1, 3):  # A*'s and B*'s fixed responses, and their perturbable ones
@@ -219,7 +221,7 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
                     for c in range(k):
                         label = matrix[row + columns[side, c]]
                         if label < 0:
-                            label = draw_label(rng, item_cum, item)
+                            label = draw_label(rng, item_cum, items[item])
                         if c < n_perturbed[side]:
                             f += code[label]
                         else:
@@ -267,19 +269,20 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
         n_raters = rater_start[group + 1] - rater_start[group]
         draw_columns(rng, n_raters, k, epsilon, draw.null, h_cdf, columns, n_perturbed)
         base = matrix_start[group]
+        first_item = item_start[group]
         rater_loop = reads_by_rater(options, n_raters, k)
         if rater_loop:
             weigh_raters(columns, n_perturbed, n_raters, weight, run)
         for s in range(per_group):
             local = slot_local[d * per_group + s]
-            item = items[item_start[group] + local]
+            item = first_item + local  # its place in items (read only for a missing label)
             row = base + local * n_raters
             if use_urn:
                 urn[:] = 0
             p = 0  # masked: how many perturbable responses are listed in pert_old
             noised[1] = 0  # thinned: how many of A*'s and B*'s responses are replaced
             noised[2] = 0
-            if rater_loop and complete[item_start[group] + local]:
+            if rater_loop and complete[item]:
                 # the item's label from each of the group's raters, read once and weighted by its columns;
                 # B's replaced responses picked by one mask and counted per rater by their bits in its runs
                 mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
@@ -305,7 +308,7 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                     for c in range(k):
                         label = matrix[row + columns[side, c]]
                         if label < 0:
-                            label = draw_label(rng, item_cum, item)
+                            label = draw_label(rng, item_cum, items[item])
                         if c < n_perturbed[side]:
                             if thinned:  # a replaced response counts toward its side's noise, drawn below
                                 bit = mask & 1
