@@ -277,8 +277,9 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
             local = slot_local[d * per_group + s]
             item = first_item + local  # its place in items (read only for a missing label)
             row = base + local * n_raters
-            if use_urn:
-                urn[:] = 0
+            if use_urn:  # a loop, not urn[:] = 0: a slice per slot would take a reference count
+                for c in range(n_labels):
+                    urn[c] = 0
             p = 0  # masked: how many perturbable responses are listed in pert_old
             noised[1] = 0  # thinned: how many of A*'s and B*'s responses are replaced
             noised[2] = 0
