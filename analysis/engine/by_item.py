@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -14,7 +15,6 @@ from analysis.engine.tables import alias_draw, draw_fired
 from analysis.samplers import group_layout
 from analysis.engine.plan import BY_LABEL_FROM, GATHER_FROM, SKIP_FROM
 from analysis.engine.draws import binomial, draw_label, draw_multiplicities, uniform_index
-
 
 
 def by_rater(groups, n_labels: int) -> np.ndarray:
@@ -47,13 +47,45 @@ def count_by_rater(labels, start, n_items, part_rater, part_weight, part_len, sh
 
 
 @numba.njit(cache=True, inline="always")
-def add_outcome(counts, fixed, comp, row_a, row_b, divergence, acc, weight):
-    """Add ``weight`` slots of an item whose perturbable responses came out as rows ``row_a`` (A*) and ``row_b``
-    (B*) of ``comp``, on top of its ``fixed`` counts (G's counts are ``counts[0]``)."""
+def add_outcome(counts, fixed, j, comp, row_a, row_b, divergence, acc, weight):
+    """Add ``weight`` slots of the ``j``-th read item whose perturbable responses came out as rows ``row_a`` (A*)
+    and ``row_b`` (B*) of ``comp``, on top of its ``fixed`` counts (G's counts are ``counts[0]``)."""
     for c in range(counts.shape[2]):
-        counts[1, 0, c] = fixed[1, c] + comp[row_a, c]
-        counts[2, 0, c] = fixed[2, c] + comp[row_b, c]
+        counts[1, 0, c] = fixed[j, 1, c] + comp[row_a, c]
+        counts[2, 0, c] = fixed[j, 2, c] + comp[row_b, c]
     add_item(counts[0], counts[1], counts[2], 0, divergence, acc, weight)
+
+
+class ItemWork(NamedTuple):
+    """The by-item kernel's work arrays, allocated once a call. A drawn group's columns by part (G; A fixed, A
+    perturbable; B fixed, B perturbable) as distinct raters and weights; then, for each distinct item the group
+    drew (``held`` of them, at most ``per_group``), its local index, its counts over the columns never replaced and
+    over the perturbable ones, its columns without a label, and its perturbable responses listed, A*'s first."""
+
+    mult: np.ndarray  # slots per item of the group
+    columns: np.ndarray  # G, A (or A*), B (or B*)
+    n_perturbed: np.ndarray
+    part_rater: np.ndarray
+    part_weight: np.ndarray
+    part_len: np.ndarray
+    seen: np.ndarray  # scratch of weigh_columns
+    packed: np.ndarray  # rater major: per part, an item's counts packed
+    held: np.ndarray  # the distinct drawn items' local indices
+    fixed: np.ndarray  # (held, side, label)
+    pert: np.ndarray
+    missing: np.ndarray  # (held, fixed or perturbable, side)
+    pert_label: np.ndarray  # (held, response)
+    pert_side: np.ndarray  # (response,): the same for every item of a group
+    outcomes: np.ndarray  # slots per perturbation outcome of one item
+    counts: np.ndarray  # one slot's counts of G, A, B
+    slot_pert: np.ndarray
+    noised: np.ndarray  # a slot's replaced responses per side, Dirichlet rule
+    noise: np.ndarray  # ... and their labels beyond the noise tables
+    urn: np.ndarray
+    spread: np.ndarray  # one response's replacements shared out over the labels
+    part_code: np.ndarray  # column law: an item's code per part
+    mass: np.ndarray  # ... the slot's law over (gold, A*, B*) triples
+    touched: np.ndarray  # ... and its triples of positive mass, in order
 
 
 @numba.njit(cache=True)
@@ -63,299 +95,356 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
 
     Within a drawn group all slots share the rater columns, so the slots of one item differ only in which of B's
     responses are replaced (and, in ragged batches, in the labels drawn for missing responses). The kernel draws
-    how many slots each item of the group gets (:func:`draw_multiplicities`), reads the item's labels once into
-    counts (never replaced; perturbable, per side) and then, per slot, replaces each perturbable response with
-    probability ``epsilon``; with ``BY_LABEL_FROM`` perturbable responses per label or more, it replaces
-    ``Binomial(n_c, epsilon)`` of the ``n_c`` with label ``c`` at once (:func:`draw_fired`), for each side and label.
+    how many slots each item of the group gets (:func:`draw_multiplicities`), reads each drawn item's labels once
+    into counts (:func:`read_items`; with ``rater_major``, for the whole group rater by rater,
+    :func:`count_by_rater`: the same counts) and then draws the slots of each item in turn: in one draw each from
+    B's perturbation tables (:func:`tabled_items`) or response by response (:func:`untabled_items`). With
+    ``column_law`` (one group, S1; perturbation and pair tables), a replicate is drawn from the law of one slot
+    given its rater columns (:func:`column_law_slots`).
 
-    When many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
-    item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
-    weighted item; the others draw their first replaced response from the truncated geometric law
-    (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
-    replacement labels by a multinomial.
-
-    With ``column_law`` (one group, S1; perturbation and pair tables), a replicate is drawn from the law of one slot
-    given its rater columns: every item's perturbation law is spread over (gold, A*, B*) triples of pair-table
-    rows, each item weighing ``1 / items``, and the replicate's ``n`` slots fall on the triples by one multinomial
-    (a chain of binomials), so that the cost grows with the triples rather than the slots.
-
-    With ``rater_major`` (a drawn group's slots are many for its items and its counts pack into an int64), every
-    item's counts are read rater by rater (:func:`count_by_rater`) instead of item by item: the same counts, so the
-    same draws.
-
-    The loops are written out in this one function on purpose. Split into helpers called once a distinct item (the
-    reading, the tables, the split, one slot at a time), the same draws ran 1.4 to 2.2 times slower (S3 at K = 25
-    to 100, S1 at K = 10 to 100), half the time in numba's reference counts (``benchmarks/README.md``).
+    Each step is a loop over the group's items, called once a group and compiled without reference counting
+    (``_nrt=False``: it borrows the arrays of ``work``, which this function holds): with the counts, the calls
+    made S3 at K = 25 to 100 1.10 to 1.16 times slower; called once a distinct item, 1.4 to 2.2 times
+    (``benchmarks/README.md``).
     """
-    item_start, items, rater_start = groups.item_start, groups.items, groups.rater_start
-    matrix_start, matrix, item_cum = groups.matrix_start, groups.matrix, groups.item_cum
+    item_start, rater_start = groups.item_start, groups.rater_start
     single_group, group_size = groups.single_group, groups.group_size
-    n, k, epsilon, shared, null, prior = draw.n, draw.k, draw.epsilon, draw.shared, draw.null, draw.prior
-    steps = draw.steps
-    tabled, column_law, rater_major = options.perturbation_tables, options.column_law, options.rater_major
-    n_out, base, pmf, t_prob = perturbation.n_out, perturbation.base, perturbation.pmf, perturbation.prob
-    t_alias, out_a, out_b, comp = perturbation.alias, perturbation.out_a, perturbation.out_b, perturbation.comp
-    start, code, row_of = perturbation.start, perturbation.code, perturbation.row_of
-    comp_code = perturbation.comp_code
-    paired, terms = pairs.paired, pairs.terms
-    n_vectors = pair_rows(terms)
-    first_row = pairs.first  # the pair tables' row of a code is row_of[code] - first_row
-    n_base, n_size, n_prob, n_alias = noise_tables.base, noise_tables.size, noise_tables.prob, noise_tables.alias
-    n_out_a, n_out_b, n_comp, n_chain = noise_tables.out_a, noise_tables.out_b, noise_tables.comp, noise_tables.chain
-    n_labels = item_cum.shape[1]
+    n, k, epsilon = draw.n, draw.k, draw.epsilon
+    n_labels = groups.item_cum.shape[1]
     n_groups = item_start.shape[0] - 1
     n_drawn, per_group = group_layout(n, single_group, group_size)
-    mult = np.zeros(np.max(item_start[1:] - item_start[:-1]), dtype=np.int64)
-    columns = np.empty((3, k), dtype=np.int64)  # G, A (or A*), B (or B*)
-    n_perturbed = np.zeros(3, dtype=np.int64)
-    fixed = np.zeros((3, n_labels), dtype=np.int64)  # an item's counts over its columns that are never replaced
-    pert = np.zeros((3, n_labels), dtype=np.int64)  # ... over its perturbable columns
-    missing = np.zeros((2, 3), dtype=np.int64)  # how many of those columns have no label (fixed, perturbable)
-    pert_label = np.empty(2 * k, dtype=np.int64)  # the perturbable responses listed, A* first
-    pert_side = np.empty(2 * k, dtype=np.int64)
-    # a group's columns by part (G; A fixed, A perturbable; B fixed, B perturbable) as distinct raters and weights
-    part_rater = np.empty((5, k), dtype=np.int64)
-    part_weight = np.empty((5, k), dtype=np.int64)
-    part_len = np.zeros(5, dtype=np.int64)
-    seen = np.full((5, np.max(rater_start[1:] - rater_start[:-1])), -1, dtype=np.int64)
-    outcomes = np.zeros(np.max(n_out), dtype=np.int64)  # slots per perturbation outcome of one item
-    counts = np.zeros((3, 1, n_labels), dtype=np.int64)  # one slot's counts of G, A, B
-    slot_pert = np.zeros((3, n_labels), dtype=np.int64)
-    noised = np.zeros(3, dtype=np.int64)  # a slot's replaced responses per side, Dirichlet rule
-    noise = np.zeros((2, n_labels), dtype=np.int64)  # ... and their labels beyond the noise tables
-    urn = np.zeros(n_labels, dtype=np.int64)
-    spread = np.zeros(n_labels, dtype=np.int64)  # one response's replacements shared out over the labels
-    part_code = np.zeros(5, dtype=np.int64)  # column law: an item's code per part
-    mass = np.zeros(n_vectors**3 if column_law else 1)  # ... the slot's law over (gold, A*, B*) triples
-    touched = np.empty(mass.shape[0], dtype=np.int64)  # ... and its triples of positive mass, in order
+    max_items = np.max(item_start[1:] - item_start[:-1])
+    cap = min(max_items, per_group)  # distinct items a group can draw
+    n_vectors = pair_rows(pairs.terms)
     shift = 1  # bits a label of packed counts: a part has at most k columns
     while k >> shift:
         shift += 1
-    packed = np.zeros((5, mult.shape[0] if rater_major else 1), dtype=np.int64)  # per part, an item's counts
-    field = (1 << shift) - 1
+    work = ItemWork(np.zeros(max_items, dtype=np.int64), np.empty((3, k), dtype=np.int64),
+                    np.zeros(3, dtype=np.int64), np.empty((5, k), dtype=np.int64), np.empty((5, k), dtype=np.int64),
+                    np.zeros(5, dtype=np.int64),
+                    np.full((5, np.max(rater_start[1:] - rater_start[:-1])), -1, dtype=np.int64),
+                    np.zeros((5, max_items if options.rater_major else 1), dtype=np.int64),
+                    np.empty(cap, dtype=np.int64), np.zeros((cap, 3, n_labels), dtype=np.int64),
+                    np.zeros((cap, 3, n_labels), dtype=np.int64), np.zeros((cap, 2, 3), dtype=np.int64),
+                    np.empty((cap, 2 * k), dtype=np.int64), np.empty(2 * k, dtype=np.int64),
+                    np.zeros(np.max(perturbation.n_out), dtype=np.int64), np.zeros((3, 1, n_labels), dtype=np.int64),
+                    np.zeros((3, n_labels), dtype=np.int64), np.zeros(3, dtype=np.int64),
+                    np.zeros((2, n_labels), dtype=np.int64), np.zeros(n_labels, dtype=np.int64),
+                    np.zeros(n_labels, dtype=np.int64), np.zeros(5, dtype=np.int64),
+                    np.zeros(n_vectors**3 if options.column_law else 1),
+                    np.empty(n_vectors**3 if options.column_law else 1, dtype=np.int64))
     acc = accumulator(n_labels)
-    log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
     for r in range(out.shape[0]):
         clear(acc)
         for d in range(n_drawn):
             group = 0 if single_group else uniform_index(rng, n_groups)
             n_items = item_start[group + 1] - item_start[group]
             n_raters = rater_start[group + 1] - rater_start[group]
-            draw_columns(rng, n_raters, k, epsilon, null, chances.split, columns, n_perturbed)
-            n_pert = n_perturbed[1] + n_perturbed[2]
-            keep_all = (1.0 - epsilon) ** n_pert
-            split = keep_all >= SKIP_FROM
-            by_label = n_pert >= BY_LABEL_FROM * n_labels
-            listed = split or not by_label  # whether the slots need the perturbable responses one by one
-            weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
-            if column_law:
-                h = n_perturbed[1]
-                width = n_out[h]
-                width_b = start[k - h + 1] - start[k - h]
-                n_touched = 0
-                total = 0.0
-                for local in range(n_items):
-                    row = matrix_start[group] + local * n_raters
-                    for part in range(5):
-                        e = 0
-                        for j in range(part_len[part]):
-                            e += part_weight[part, j] * code[matrix[row + part_rater[part, j]]]
-                        part_code[part] = e
-                    tg = row_of[part_code[0]] - first_row
-                    offset = base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]]
-                                        - start[k - h]) * width
-                    for o in range(width):
-                        chance = pmf[offset + o]
-                        if chance == 0.0:
-                            continue
-                        ta = row_of[part_code[1] + comp_code[out_a[h, o]]] - first_row
-                        tb = row_of[part_code[3] + comp_code[out_b[h, o]]] - first_row
-                        t = (tg * n_vectors + ta) * n_vectors + tb
-                        if mass[t] == 0.0:
-                            touched[n_touched] = t
-                            n_touched += 1
-                        mass[t] += chance
-                        total += chance
-                left = per_group
-                for j in range(n_touched):  # the slots over the triples, a chain of binomials
-                    t = touched[j]
-                    chance = mass[t]
-                    mass[t] = 0.0
-                    if left == 0:
-                        continue
-                    x = left if j == n_touched - 1 or chance >= total else binomial(rng, left, chance / total)
-                    total -= chance
-                    left -= x
-                    if x > 0:
-                        add_pair(t // (n_vectors * n_vectors), (t // n_vectors) % n_vectors, t % n_vectors, terms, acc, x)
+            draw_columns(rng, n_raters, k, epsilon, draw.null, chances.split, work.columns, work.n_perturbed)
+            weigh_columns(work.columns, work.n_perturbed, work.seen, work.part_rater, work.part_weight,
+                          work.part_len)
+            if options.column_law:
+                column_law_slots(rng, groups, group, per_group, pairs, perturbation, work, acc)
                 continue
-            draw_multiplicities(rng, per_group, n_items, mult)
-            if rater_major:
-                count_by_rater(labels_by_rater, matrix_start[group], n_items, part_rater, part_weight, part_len,
-                               shift, packed)
-            for local in range(n_items):
-                m = mult[local]
-                if m == 0:
-                    continue
-                item = items[item_start[group] + local]
-                row = matrix_start[group] + local * n_raters
-                fixed[:] = 0
-                pert[:] = 0
-                missing[:] = 0
-                p = 0
-                for part in range(5):  # each distinct rater's label read once, counted with its weight
-                    side = (part + 1) // 2
-                    perturbable = part == 2 or part == 4
-                    if rater_major:  # the counts were read for the whole group: unpack them
-                        word = packed[part, local]
-                        for c in range(n_labels):
-                            x = (word >> (shift * c)) & field
-                            if perturbable:
-                                pert[side, c] += x
-                            else:
-                                fixed[side, c] += x
-                        missing[1 if perturbable else 0, side] += (word >> (shift * n_labels)) & field
-                        if not (perturbable and listed):
-                            continue
-                    for j in range(part_len[part]):
-                        label = matrix[row + part_rater[part, j]]
-                        w = part_weight[part, j]
-                        if perturbable:
-                            if listed:
-                                for _ in range(w):
-                                    pert_label[p] = label
-                                    pert_side[p] = side
-                                    p += 1
-                            if rater_major:
-                                continue
-                            if label < 0:
-                                missing[1, side] += w
-                            else:
-                                pert[side, label] += w
-                        elif label < 0:
-                            missing[0, side] += w
-                        else:
-                            fixed[side, label] += w
-                if tabled and missing.sum() == 0:  # each slot's replaced vectors in one draw (analysis.perturbation)
-                    xa = 0
-                    xb = 0
-                    for c in range(n_labels):
-                        xa += pert[1, c] * code[c]
-                        xb += pert[2, c] * code[c]
-                    h_b = k - n_perturbed[1]
-                    offset = base[n_perturbed[1]] + ((row_of[xa] - start[n_perturbed[1]]) * (start[h_b + 1] - start[h_b])
-                                                     + row_of[xb] - start[h_b]) * n_out[n_perturbed[1]]
-                    width = n_out[n_perturbed[1]]
-                    e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
-                    for c in range(n_labels):
-                        counts[0, 0, c] = fixed[0, c]
-                        e_g += fixed[0, c] * code[c]
-                        e_a += fixed[1, c] * code[c]
-                        e_b += fixed[2, c] * code[c]
-                    tg = row_of[e_g] - first_row
-                    gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
-                    if gather:
-                        for o in range(width):
-                            outcomes[o] = 0
-                    for _ in range(m):
-                        o = alias_draw(rng, t_prob, t_alias, offset, width)
-                        if gather:
-                            outcomes[o] += 1
-                        elif paired:
-                            add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
-                                     row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, terms, acc, 1)
-                        else:
-                            add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
-                                        divergence, acc, 1)
-                    if gather:
-                        for o in range(width):
-                            if outcomes[o] == 0:
-                                continue
-                            if paired:
-                                add_pair(tg, row_of[e_a + comp_code[out_a[n_perturbed[1], o]]] - first_row,
-                                         row_of[e_b + comp_code[out_b[n_perturbed[1], o]]] - first_row, terms, acc, outcomes[o])
-                                continue
-                            add_outcome(counts, fixed, comp, out_a[n_perturbed[1], o], out_b[n_perturbed[1], o],
-                                        divergence, acc, outcomes[o])
-                    continue
-                if split and m > 1 and missing.sum() == 0:
-                    kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
-                    for side in range(3):
-                        for c in range(n_labels):
-                            counts[side, 0, c] = fixed[side, c] + pert[side, c]
-                    if kept > 0:
-                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, kept)
-                    m -= kept
-                    if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
-                        old = pert_label[0]
-                        side = pert_side[0]
-                        counts[side, 0, old] -= 1
-                        share_out(rng, m, old, shared, steps, spread)
-                        for c in range(n_labels):
-                            if spread[c] > 0:
-                                counts[side, 0, c] += 1
-                                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, spread[c])
-                                counts[side, 0, c] -= 1
-                        continue
-                    for _ in range(m):  # slots that replace at least one response
-                        for side in range(3):
-                            for c in range(n_labels):
-                                counts[side, 0, c] = fixed[side, c]
-                        for c in range(n_labels):
-                            urn[c] = 0
-                        first = first_replaced(rng.random(), n_pert, keep_all, log_keep)
-                        for q in range(n_pert):
-                            label = pert_label[q]
-                            if q == first:
-                                label = replacement(rng.random(), label, shared, urn, prior)
-                            elif q > first:
-                                label = perturbed(rng, label, epsilon, shared, urn, prior)
-                            counts[pert_side[q], 0, label] += 1
-                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
-                    continue
-                for _ in range(m):  # one slot at a time
-                    for side in range(3):
-                        for c in range(n_labels):
-                            counts[side, 0, c] = fixed[side, c]
-                        for _ in range(missing[0, side]):
-                            counts[side, 0, draw_label(rng, item_cum, item)] += 1
-                    for c in range(n_labels):
-                        urn[c] = 0
-                    if not by_label:
-                        for q in range(n_pert):
-                            label = pert_label[q]
-                            if label < 0:
-                                label = draw_label(rng, item_cum, item)
-                            counts[pert_side[q], 0, perturbed(rng, label, epsilon, shared, urn, prior)] += 1
-                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
-                        continue
-                    for side in range(1, 3):
-                        for c in range(n_labels):
-                            slot_pert[side, c] = pert[side, c]
-                        for _ in range(missing[1, side]):
-                            slot_pert[side, draw_label(rng, item_cum, item)] += 1
-                        noised[side] = 0
-                        for c in range(n_labels):
-                            n_c = slot_pert[side, c]
-                            if n_c == 0:
-                                continue
-                            fired = draw_fired(rng, chances, n_c)
-                            counts[side, 0, c] += n_c - fired
-                            if shared:  # labelled below, with the other side's
-                                noised[side] += fired
-                                continue
-                            for _ in range(fired):
-                                counts[side, 0, replacement(rng.random(), c, shared, urn, prior)] += 1
-                    offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
-                    if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
-                        o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
-                        for c in range(n_labels):
-                            counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
-                            counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
-                    elif noised[1] + noised[2] > 0:  # ... or, beyond them, by a chain of beta-binomials
-                        swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
-                        for c in range(n_labels):
-                            counts[1, 0, c] += noise[1 if swapped else 0, c]
-                            counts[2, 0, c] += noise[0 if swapped else 1, c]
-                    add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+            n_pert = work.n_perturbed[1] + work.n_perturbed[2]
+            # whether the slots need the perturbable responses one by one (not when drawn per label)
+            listed = (1.0 - epsilon) ** n_pert >= SKIP_FROM or n_pert < BY_LABEL_FROM * n_labels
+            draw_multiplicities(rng, per_group, n_items, work.mult)
+            if options.rater_major:
+                count_by_rater(labels_by_rater, groups.matrix_start[group], n_items, work.part_rater,
+                               work.part_weight, work.part_len, shift, work.packed)
+            n_held = read_items(groups, group, listed, options.rater_major, shift, work)
+            if options.perturbation_tables:
+                tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbation, noise_tables,
+                             n_held, work, acc)
+            else:
+                untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 0, n_held, work, acc)
         store(acc, out[r], confusion[r])
+
+
+@numba.njit(cache=True, _nrt=False)
+def column_law_slots(rng, groups, group, per_group, pairs, perturbation, work, acc):
+    """A group's ``per_group`` slots from the law of one slot given its columns: every item's perturbation law
+    spread over (gold, A*, B*) triples of pair-table rows, each item weighing ``1 / items``; the slots fall on the
+    triples by one multinomial (a chain of binomials), so that the cost grows with the triples, not the slots."""
+    item_start, rater_start = groups.item_start, groups.rater_start
+    matrix_start, matrix = groups.matrix_start, groups.matrix
+    n_out, base, pmf, start = perturbation.n_out, perturbation.base, perturbation.pmf, perturbation.start
+    out_a, out_b, comp_code = perturbation.out_a, perturbation.out_b, perturbation.comp_code
+    code, row_of = perturbation.code, perturbation.row_of
+    part_rater, part_weight, part_len, part_code = work.part_rater, work.part_weight, work.part_len, work.part_code
+    mass, touched, terms, first_row = work.mass, work.touched, pairs.terms, pairs.first
+    n_vectors = pair_rows(terms)
+    k = work.columns.shape[1]
+    n_raters = rater_start[group + 1] - rater_start[group]
+    h = work.n_perturbed[1]
+    width = n_out[h]
+    width_b = start[k - h + 1] - start[k - h]
+    n_touched = 0
+    total = 0.0
+    for local in range(item_start[group + 1] - item_start[group]):
+        row = matrix_start[group] + local * n_raters
+        for part in range(5):
+            e = 0
+            for j in range(part_len[part]):
+                e += part_weight[part, j] * code[matrix[row + part_rater[part, j]]]
+            part_code[part] = e
+        tg = row_of[part_code[0]] - first_row
+        offset = base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]] - start[k - h]) * width
+        for o in range(width):
+            chance = pmf[offset + o]
+            if chance == 0.0:
+                continue
+            ta = row_of[part_code[1] + comp_code[out_a[h, o]]] - first_row
+            tb = row_of[part_code[3] + comp_code[out_b[h, o]]] - first_row
+            t = (tg * n_vectors + ta) * n_vectors + tb
+            if mass[t] == 0.0:
+                touched[n_touched] = t
+                n_touched += 1
+            mass[t] += chance
+            total += chance
+    left = per_group
+    for j in range(n_touched):  # the slots over the triples, a chain of binomials
+        t = touched[j]
+        chance = mass[t]
+        mass[t] = 0.0
+        if left == 0:
+            continue
+        x = left if j == n_touched - 1 or chance >= total else binomial(rng, left, chance / total)
+        total -= chance
+        left -= x
+        if x > 0:
+            add_pair(t // (n_vectors * n_vectors), (t // n_vectors) % n_vectors, t % n_vectors, terms, acc, x)
+
+
+@numba.njit(cache=True, _nrt=False)
+def read_items(groups, group, listed, rater_major, shift, work):
+    """Read each item the group drew (in order) into ``work``: its counts over the fixed and the perturbable
+    columns, its columns without a label, and, if ``listed``, its perturbable responses one by one. Each distinct
+    rater's label is read once and counted with its weight (with ``rater_major``, unpacked from ``packed``).
+    Returns how many distinct items the group drew. Draws nothing."""
+    item_start, rater_start = groups.item_start, groups.rater_start
+    matrix_start, matrix = groups.matrix_start, groups.matrix
+    mult, packed, held, fixed, pert, missing = work.mult, work.packed, work.held, work.fixed, work.pert, work.missing
+    pert_label, pert_side = work.pert_label, work.pert_side
+    part_rater, part_weight, part_len = work.part_rater, work.part_weight, work.part_len
+    n_labels = fixed.shape[2]
+    n_raters = rater_start[group + 1] - rater_start[group]
+    field = (1 << shift) - 1
+    n_held = 0
+    for local in range(item_start[group + 1] - item_start[group]):
+        if mult[local] == 0:
+            continue
+        i = n_held
+        held[i] = local
+        n_held += 1
+        row = matrix_start[group] + local * n_raters
+        for side in range(3):
+            for c in range(n_labels):
+                fixed[i, side, c] = 0
+                pert[i, side, c] = 0
+            missing[i, 0, side] = 0
+            missing[i, 1, side] = 0
+        p = 0
+        for part in range(5):
+            side = (part + 1) // 2
+            perturbable = part == 2 or part == 4
+            if rater_major:  # the counts were read for the whole group: unpack them
+                word = packed[part, local]
+                for c in range(n_labels):
+                    x = (word >> (shift * c)) & field
+                    if perturbable:
+                        pert[i, side, c] += x
+                    else:
+                        fixed[i, side, c] += x
+                missing[i, 1 if perturbable else 0, side] += (word >> (shift * n_labels)) & field
+                if not (perturbable and listed):
+                    continue
+            for j in range(part_len[part]):
+                label = matrix[row + part_rater[part, j]]
+                w = part_weight[part, j]
+                if perturbable:
+                    if listed:
+                        for _ in range(w):
+                            pert_label[i, p] = label
+                            pert_side[p] = side
+                            p += 1
+                    if rater_major:
+                        continue
+                    if label < 0:
+                        missing[i, 1, side] += w
+                    else:
+                        pert[i, side, label] += w
+                elif label < 0:
+                    missing[i, 0, side] += w
+                else:
+                    fixed[i, side, label] += w
+    return n_held
+
+
+@numba.njit(cache=True, _nrt=False)
+def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbation, noise_tables, n_held, work,
+                 acc):
+    """Each read item's slots, B's perturbation of a slot in one draw from the perturbation tables
+    (:mod:`analysis.engine.perturbation`); with many slots per outcome, counted per outcome and added once. An
+    item with a missing label draws its slots by :func:`untabled_items`."""
+    n_out, base, t_prob, t_alias = perturbation.n_out, perturbation.base, perturbation.prob, perturbation.alias
+    out_a, out_b, comp, start = perturbation.out_a, perturbation.out_b, perturbation.comp, perturbation.start
+    code, row_of, comp_code = perturbation.code, perturbation.row_of, perturbation.comp_code
+    paired, terms, first_row = pairs.paired, pairs.terms, pairs.first
+    mult, held, fixed, pert, missing = work.mult, work.held, work.fixed, work.pert, work.missing
+    outcomes, counts = work.outcomes, work.counts
+    n_labels = fixed.shape[2]
+    h = work.n_perturbed[1]
+    h_b = draw.k - h
+    width = n_out[h]
+    for i in range(n_held):
+        m = mult[held[i]]
+        if missing[i].sum() > 0:
+            untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, i, i + 1, work, acc)
+            continue
+        xa = 0
+        xb = 0
+        for c in range(n_labels):
+            xa += pert[i, 1, c] * code[c]
+            xb += pert[i, 2, c] * code[c]
+        offset = base[h] + ((row_of[xa] - start[h]) * (start[h_b + 1] - start[h_b]) + row_of[xb] - start[h_b]) * width
+        e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
+        for c in range(n_labels):
+            counts[0, 0, c] = fixed[i, 0, c]
+            e_g += fixed[i, 0, c] * code[c]
+            e_a += fixed[i, 1, c] * code[c]
+            e_b += fixed[i, 2, c] * code[c]
+        tg = row_of[e_g] - first_row
+        gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
+        if gather:
+            for o in range(width):
+                outcomes[o] = 0
+        for _ in range(m):
+            o = alias_draw(rng, t_prob, t_alias, offset, width)
+            if gather:
+                outcomes[o] += 1
+            elif paired:
+                add_pair(tg, row_of[e_a + comp_code[out_a[h, o]]] - first_row,
+                         row_of[e_b + comp_code[out_b[h, o]]] - first_row, terms, acc, 1)
+            else:
+                add_outcome(counts, fixed, i, comp, out_a[h, o], out_b[h, o], divergence, acc, 1)
+        if not gather:
+            continue
+        for o in range(width):
+            if outcomes[o] == 0:
+                continue
+            if paired:
+                add_pair(tg, row_of[e_a + comp_code[out_a[h, o]]] - first_row,
+                         row_of[e_b + comp_code[out_b[h, o]]] - first_row, terms, acc, outcomes[o])
+            else:
+                add_outcome(counts, fixed, i, comp, out_a[h, o], out_b[h, o], divergence, acc, outcomes[o])
+
+
+@numba.njit(cache=True, _nrt=False)
+def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, lo, hi, work, acc):
+    """The slots of read items ``lo`` to ``hi - 1``, response by response.
+
+    Where many slots keep every response (``(1 - epsilon)**P >= SKIP_FROM`` for ``P`` perturbable responses), an
+    item's ``m`` slots are split: ``Binomial(m, (1 - epsilon)**P)`` keep them all and enter the sums as one
+    weighted item; the others draw their first replaced response from the truncated geometric law
+    (:func:`first_replaced`) and the rest one by one, or, with a single perturbable response, share out their
+    replacement labels by a multinomial. Else each slot replaces each perturbable response with probability
+    ``epsilon``, or, with ``BY_LABEL_FROM`` perturbable responses per label or more, ``Binomial(n_c, epsilon)`` of
+    the ``n_c`` with label ``c`` at once (:func:`draw_fired`), labelled from the noise tables under a shared noise law.
+    """
+    item_start, items, item_cum = groups.item_start, groups.items, groups.item_cum
+    epsilon, shared, prior, steps = draw.epsilon, draw.shared, draw.prior, draw.steps
+    n_base, n_size, n_prob, n_alias = noise_tables.base, noise_tables.size, noise_tables.prob, noise_tables.alias
+    n_out_a, n_out_b, n_comp, n_chain = noise_tables.out_a, noise_tables.out_b, noise_tables.comp, noise_tables.chain
+    mult, held, fixed, pert, missing = work.mult, work.held, work.fixed, work.pert, work.missing
+    pert_label, pert_side, counts, slot_pert = work.pert_label, work.pert_side, work.counts, work.slot_pert
+    noised, noise, urn, spread = work.noised, work.noise, work.urn, work.spread
+    n_labels = fixed.shape[2]
+    n_pert = work.n_perturbed[1] + work.n_perturbed[2]
+    keep_all = (1.0 - epsilon) ** n_pert
+    log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
+    by_label = n_pert >= BY_LABEL_FROM * n_labels
+    for i in range(lo, hi):
+        m = mult[held[i]]
+        item = items[item_start[group] + held[i]]
+        if keep_all >= SKIP_FROM and m > 1 and missing[i].sum() == 0:
+            kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
+            for side in range(3):
+                for c in range(n_labels):
+                    counts[side, 0, c] = fixed[i, side, c] + pert[i, side, c]
+            if kept > 0:
+                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, kept)
+            m -= kept
+            if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
+                old = pert_label[i, 0]
+                side = pert_side[0]
+                counts[side, 0, old] -= 1
+                share_out(rng, m, old, shared, steps, spread)
+                for c in range(n_labels):
+                    if spread[c] > 0:
+                        counts[side, 0, c] += 1
+                        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, spread[c])
+                        counts[side, 0, c] -= 1
+                continue
+            for _ in range(m):  # slots that replace at least one response
+                for side in range(3):
+                    for c in range(n_labels):
+                        counts[side, 0, c] = fixed[i, side, c]
+                for c in range(n_labels):
+                    urn[c] = 0
+                first = first_replaced(rng.random(), n_pert, keep_all, log_keep)
+                for q in range(n_pert):
+                    label = pert_label[i, q]
+                    if q == first:
+                        label = replacement(rng.random(), label, shared, urn, prior)
+                    elif q > first:
+                        label = perturbed(rng, label, epsilon, shared, urn, prior)
+                    counts[pert_side[q], 0, label] += 1
+                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+            continue
+        for _ in range(m):  # one slot at a time
+            for side in range(3):
+                for c in range(n_labels):
+                    counts[side, 0, c] = fixed[i, side, c]
+                for _ in range(missing[i, 0, side]):
+                    counts[side, 0, draw_label(rng, item_cum, item)] += 1
+            for c in range(n_labels):
+                urn[c] = 0
+            if not by_label:
+                for q in range(n_pert):
+                    label = pert_label[i, q]
+                    if label < 0:
+                        label = draw_label(rng, item_cum, item)
+                    counts[pert_side[q], 0, perturbed(rng, label, epsilon, shared, urn, prior)] += 1
+                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+                continue
+            for side in range(1, 3):
+                for c in range(n_labels):
+                    slot_pert[side, c] = pert[i, side, c]
+                for _ in range(missing[i, 1, side]):
+                    slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                noised[side] = 0
+                for c in range(n_labels):
+                    n_c = slot_pert[side, c]
+                    if n_c == 0:
+                        continue
+                    fired = draw_fired(rng, chances, n_c)
+                    counts[side, 0, c] += n_c - fired
+                    if shared:  # labelled below, with the other side's
+                        noised[side] += fired
+                        continue
+                    for _ in range(fired):
+                        counts[side, 0, replacement(rng.random(), c, shared, urn, prior)] += 1
+            offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
+            if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
+                o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
+                for c in range(n_labels):
+                    counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
+                    counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
+            elif noised[1] + noised[2] > 0:  # ... or, beyond them, by a chain of beta-binomials
+                swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
+                for c in range(n_labels):
+                    counts[1, 0, c] += noise[1 if swapped else 0, c]
+                    counts[2, 0, c] += noise[0 if swapped else 1, c]
+            add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)

@@ -32,11 +32,10 @@ rater of its group labelled (``complete``) is read rater by rater where the grou
 ``RATER_LOOP_PER_K * K`` raters: each label weighted by its rater's columns per part, the replaced ones counted by
 the mask bits over the rater's run of columns.
 
-Each loop over slots is written out in one function called once a replicate, and reads its arrays from the named
-groups once, at its top: on numba 0.68 an array taken from a group inside a loop, or passed to a helper called
-per slot, costs a reference count each time, which the compiler does not always remove (``benchmarks/README.md``,
-"Why the by-item kernel is long"). :func:`general_slots` is inlined into :func:`direct_replicates`, which measured
-3 to 8 % faster at K = 8 to 20 than the compiled call.
+Each loop over slots is written out in one function called once a replicate, reads its arrays from the named
+groups once, at its top, and is compiled without reference counting (numba's ``_nrt=False``: it only borrows
+arrays its caller holds, and allocates none). On numba 0.68 an array taken from a group, or passed to a compiled
+call, otherwise costs two atomic reference counts each time (``benchmarks/README.md``, "The kernels' shape").
 """
 
 from __future__ import annotations
@@ -134,7 +133,7 @@ def weigh_raters(columns, n_perturbed, n_raters, weight, run):
             q += w
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def deferred_slots(rng, groups, draw, chances, work):
     """K = 1, deferred: each slot's three labels counted per triple, A*'s response replaceable (the second half
     of ``triples``) or B*'s (a label is its row)."""
@@ -168,7 +167,7 @@ def deferred_slots(rng, groups, draw, chances, work):
             triples[triple_base + (label_g * n_labels + label_a) * n_labels + label_b] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, complete, work, acc):
     """Each slot's parts by their codes (G; A* and B* each fixed and perturbable), read rater by rater where the
     rater loop serves the item, then B's perturbation in one draw from the perturbation tables."""
@@ -241,7 +240,7 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
                 add_pair(tg, ta, tb, terms, acc, 1)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_tables, options, complete, work, acc):
     """Each slot response by response (or rater by rater), B's perturbable responses replaced one by one, by
     masks, or thinned and labelled from the noise tables; then the slot added to the sums."""
@@ -357,7 +356,7 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                 add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def settle_triples(rng, draw, terms, defer, work, acc):
     """Add each gathered (gold, A, B) triple's slots to the sums once, and clear it; deferred (K = 1),
     ``Binomial(x, epsilon)`` of a triple's ``x`` slots replace their one perturbable response first (A*'s in the
