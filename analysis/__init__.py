@@ -13,7 +13,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 # the sources whose numba kernels inline each other
-KERNEL_SOURCES = (HERE / "samplers.py", HERE / "metrics.py", HERE / "exact.py", *sorted((HERE / "engine").glob("*.py")))
+KERNEL_SOURCES = (HERE / "indices.py", HERE / "samplers.py", HERE / "metrics.py", HERE / "exact.py",
+                  *sorted((HERE / "engine").glob("*.py")))
 
 
 def _kernel_cache_dir() -> str:

@@ -28,6 +28,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import analysis.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
+
 from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 
