@@ -2,7 +2,7 @@
 
 numba gives every array access with a signed integer index Python's meaning of a negative one (``x[-1]`` is the
 last element): a shift, a mask and an add per access, and, in a kernel with twenty arrays, a load of the
-dimension spilled to the stack. The kernels never index with a negative number, and the wrapping took 10 to 24 %
+dimension spilled to the stack. The kernels never index with a negative number, and the wrapping took 14 to 24 %
 of the time of S3's cells at K = 2 to 10 (``benchmarks/README.md``). :func:`install` replaces numba's index fix-up
 with one that leaves the index as it is in functions compiled from this package (their LLVM names start with the
 package's mangled name) and wraps it as before everywhere else: numba's own functions and a user's keep Python's
