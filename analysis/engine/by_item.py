@@ -56,6 +56,15 @@ def add_outcome(counts, fixed, j, comp, row_a, row_b, divergence, acc, weight):
     add_item(counts[0], counts[1], counts[2], 0, divergence, acc, weight)
 
 
+@numba.njit(cache=True, inline="always")
+def slot_modes(epsilon, n_pert, n_labels):
+    """How a group's slots with ``n_pert`` perturbable responses are drawn: ``(keep_all, split, by_label)``, the
+    chance that a slot keeps them all, whether an item's slots are split on it (``keep_all >= SKIP_FROM``), and
+    whether replacements are drawn per label (``BY_LABEL_FROM`` perturbable responses per label or more)."""
+    keep_all = (1.0 - epsilon) ** n_pert
+    return keep_all, keep_all >= SKIP_FROM, n_pert >= BY_LABEL_FROM * n_labels
+
+
 class ItemWork(NamedTuple):
     """The by-item kernel's work arrays, allocated once a call. A drawn group's columns by part (G; A fixed, A
     perturbable; B fixed, B perturbable) as distinct raters and weights; then, for each distinct item the group
@@ -146,9 +155,8 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
             if options.column_law:
                 column_law_slots(rng, groups, group, per_group, pairs, perturbation, work, acc)
                 continue
-            n_pert = work.n_perturbed[1] + work.n_perturbed[2]
-            # whether the slots need the perturbable responses one by one (not when drawn per label)
-            listed = (1.0 - epsilon) ** n_pert >= SKIP_FROM or n_pert < BY_LABEL_FROM * n_labels
+            _, split, by_label = slot_modes(epsilon, work.n_perturbed[1] + work.n_perturbed[2], n_labels)
+            listed = split or not by_label  # whether the slots need the perturbable responses one by one
             draw_multiplicities(rng, per_group, n_items, work.mult)
             if options.rater_major:
                 count_by_rater(labels_by_rater, groups.matrix_start[group], n_items, work.part_rater,
@@ -362,13 +370,12 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
     noised, noise, urn, spread = work.noised, work.noise, work.urn, work.spread
     n_labels = fixed.shape[2]
     n_pert = work.n_perturbed[1] + work.n_perturbed[2]
-    keep_all = (1.0 - epsilon) ** n_pert
+    keep_all, split, by_label = slot_modes(epsilon, n_pert, n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
-    by_label = n_pert >= BY_LABEL_FROM * n_labels
     for i in range(lo, hi):
         m = mult[held[i]]
         item = items[item_start[group] + held[i]]
-        if keep_all >= SKIP_FROM and m > 1 and missing[i].sum() == 0:
+        if split and m > 1 and missing[i].sum() == 0:
             kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
             for side in range(3):
                 for c in range(n_labels):
