@@ -22,14 +22,13 @@ from analysis.engine import DEFAULT
 from analysis.data import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
 from analysis.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
-from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, run
+from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
 from analysis.metrics import SMOOTHING
 from analysis.samplers import allowed_samplers, default_sampler
 from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
-PAPER_N_SAMPLES = 1000
 BUILD_ENV = "BOOK_BUILD_DIR"
 
 
@@ -80,38 +79,6 @@ def load_available(names: list[str]) -> tuple[list[AnnotationDataset], list[str]
 def cut_raters(ds: AnnotationDataset, n_raters: int, seed: int) -> AnnotationDataset:
     """The dataset with all its items and ``n_raters`` raters (RQ4)."""
     return keep_raters(ds, n_raters, seed)
-
-
-def origin(ds: AnnotationDataset) -> str:
-    """Where a dataset came from: ``"stand-in"`` (generated), ``"registry"`` (a registered real set) or ``"file"``."""
-    if "synthetic" in ds.provenance:
-        return "stand-in"
-    if ds.name in datasets.names():
-        return "registry"
-    return "file"
-
-
-def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None, perturbation=DEFAULT, scheduler=None, smoothing=SMOOTHING) -> pd.DataFrame:
-    """Run every (dataset, sampler) pair over the grid and return one tidy table.
-
-    The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
-    (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`tables.imitates`).
-    No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
-    ``smoothing`` is the KL/JSD constant.
-    """
-    tables_ = []
-    for ds, sampler in pairs:
-        table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
-                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False,
-                    scheduler=scheduler, smoothing=smoothing)
-        if "perturbation" not in table.columns or table["perturbation"].isna().all():
-            table["perturbation"] = perturbation
-        tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
-    if not tables_:
-        return pd.DataFrame(columns=["dataset", "sampler", "perturbation", "epsilon", "NK", "K", "metric",
-                                     "p_value", "delta", "null_sd", "origin", "imitates"])
-    return pd.concat(tables_, ignore_index=True)
 
 
 def scale_notes(budgets, ks, n_samples) -> list[str]:
@@ -308,7 +275,7 @@ class Setup:
 
         p = self.params
         every = p["metrics"] in (None, "all") or list(p["metrics"]) == ["all"]
-        found = simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons,
+        found = tables.simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons,
                          self.choices.metrics if every else p["metrics"], n_samples or p["n_samples"],
                          p["seed"] if seed is None else seed, p["n_jobs"],
                          perturbation=perturbation or self.perturbation, scheduler=p.get("scheduler"),

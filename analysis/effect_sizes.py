@@ -24,6 +24,7 @@ import pandas as pd
 from analysis import datasets, grid, synthetic, tables
 from analysis.engine import DEFAULT, check_perturbation
 from analysis.errors import ParameterError
+from analysis.table1 import table1
 from analysis.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, SMOOTHING, averaged, check_smoothing
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
@@ -278,7 +279,7 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
     whether each rule holds. Columns: ``dataset``, ``sampler``, ``metric``, ``NK``, ``paper NK``, ``K``,
     ``paper K``, ``k_class``, ``budget``, ``smaller`` (ours significant at a smaller budget), ``comparable`` (both
     significant)."""
-    ours = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
+    ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     published = tables.paper_table(which).set_index(["dataset", "sampler", "metric"])
     rows = []
     for r in ours.itertuples():

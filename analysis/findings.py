@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import tables
+from analysis.table1 import table1
 from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
                                CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _label, _names, _pct, _x,
@@ -77,13 +78,13 @@ def paper_contrast(paper_dataset: str, modelled: str, independent: str, which: s
 
 
 def _paper_name(results: pd.DataFrame, run) -> str | None:
-    return tables._imitated(results, tables._as_run(run)[0])
+    return tables.imitated(results, tables.as_run(run)[0])
 
 
 def _paper_subject(results: pd.DataFrame, modelled, independent) -> str:
     """The paper's name for a comparison (``DICES, S1 against S2``), "" where our data imitate none of its sets."""
     name = _paper_name(results, modelled)
-    return f"{name}, {tables._as_run(modelled)[1]} against {tables._as_run(independent)[1]}" if name else ""
+    return f"{name}, {tables.as_run(modelled)[1]} against {tables.as_run(independent)[1]}" if name else ""
 
 
 def _paper_contrast_for(results: pd.DataFrame, modelled, independent) -> dict | None:
@@ -91,7 +92,7 @@ def _paper_contrast_for(results: pd.DataFrame, modelled, independent) -> dict | 
     name = _paper_name(results, modelled)
     if name is None:
         return None
-    found = paper_contrast(name, tables._as_run(modelled)[1], tables._as_run(independent)[1])
+    found = paper_contrast(name, tables.as_run(modelled)[1], tables.as_run(independent)[1])
     return found if found["compared"] else None
 
 
@@ -161,7 +162,7 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
         stats = tables.compare_runs(results, modelled, independent, epsilon)
         found = our_contrast(results, modelled, independent, epsilon)
         holds = stats["differing"] > 0 and stats["share_higher"] > 0.5 and stats["median_difference"] >= 0
-        rows.append({"modelled": tables._as_run(modelled), "independent": tables._as_run(independent),
+        rows.append({"modelled": tables.as_run(modelled), "independent": tables.as_run(independent),
                      **stats, "contrast": found, "holds": holds})
         claims.append(SubClaim(higher, "higher (its Figures 1 and 2)",
                                f"higher in {_pct(stats['share_higher'])} of {stats['differing']:,} differing cells"
@@ -171,10 +172,10 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
         budget_part = f"its smallest significant budget is {contrast_text(found)}"
         if stats["differing"]:
             parts.append(f"{_label(modelled)} gives the higher p-value in {_pct(stats['share_higher'])} of the "
-                         f"{stats['differing']:,} cells where it differs from {tables._as_run(independent)[1]} "
+                         f"{stats['differing']:,} cells where it differs from {tables.as_run(independent)[1]} "
                          f"(median difference {stats['median_difference']:+.3f}); {budget_part}")
         else:
-            parts.append(f"{_label(modelled)} gives the same p-value as {tables._as_run(independent)[1]} in all "
+            parts.append(f"{_label(modelled)} gives the same p-value as {tables.as_run(independent)[1]} in all "
                          f"{stats['cells']:,} cells")
     held = sum(r["holds"] for r in rows)
     ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + ". " +
@@ -237,7 +238,7 @@ def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, eps
         claims += [size] if size is not None else []
         found = our_contrast(results, modelled, independent, epsilon)
         ratios = list(found["ratios"].values())
-        parts.append(f"{_label(modelled)} against {tables._as_run(independent)[1]}: the budget is "
+        parts.append(f"{_label(modelled)} against {tables.as_run(independent)[1]}: the budget is "
                      f"{contrast_text(found)}, the best K larger for {up_k} and smaller for {down_k}"
                      + (f" (median budget ratio {np.median(ratios):.2f})" if ratios else ""))
     claims.append(SubClaim(k_rule, f"larger for {k_up}, smaller for {k_down} (MAE: 40 → 100 on DICES, 9 → 20 on "
@@ -252,7 +253,7 @@ def _family_runs(results: pd.DataFrame) -> pd.DataFrame:
     """The runs the family claim is about: S2 on data that are or imitate DICES or D3code, as in the paper; else
     every S2 run; else every run."""
     s2 = results[results["sampler"] == "S2"]
-    paper = s2[[tables._imitated(results, d) in ("DICES", "D3code") for d in s2["dataset"]]]
+    paper = s2[[tables.imitated(results, d) in ("DICES", "D3code") for d in s2["dataset"]]]
     return paper if len(paper) else s2 if len(s2) else results
 
 
@@ -296,7 +297,7 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
     budget, dist_size, vote_size, k_larger, k_range = RULES["distribution"]
     o = {"dist_nk": med["distribution"]["NK"], "dist_k": med["distribution"]["K"], "vote_nk": med["vote"]["NK"],
          "vote_k": med["vote"]["K"]}
-    names = sorted({tables._imitated(results, d) for d in chosen["dataset"]} - {None})
+    names = sorted({tables.imitated(results, d) for d in chosen["dataset"]} - {None})
     subject = " and ".join(n for n in names if n in ("DICES", "D3code"))
     paper_subject = f"{subject}, S2" if subject else ""
     claims = [SubClaim(budget, f"{p['dist_nk']:,.0f} against {p['vote_nk']:,.0f}",
@@ -357,7 +358,7 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
                            wider > 1 if len(spread) else None, paper_subject=paper_subject))
     ratio_list = list(found["ratios"].values())
     ours = (f"At ε = {epsilon:g}, {_label(modelled)}'s smallest significant budget is {contrast_text(found)} "
-            f"against {tables._as_run(independent)[1]}'s"
+            f"against {tables.as_run(independent)[1]}'s"
             + (f" (median ratio {np.median(ratio_list):.2f})" if ratio_list else "")
             + (f"; its null distribution is {wider:.2f} times as wide (median over cells and metrics)."
                if len(spread) else "."))
@@ -462,10 +463,10 @@ def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float 
         return (f"At ε = {epsilon:g} the paper's Table 1 (ε = {tables.PAPER_EPSILON:g}) is not comparable cell by cell, "
                 "so departures from it are not counted.")
     found = tables.departures(results, epsilon, factor)
-    summary = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
-    total = sum(tables.paper_value_exists(tables._imitated(results, d), s, m)
+    summary = table1(results[np.isclose(results["epsilon"], epsilon)])
+    total = sum(tables.paper_value_exists(tables.imitated(results, d), s, m)
                 for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
-                if tables._imitated(results, d) is not None)
+                if tables.imitated(results, d) is not None)
     if found.empty:
         return (f"None of the {total} (run, metric) pairs with a paper value departs from it by a factor of "
                 f"{factor:g} or more in budget or best K.")
@@ -553,9 +554,9 @@ def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float
     if not np.isclose(epsilon, tables.PAPER_EPSILON):
         return f"This build's RQ2 ran at ε = {epsilon:g}, where the paper's Table 1 does not apply cell by cell."
     found = tables.departures(results, epsilon, factor)
-    summary = tables.table1(results[np.isclose(results["epsilon"], epsilon)])
-    total = sum(tables.paper_value_exists(tables._imitated(results, d), s, m)
+    summary = table1(results[np.isclose(results["epsilon"], epsilon)])
+    total = sum(tables.paper_value_exists(tables.imitated(results, d), s, m)
                 for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
-                if tables._imitated(results, d) is not None)
+                if tables.imitated(results, d) is not None)
     return (f"In this build, {len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a "
             f"factor of {factor:g} or more in budget or best K, or reach significance on one side only.")

@@ -18,3 +18,17 @@ def glue_text(**values) -> None:
     for key, value in values.items():
         plain = isinstance(value, PlainText) or not isinstance(value, str)
         glue(key, value if plain else Markdown(value), display=False)
+
+
+def finding(result, key: str, title: str = "Finding") -> None:
+    """Glue a :class:`~analysis.verdicts.Finding`: the box as ``<key>`` (Markdown), the verdict as
+    ``<key>_verdict``, the answer as ``<key>_ours``, and the intro's row as plain text: ``<key>_row_claim``,
+    ``_row_paper``, ``_row_ours``, ``_row_verdict``."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    glue(key, Markdown(result.markdown(title)), display=False)
+    glue(f"{key}_verdict", Markdown(result.verdict_phrase()), display=False)
+    glue(f"{key}_ours", Markdown(result.ours), display=False)
+    for column, text in result.row().items():
+        glue(f"{key}_row_{column}", PlainText(text), display=False)

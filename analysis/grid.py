@@ -48,6 +48,7 @@ from analysis.engine.plan import estimated_seconds
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
 PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
 PAPER_EPSILONS = (0.1, 0.2, 0.3, 0.4)
+PAPER_N_SAMPLES = 1000  # replicates per hypothesis (section 4.3)
 ALPHA = 0.05
 RESULT_COLUMNS = ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value",
                   "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha", "n_samples", "seed",

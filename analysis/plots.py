@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from analysis import tables
+from analysis import calibration, tables
 from analysis.grid import ALPHA
 from analysis.metrics import METRIC_LABELS, METRICS
 
@@ -95,7 +95,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
     """
     if results is None or not runs:
         return None
-    runs = [tables._as_run(r) for r in runs]
+    runs = [tables.as_run(r) for r in runs]
     chosen = pd.concat([tables.select(results, run, epsilon) for run in runs])
     metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])]
     ks = ks or choose_ks(chosen["K"])
@@ -135,7 +135,7 @@ def p_value_heatmaps(results: pd.DataFrame, epsilon: float, metric: str = "accur
     if results is None:
         return None
     chosen = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == metric)]
-    runs = [tables._as_run(r) for r in (runs or tables.runs(chosen))]
+    runs = [tables.as_run(r) for r in (runs or tables.runs(chosen))]
     with plt.rc_context(STYLE):
         n = len(runs)
         cols = min(n, 3) if n != 4 else 2
@@ -189,7 +189,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                     if not cell.empty:
                         ax.plot(cell["K"], cell["delta"], color=colours(r % 10), ls=LINESTYLES[s % 4], marker="o",
                                 ms=2.5, lw=1.2)
-                paper_name = tables._imitated(first, run[0])
+                paper_name = tables.imitated(first, run[0])
                 if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
                     k = tables.paper_value(paper_name, run[1], metric, "K")
                     delta = tables.paper_value(paper_name, run[1], metric, "delta")
@@ -262,7 +262,7 @@ def all_metrics_curves(results: pd.DataFrame, epsilon: float, run, ks=None) -> p
         handles = [Line2D([], [], color=cmap(c / max(1, len(ks) - 1)), lw=2, label=f"K = {k}")
                    for c, k in enumerate(ks)]
         fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6), frameon=False)
-        fig.suptitle(f"{tables.run_label(*tables._as_run(run))}: every K, ε = {epsilon:g}")
+        fig.suptitle(f"{tables.run_label(*tables.as_run(run))}: every K, ε = {epsilon:g}")
     return fig
 
 
@@ -343,4 +343,104 @@ def ratio_figure(by_alternative: dict[str, pd.DataFrame], names, table: str = "t
     ax.set_ylabel("our Δ / the paper's Δ")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------- calibration and speed
+
+def _dataset_styles(datasets) -> dict:
+    """One colour and marker per dataset, the same in every panel."""
+    colours = plt.get_cmap("tab10")
+    return {name: (colours(i % 10), MARKERS[i % len(MARKERS)]) for i, name in enumerate(dict.fromkeys(datasets))}
+
+
+def _shared_legend(fig, axes) -> None:
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=min(3, len(handles)),
+               frameon=False)
+
+def calibration_spread(result: calibration.Calibration) -> plt.Figure:
+    """``sd(delta*) / sd(delta)`` against K, one panel per sampler, one line per dataset (median over budgets and
+    metrics, with the range as a band); the 99 % band of a ratio of two samples of normal deltas of the run's size
+    is shaded (heavy-tailed cells have wider bands of their own)."""
+    table = result.cells.dropna(subset=["sd_ratio"])
+    samplers = sorted(table["sampler"].unique())
+    styles = _dataset_styles(table["dataset"])
+    n = int(table["n_samples"].min())
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(samplers), figsize=(COLUMN_INCHES, 2.8), sharey=True, squeeze=False,
+                                 constrained_layout=True)
+        for ax, sampler in zip(axes[0], samplers):
+            chosen = table[table["sampler"] == sampler]
+            for dataset, group in chosen.groupby("dataset", sort=False):
+                by_k = group.groupby("K")["sd_ratio"].agg(["median", "min", "max"])
+                colour, marker = styles[dataset]
+                ax.plot(by_k.index, by_k["median"], color=colour, marker=marker, ms=4, lw=1.2, label=dataset)
+                ax.fill_between(by_k.index, by_k["min"], by_k["max"], color=colour, alpha=0.12, lw=0)
+            ax.axhspan(*calibration.spread_band(np.sqrt(1 / n)), color="0.85", zorder=0)  # normal deltas
+            ax.axhline(1.0, color="0.3", lw=0.8)
+            ax.set_xscale("log")
+            ks = sorted(chosen["K"].unique())
+            ax.set_xticks(ks, [str(k) for k in ks])
+            ax.minorticks_off()
+            ax.set_title(sampler)
+            ax.set_xlabel("K (responses per item)")
+        axes[0][0].set_ylabel("sd(δ*) / sd(δ)")
+        _shared_legend(fig, axes[0])
+    return fig
+
+
+def calibration_uniformity(result: calibration.Calibration) -> plt.Figure:
+    """Per sampler, the quantiles of the replicate p-values against the uniform law (a QQ plot), one line per
+    dataset; log axes show the region near 0.05 (marked)."""
+    p = result.p_values
+    samplers = sorted(p["sampler"].unique())
+    styles = _dataset_styles(p["dataset"])
+    probs = np.geomspace(0.001, 0.999, 200)
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(samplers), figsize=(COLUMN_INCHES, 2.9), sharey=True, squeeze=False,
+                                 constrained_layout=True)
+        for ax, sampler in zip(axes[0], samplers):
+            for dataset, group in p[p["sampler"] == sampler].groupby("dataset", sort=False):
+                ax.plot(probs, np.quantile(group["p"], probs), lw=1.3, color=styles[dataset][0], label=dataset)
+            ax.plot([1e-3, 1], [1e-3, 1], color="0.3", lw=0.8, ls="--")
+            ax.axvline(ALPHA, color="crimson", lw=0.8, ls=(0, (4, 2)))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.minorticks_off()
+            ax.set_xlim(1e-3, 1)
+            ax.set_ylim(1e-3, 1)
+            ax.set_title(sampler)
+            ax.set_xlabel("uniform quantile")
+        axes[0][0].set_ylabel("quantile of p_j")
+        _shared_legend(fig, axes[0])
+    return fig
+
+
+def speed(timings: pd.DataFrame) -> plt.Figure:
+    """Seconds per cell against the budget NK, one panel per sampler, one line per K (log-log)."""
+    samplers = list(dict.fromkeys(timings["sampler"]))
+    ks = sorted(timings["K"].unique())
+    colours = plt.get_cmap("viridis")
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(samplers), figsize=(COLUMN_INCHES, 2.9), sharey=True, squeeze=False,
+                                 constrained_layout=True)
+        for ax, sampler in zip(axes[0], samplers):
+            chosen = timings[timings["sampler"] == sampler]
+            for i, k in enumerate(ks):
+                line = chosen[chosen["K"] == k].sort_values("NK")
+                ax.plot(line["NK"], line["seconds"], marker=MARKERS[i % len(MARKERS)], ms=4, lw=1.2,
+                        color=colours(i / max(1, len(ks) - 1)), label=f"K = {k}")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.minorticks_off()
+            ax.set_title(f"{sampler} ({chosen['dataset'].iloc[0]})")
+            ax.set_xlabel("budget N×K")
+            ax.grid(True, lw=0.3, alpha=0.5)
+        axes[0][0].set_ylabel("seconds per cell")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(ks), 7), frameon=False)
     return fig

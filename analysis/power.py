@@ -466,7 +466,7 @@ def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None =
     which then bound the power); per run and metric the cheapest significant design (the smallest budget N x K,
     then the smallest p); and, given the data's size (:func:`data_size`), a note on every reported design with
     more items than the data have or more ratings per item than an item has."""
-    from analysis.tables import table1, table1_wide
+    from analysis.table1 import table1, table1_wide
 
     summary = table1(results, alpha=alpha)
     wide = table1_wide(summary)

@@ -19,10 +19,13 @@ from importlib.resources import files
 import numpy as np
 import pandas as pd
 
+from analysis import datasets
+from analysis.data import AnnotationDataset
 from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
-from analysis.grid import ALPHA
-from analysis.metrics import ALL_METRICS, DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
+from analysis.grid import ALPHA, PAPER_N_SAMPLES, run
+from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, SMOOTHING, VOTE_METRICS
+from analysis.table1 import table1
 
 PAPER_EPSILON = 0.3
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
@@ -45,59 +48,9 @@ def imitates(name: str | None) -> str | None:
     return _IMITATES.get(base_name(str(name))) if name is not None else None
 
 
-def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
-    """The paper's Table 1 rule, one row per (dataset, sampler, epsilon, metric).
-
-    For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
-    p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
-
-    Columns: dataset, sampler, epsilon, metric, NK, p_value, K, delta (NK and K as nullable integers).
-    """
-    need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
-    if need - set(results.columns):
-        raise ParameterError(f"results lack column(s) {sorted(need - set(results.columns))}")
-    rows = []
-    for (dataset, sampler, epsilon, metric), group in results.groupby(
-            ["dataset", "sampler", "epsilon", "metric"], sort=False):
-        hits = group[group["p_value"] < alpha]
-        row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
-               "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
-        if len(hits):
-            budget = hits["NK"].min()
-            best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
-            row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
-        rows.append(row)
-    out = pd.DataFrame(rows)
-    # runs keep the order in which they appear in ``results``; metrics follow the paper's order
-    run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
-    out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
-    out["_metric"] = out["metric"].map(ALL_METRICS.index)
-    out = out.sort_values(["_run", "epsilon", "_metric"]).drop(columns=["_run", "_metric"])
-    return out.reset_index(drop=True).astype({"NK": "Int64", "K": "Int64"})
-
-
-def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Table 1 in the paper's layout, as text: the index is (run, stat), a run being ``dataset:sampler (ε=…)`` and
-    stat one of NK, p-value, K, Δ; one column per metric label; '–' where no budget qualifies."""
-    def fmt(value, kind):
-        if pd.isna(value):
-            return "–"
-        return str(int(value)) if kind in ("NK", "K") else f"{value:.{digits}f}"
-
-    rows = {}
-    for (dataset, sampler, epsilon), group in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
-        by_metric = group.set_index("metric")
-        for stat, label in (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ")):
-            rows[(f"{dataset}:{sampler} (ε={epsilon:g})", label)] = {
-                METRIC_LABELS[m]: fmt(by_metric.loc[m, stat], stat) for m in by_metric.index}
-    wide = pd.DataFrame.from_dict(rows, orient="index")
-    wide.index = pd.MultiIndex.from_tuples(wide.index, names=["run", "stat"])
-    return wide
-
-
 # --------------------------------------------------------------------------------------------- run identity
 
-def _as_run(run) -> tuple[str, str]:
+def as_run(run) -> tuple[str, str]:
     """A run's ``(dataset, sampler)``, from that pair or a longer key that starts with it."""
     return tuple(run)[:2]
 
@@ -113,11 +66,43 @@ def runs(results: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def select(results: pd.DataFrame, run, epsilon: float | None = None) -> pd.DataFrame:
-    dataset, sampler = _as_run(run)
+    dataset, sampler = as_run(run)
     chosen = results[(results["dataset"] == dataset) & (results["sampler"] == sampler)]
     if epsilon is not None:
         chosen = chosen[np.isclose(chosen["epsilon"], epsilon)]
     return chosen
+
+
+def origin(ds: AnnotationDataset) -> str:
+    """Where a dataset came from: ``"stand-in"`` (generated), ``"registry"`` (a registered real set) or ``"file"``."""
+    if "synthetic" in ds.provenance:
+        return "stand-in"
+    if ds.name in datasets.names():
+        return "registry"
+    return "file"
+
+
+def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
+             cache_dir=None, perturbation=DEFAULT, scheduler=None, smoothing=SMOOTHING) -> pd.DataFrame:
+    """Run every (dataset, sampler) pair over the grid and return one tidy table.
+
+    The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
+    (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`imitates`).
+    No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
+    ``smoothing`` is the KL/JSD constant.
+    """
+    tables_ = []
+    for ds, sampler in pairs:
+        table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
+                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False,
+                    scheduler=scheduler, smoothing=smoothing)
+        if "perturbation" not in table.columns or table["perturbation"].isna().all():
+            table["perturbation"] = perturbation
+        tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
+    if not tables_:
+        return pd.DataFrame(columns=["dataset", "sampler", "perturbation", "epsilon", "NK", "K", "metric",
+                                     "p_value", "delta", "null_sd", "origin", "imitates"])
+    return pd.concat(tables_, ignore_index=True)
 
 
 def perturbation_of(results: pd.DataFrame) -> str:
@@ -208,7 +193,8 @@ def _fmt(value, stat: str, digits: int = 3) -> str:
     return str(int(value)) if stat in ("NK", "K") else f"{value:.{digits}f}"
 
 
-def _imitated(results: pd.DataFrame, dataset: str) -> str | None:
+def imitated(results: pd.DataFrame, dataset: str) -> str | None:
+    """The paper dataset that ``dataset`` imitates, as the results table records it (``None`` where it records none)."""
     if "imitates" in results.columns:
         values = results.loc[results["dataset"] == dataset, "imitates"].dropna()
         return str(values.iloc[0]) if len(values) else None
@@ -220,7 +206,7 @@ def has_paper_values(results: pd.DataFrame | None, which: str = "table1") -> boo
     if results is None or not len(results):
         return False
     paper = paper_table(which)
-    return any(((paper["dataset"] == _imitated(results, d)) & (paper["sampler"] == s)).any()
+    return any(((paper["dataset"] == imitated(results, d)) & (paper["sampler"] == s)).any()
                for d, s in runs(results))
 
 
@@ -259,7 +245,7 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     rows = []
     for (dataset, sampler), group in ours.groupby(["dataset", "sampler"], sort=False):
         by_metric = group.set_index("metric")
-        paper_name = _imitated(results, dataset)
+        paper_name = imitated(results, dataset)
         for stat, label in STATS:
             row = {"run": run_label(dataset, sampler), "statistic": label}
             for metric in METRICS:
@@ -317,7 +303,6 @@ def compare_runs(results: pd.DataFrame, first, second, epsilon: float) -> dict:
     a, b = _p_values(results, first, epsilon), _p_values(results, second, epsilon)
     shared = a.index.intersection(b.index)
     if len(shared) == 0:
-        from analysis.errors import ParameterError
         raise ParameterError(f"runs {first!r} and {second!r} share no cell at epsilon {epsilon}")
     a, b = a.loc[shared], b.loc[shared]
     differ = a != b
@@ -336,7 +321,7 @@ def comparison_table(results: pd.DataFrame, comparisons, epsilon: float) -> Tabl
     rows = []
     for modelled, independent in comparisons:
         stats = compare_runs(results, modelled, independent, epsilon)
-        rows.append({"dataset": _as_run(modelled)[0], "samplers": f"{_as_run(modelled)[1]} vs {_as_run(independent)[1]}",
+        rows.append({"dataset": as_run(modelled)[0], "samplers": f"{as_run(modelled)[1]} vs {as_run(independent)[1]}",
                      "cells": stats["cells"], "cells that differ": stats["differing"],
                      "modelled sampler higher (share of differing cells)": round(stats["share_higher"], 3),
                      "median p difference": round(stats["median_difference"], 3),
@@ -356,7 +341,7 @@ def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd
     out = []
     for metric in METRICS:
         rows = [summary[(summary["dataset"] == d) & (summary["sampler"] == s) & (summary["metric"] == metric)]
-                for d, s in (_as_run(first), _as_run(second))]
+                for d, s in (as_run(first), as_run(second))]
         if any(r.empty for r in rows):
             continue
         f, s = rows[0].iloc[0], rows[1].iloc[0]
@@ -375,7 +360,7 @@ def budget_ratios(results: pd.DataFrame, first, second, epsilon: float) -> Table
     if results is None or first is None or second is None:
         return None
     table = smallest_budgets(results, first, second, epsilon)
-    f, s = run_label(*_as_run(first)), run_label(*_as_run(second))
+    f, s = run_label(*as_run(first)), run_label(*as_run(second))
     page = pd.DataFrame({"metric": table["metric"].map(METRIC_LABELS),
                          f"smallest NK, {f}": table["NK_first"].astype("Int64"),
                          f"smallest NK, {s}": table["NK_second"].astype("Int64"),
@@ -401,9 +386,9 @@ def spread_table(results: pd.DataFrame, first, second, epsilon: float) -> Table:
     """Per metric, the median ratio of null standard deviations (``first`` over ``second``), for the page."""
     ratio = null_spread_ratio(results, first, second, epsilon)
     frame = pd.DataFrame({"metric": [METRIC_LABELS[m] for m in ratio.index],
-                          f"null sd, {_as_run(first)[1]} / {_as_run(second)[1]} (median over cells)":
+                          f"null sd, {as_run(first)[1]} / {as_run(second)[1]} (median over cells)":
                               ratio.round(3).to_numpy()})
-    return Table(frame, f"ε = {epsilon:g}; {_rule(results)}; above 1: the null is wider under {_as_run(first)[1]}")
+    return Table(frame, f"ε = {epsilon:g}; {_rule(results)}; above 1: the null is wider under {as_run(first)[1]}")
 
 
 def spread_by_run(results: pd.DataFrame, epsilon: float) -> Table:
@@ -440,10 +425,10 @@ def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure
                    regenerated: bool | None = None) -> str:
     """A caption's first sentence: "Regenerates the paper's Figure N" only when the runs are that figure's data
     (``regenerated`` overrides the check, for derived data such as the cut DICES)."""
-    runs = [_as_run(r) for r in runs]
+    runs = [as_run(r) for r in runs]
     names = " against ".join(run_label(*r) for r in runs)
     if regenerated is None:
-        regenerated = bool(runs) and all(_imitated(results, d) == paper_dataset for d, _ in runs)
+        regenerated = bool(runs) and all(imitated(results, d) == paper_dataset for d, _ in runs)
     if regenerated:
         return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026multilevel` on {names}: p-value against budget "
                 "for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.")
@@ -456,8 +441,8 @@ def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
     with the paper's values in brackets where the dataset is or imitates one of the paper's."""
     rows = []
     for modelled, independent in comparisons:
-        (dataset, m_s), (_, i_s) = _as_run(modelled), _as_run(independent)
-        paper_name = _imitated(results, dataset)
+        (dataset, m_s), (_, i_s) = as_run(modelled), as_run(independent)
+        paper_name = imitated(results, dataset)
         table = smallest_budgets(results, modelled, independent, epsilon)
         for row in table.itertuples():
             def cell(value, sampler, stat):
@@ -492,7 +477,7 @@ def departures(results: pd.DataFrame, epsilon: float, factor: float = 4.0) -> pd
     ours = table1(results[np.isclose(results["epsilon"], epsilon)])
     rows = []
     for r in ours.itertuples():
-        paper_name = _imitated(results, r.dataset)
+        paper_name = imitated(results, r.dataset)
         if paper_name is None or not paper_value_exists(paper_name, r.sampler, r.metric):
             continue
         pk, pnk = paper_value(paper_name, r.sampler, r.metric, "K"), paper_value(paper_name, r.sampler, r.metric, "NK")

@@ -98,33 +98,3 @@ def vet_comparison(reference: pd.DataFrame) -> str:
             f"{seconds.min():.3f}–{seconds.max():.3f} s depending on the sampler, {seconds.median():.3f} s in the "
             f"median. VET takes {min(vet):.1f}–{max(vet):.1f} s for the same cell and *one* metric, {sum(vet):.1f} s "
             f"for the {len(vet)} metrics it was timed on: about {sum(vet) / seconds.median():,.0f} times that median.")
-
-
-def speed_figure(timings: pd.DataFrame):
-    """Seconds per cell against the budget NK, one panel per sampler, one line per K (log-log)."""
-    import matplotlib.pyplot as plt
-
-    from analysis.plots import COLUMN_INCHES, MARKERS, STYLE
-
-    samplers = list(dict.fromkeys(timings["sampler"]))
-    ks = sorted(timings["K"].unique())
-    colours = plt.get_cmap("viridis")
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, len(samplers), figsize=(COLUMN_INCHES, 2.9), sharey=True, squeeze=False,
-                                 constrained_layout=True)
-        for ax, sampler in zip(axes[0], samplers):
-            chosen = timings[timings["sampler"] == sampler]
-            for i, k in enumerate(ks):
-                line = chosen[chosen["K"] == k].sort_values("NK")
-                ax.plot(line["NK"], line["seconds"], marker=MARKERS[i % len(MARKERS)], ms=4, lw=1.2,
-                        color=colours(i / max(1, len(ks) - 1)), label=f"K = {k}")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.minorticks_off()
-            ax.set_title(f"{sampler} ({chosen['dataset'].iloc[0]})")
-            ax.set_xlabel("budget N×K")
-            ax.grid(True, lw=0.3, alpha=0.5)
-        axes[0][0].set_ylabel("seconds per cell")
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(ks), 7), frameon=False)
-    return fig

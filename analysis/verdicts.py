@@ -219,20 +219,6 @@ class Finding:
                     if self.flips else ""),
                 "verdict": self.verdict}
 
-    def glue(self, key: str, title: str = "Finding") -> None:
-        """Glue the box as ``<key>`` (Markdown), the verdict as ``<key>_verdict``, the answer as ``<key>_ours``,
-        and the intro's row as plain text: ``<key>_row_claim``, ``_row_paper``, ``_row_ours``, ``_row_verdict``."""
-        from IPython.display import Markdown
-        from myst_nb import glue
-
-        from analysis.glue import PlainText
-
-        glue(key, Markdown(self.markdown(title)), display=False)
-        glue(f"{key}_verdict", Markdown(self.verdict_phrase()), display=False)
-        glue(f"{key}_ours", Markdown(self.ours), display=False)
-        for column, text in self.row().items():
-            glue(f"{key}_row_{column}", PlainText(text), display=False)
-
     def _repr_markdown_(self) -> str:
         return self.markdown()
 
@@ -267,7 +253,7 @@ def _pct(x: float) -> str:
 
 
 def _label(run) -> str:
-    return tables.run_label(*tables._as_run(run))
+    return tables.run_label(*tables.as_run(run))
 
 
 def _x(ratio: float) -> str:

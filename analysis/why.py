@@ -104,8 +104,6 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     columns (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name."""
-    from analysis import chapter
-
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
     loaded = {} if loaded is None else loaded
@@ -117,7 +115,7 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
             parts = []
             for name, (_, sampler) in zip(data, RUNS):
                 for budget in sorted(budgets):
-                    parts.append(chapter.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
+                    parts.append(tables.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
                                                   effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
                                                   perturbation=perturbation, scheduler=scheduler,
                                                   smoothing=smoothing).assign(part=GRID))

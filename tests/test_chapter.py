@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from analysis import chapter, effect_sizes
+from analysis import chapter, effect_sizes, tables
 from analysis.errors import TopologyError
 from analysis.grid import run
 
@@ -78,7 +78,7 @@ def test_missing_data_say_what_to_run_and_never_give_a_verdict():
 
 
 def test_data_note_and_origin(dices, crossed):
-    assert chapter.origin(dices) == "stand-in" and chapter.origin(crossed) == "file"
+    assert tables.origin(dices) == "stand-in" and tables.origin(crossed) == "file"
     note = chapter.data_note([dices, crossed])
     assert "stand-ins (dices-synthetic)" in note and "crossed is not one of the paper's datasets" in note
 

@@ -444,7 +444,7 @@ def test_glued_rows_are_what_the_intro_reads():
         for column in ("claim", "paper", "ours", "verdict"):
             assert f"{key}_row_{column}" in text, f"the intro's table lacks {key}'s {column}"
         chapter = key.split("_")[0]
-        assert f'.glue("{key}"' in (ROOT / "notebooks" / f"{chapter}.md").read_text()
+        assert f', "{key}"' in (ROOT / "notebooks" / f"{chapter}.md").read_text()
 
 
 def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():

@@ -9,7 +9,7 @@ import pytest
 from analysis.errors import ParameterError
 from analysis.cache import ResultCache
 from analysis.grid import RESULT_COLUMNS, cells, run, save_results
-from analysis.tables import table1, table1_wide
+from analysis.table1 import table1, table1_wide
 
 SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
 

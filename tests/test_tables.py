@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import metrics, tables
+from analysis.table1 import table1
 from conftest import falling, grid_results as results_for
 
 
@@ -54,7 +55,7 @@ def test_another_epsilon_is_labelled_beside_the_papers():
 
 def test_table1_rule_on_a_constructed_grid():
     results = results_for({("x", "S2"): falling()})
-    summary = tables.table1(results)
+    summary = table1(results)
     row = summary[summary["metric"] == "mae"].iloc[0]
     assert row["NK"] == 10000 and row["K"] == 1 and row["p_value"] == pytest.approx(0.00505)
 
