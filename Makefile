@@ -70,7 +70,7 @@ execute = mkdir -p $(BUILD)/notebooks $(SRC)/notebooks && $(VENV)/bin/jupytext -
 book: install
 	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS)) && ) true
 	$(MAKE) html
-	@$(PY) -c "from analysis.cache import ResultCache, default_cache_dir; print('cell cache:', ResultCache(default_cache_dir()).computations())"
+	@$(PY) -c "from analysis.experiment.cache import ResultCache, default_cache_dir; print('cell cache:', ResultCache(default_cache_dir()).computations())"
 
 # The chapters that have no executed notebook yet, besides NB: make chapter leaves them out of the HTML (built
 # without -W, since the pages that cite them then warn) instead of executing them at paper scale first.

@@ -1,20 +1,27 @@
 """Multi-level bootstrap p-values for comparing two models against disaggregated human ratings.
 
-The package owns the engine behind the book: annotation datasets (:mod:`analysis.data`), seeded
-synthetic stand-ins (:mod:`analysis.synthetic`), the samplers S1-S3 (:mod:`analysis.samplers`),
-the simulation engine for G, A and B (:mod:`analysis.engine`), the eight metrics (:mod:`analysis.metrics`),
-p-values (:mod:`analysis.pvalues`) and the experiment grid with its cache (:mod:`analysis.grid`).
+The package is built in layers; each imports only the layers below it (``ARCHITECTURE.md``; a test keeps it so):
+
+- :mod:`analysis.errors`, :mod:`analysis.io`: the errors a user sees, atomic writes;
+- :mod:`analysis.data`: annotation datasets, the dataset registry, the seeded stand-ins;
+- :mod:`analysis.engine`: the samplers S1-S3, the simulation of G, A and B, the eight metrics, exact ties;
+- :mod:`analysis.experiment`: the grid of cells, its cache, p-values, calibration, timing, Table 1's rule;
+- :mod:`analysis.tools`: compare two systems, plan a study (the user's own data);
+- :mod:`analysis.paper`: the comparison with the paper's tables, findings and verdicts;
+- :mod:`analysis.book`: what the chapters call; :mod:`analysis.testsuite`: the MT test suite, a system of its own.
+
+``from analysis import compare, datasets, grid, power`` gives the modules the README names.
 """
 
 import hashlib
+import importlib
 import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 HERE = Path(__file__).parent
 # the sources whose numba kernels inline each other
-KERNEL_SOURCES = (HERE / "indices.py", HERE / "samplers.py", HERE / "metrics.py", HERE / "exact.py",
-                  *sorted((HERE / "engine").glob("*.py")))
+KERNEL_SOURCES = tuple(sorted((HERE / "engine").glob("*.py")))
 
 
 def _kernel_cache_dir() -> str:
@@ -41,3 +48,13 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 from analysis.errors import AnalysisError, DataError, ParameterError, TopologyError  # noqa: E402
 
 __all__ = ["AnalysisError", "DataError", "ParameterError", "TopologyError", "__version__"]
+
+# the modules the README and the API page name, by their short names, imported when first used
+PUBLIC_MODULES = {"datasets": "analysis.data.datasets", "grid": "analysis.experiment.grid",
+                  "compare": "analysis.tools.compare", "power": "analysis.tools.power"}
+
+
+def __getattr__(name: str):
+    if name in PUBLIC_MODULES:
+        return importlib.import_module(PUBLIC_MODULES[name])
+    raise AttributeError(f"module 'analysis' has no attribute {name!r}")

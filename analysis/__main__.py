@@ -38,7 +38,7 @@ if __name__ == "__main__":  # before the imports below, which a Ctrl-C can meet 
 
 from analysis import __version__  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
-from analysis.options import data_arguments, floats, ints, load_data, split  # noqa: E402
+from analysis.tools.options import data_arguments, floats, ints, load_data, split  # noqa: E402
 
 
 PROG = "python -m analysis"
@@ -89,7 +89,7 @@ def _unique(values: list, flag: str) -> list:
 def _check_run(args) -> None:
     """Command-line checks of 'run', before any work, that name the flag: ranges, the output and the cache folder,
     the memory a cell needs; repeated grid values are removed, with a note. ``args.out`` becomes the file to write."""
-    from analysis.cache import default_cache_dir
+    from analysis.experiment.cache import default_cache_dir
     from analysis.io import output_file, writable_folder
 
     for flag, values in (("--budgets", args.budgets), ("--ks", args.ks)):
@@ -195,7 +195,7 @@ def _read_csv(path: str, what: str, **options):
     """A CSV read (a pandas DataFrame) with one-line errors for a missing, empty, binary or malformed file."""
     import pandas as pd
 
-    from analysis.data import read_error
+    from analysis.data.annotations import read_error
 
     try:
         return pd.read_csv(path, **options)
@@ -205,9 +205,9 @@ def _read_csv(path: str, what: str, **options):
 
 def _parser() -> argparse.ArgumentParser:
     from analysis.engine import DEFAULT, PERTURBATIONS
-    from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
-    from analysis.metrics import ALL_METRICS, METRICS, SMOOTHING, SMOOTHINGS
-    from analysis.samplers import SAMPLERS
+    from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
+    from analysis.engine.metrics import ALL_METRICS, METRICS, SMOOTHING, SMOOTHINGS
+    from analysis.engine.samplers import SAMPLERS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
@@ -295,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     apply.add_argument("--reviews", required=True,
                        help="a reviews CSV (from 'review export', review filled), or 'demo' for the demo's reviews")
     apply.add_argument("--out", required=True, help="judgements CSV with the reviews applied")
-    from analysis import compare, power
+    from analysis.tools import compare, power
 
     compare.add_cli(commands)
     power.add_cli(commands)
@@ -303,7 +303,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _testsuite(args) -> None:
-    from analysis import testsuite
+    from analysis.testsuite import suite as testsuite
     from analysis.io import output_file, write_atomic
 
     if args.action == "judge":
@@ -335,7 +335,7 @@ def _testsuite(args) -> None:
                   f"is no longer a warning, or changed); {(reviewed['judgement'] == 'warning').sum()} warnings left",
                   file=sys.stderr)
     else:
-        from analysis import suite_tables
+        from analysis.testsuite import breakdowns as suite_tables
 
         table = _read_csv(args.judgements, "judgements", dtype={"item_id": str})
         testsuite.check_judgements(table, args.judgements)
@@ -360,13 +360,13 @@ def _testsuite(args) -> None:
 
 
 def _datasets(args) -> None:
-    from analysis import datasets
+    from analysis.data import datasets
 
     if args.action == "list":
         for name in datasets.names():
             spec = datasets.ENTRIES.get(name)
             where = "stand-in" if spec is None else ("in cache" if datasets.available(name) else "not in cache")
-            print(f"{name:28s} {where:13s} {spec.description if spec else 'synthetic (analysis.synthetic)'}")
+            print(f"{name:28s} {where:13s} {spec.description if spec else 'synthetic (analysis.data.synthetic)'}")
     elif args.action == "info":
         print(json.dumps(datasets.info(args.name), indent=2, ensure_ascii=False))
     else:
@@ -395,13 +395,13 @@ def _datasets(args) -> None:
 
 
 def _run(args) -> None:
-    from analysis import grid
+    from analysis.experiment import grid
 
     ds = load_data(args)
     _notes(ds, args)
     if args.explain:
         from analysis.engine import Simulator
-        from analysis.timing import FIRST_COMPILE_SECONDS, kernels_compiled
+        from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 
         compiled = kernels_compiled()  # before the plans, which may compile some
         grid_cells = grid.cells(args.sampler, args.budgets, args.ks, args.epsilons, args.perturbation)
@@ -435,7 +435,7 @@ def _table1(args) -> None:
         results["p_value"] = p
     if results.empty:
         raise AnalysisError(f"{args.results} has no result row (only a header)")
-    from analysis import power
+    from analysis.tools import power
 
     print(power.table1_text(results, args.alpha, power.data_size(args.results)))
 
@@ -443,7 +443,7 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from analysis import compare, power
+    from analysis.tools import compare, power
 
     handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
                 "compare": compare.run_cli, "plan": power.run_cli}

@@ -17,12 +17,12 @@ import time
 import numpy as np
 
 from analysis import __version__
-from analysis.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
+from analysis.experiment.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
                            simulate_cell)
 from analysis.engine import Simulator
-from analysis.metrics import METRICS
-from analysis.synthetic import make_stand_in
-from analysis.timing import time_cell, time_cells
+from analysis.engine.metrics import METRICS
+from analysis.data.synthetic import make_stand_in
+from analysis.experiment.timing import time_cell, time_cells
 
 RUNS = (("S1", "dices-synthetic"), ("S2", "dices-synthetic"), ("S3", "toxicity-synthetic"))
 PROFILE_BUDGETS = (1000, 10000, 50000)

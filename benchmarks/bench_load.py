@@ -31,7 +31,7 @@ def write_big_csv(path: Path, n_items: int = 1_000_000, per_item: int = 10, n_ra
 
 def measure(path: Path) -> None:
     start = time.perf_counter()
-    from analysis.data import load_annotations
+    from analysis.data.annotations import load_annotations
 
     ds = load_annotations(path)
     wall = time.perf_counter() - start

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import from_table
-from analysis.metrics import METRICS
-from analysis.synthetic import make_stand_in
+from analysis.data.annotations import from_table
+from analysis.engine.metrics import METRICS
+from analysis.data.synthetic import make_stand_in
 
 # Tests read real data through the dataset cache ($ANNOTATION_DATA_DIR, which `make data` fills). Where it is not set,
 # the project's shared data folder beside the checkout serves, as the Makefile does; without either, they skip.
@@ -21,7 +21,7 @@ if not os.environ.get("ANNOTATION_DATA_DIR") and SHARED_DATA.is_dir():
 
 def cached(name: str) -> Path:
     """The folder of dataset ``name`` in the dataset cache, or a skip that says what to run."""
-    from analysis import datasets
+    from analysis.data import datasets
 
     if not os.environ.get("ANNOTATION_DATA_DIR"):
         pytest.skip("no dataset cache: set ANNOTATION_DATA_DIR or run `make data`")

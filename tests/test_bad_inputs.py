@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import datasets
-from analysis import testsuite as ts
+from analysis.data import datasets
+from analysis.testsuite import suite as ts
 from analysis.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,7 +205,7 @@ def test_explicit_labels_accept_mixed_values_and_numbers_sort_numerically(tmp_pa
     assert provenance["dataset"] == "stray"
     ds = datasets.load(tmp_path / "stray.csv", label_order=[*range(1, 11), "?"])
     assert ds.label_names[:3] == (1, 2, 3) and ds.n_labels == 11
-    from analysis.data import from_table
+    from analysis.data.annotations import from_table
 
     assert from_table(ratings([str(v) for v in range(1, 11)])).label_names == tuple(range(1, 11))
 
@@ -384,7 +384,7 @@ def test_the_memory_bound_of_a_cell_holds():
     import tracemalloc
 
     from analysis.__main__ import BYTES_PER_TABLE_ENTRY
-    from analysis.grid import run
+    from analysis.experiment.grid import run
 
     ds = datasets.load("dices-synthetic")
     peaks = {}
@@ -515,7 +515,7 @@ def test_a_chapter_with_a_misspelt_column_says_so_in_one_line_with_chapter_param
     nbformat = pytest.importorskip("nbformat")
     pytest.importorskip("papermill")
     make_files(tmp_path)
-    source = "from analysis import chapter\nchapter.load('good.csv', item='question')"
+    source = "from analysis.book import chapter\nchapter.load('good.csv', item='question')"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)]), tmp_path / "in.ipynb")
     before = snapshot(tmp_path)
     done = subprocess.run([sys.executable, str(ROOT / "config" / "execute_chapter.py"), "in.ipynb", "out.ipynb",

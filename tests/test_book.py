@@ -356,9 +356,9 @@ def test_every_page_at_768_px_has_tables_that_fit_or_scroll_and_show_values(smal
 
 
 # the public functions that README names, each with a parameter its signature must show
-API = {"analysis.data.load_annotations": "normalize_labels", "analysis.datasets.registered": "name",
-       "analysis.datasets.info": "name", "analysis.datasets.fetch": "progress", "analysis.datasets.load": "name_or_path",
-       "analysis.grid.run": "n_samples", "analysis.compare.compare": "outputs_b", "analysis.power.plan": "target_delta"}
+API = {"analysis.data.annotations.load_annotations": "normalize_labels", "analysis.data.datasets.registered": "name",
+       "analysis.data.datasets.info": "name", "analysis.data.datasets.fetch": "progress", "analysis.data.datasets.load": "name_or_path",
+       "analysis.experiment.grid.run": "n_samples", "analysis.tools.compare.compare": "outputs_b", "analysis.tools.power.plan": "target_delta"}
 
 
 def test_api_page_lists_the_public_functions_with_their_signatures(small_book):

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.calibration import (SPREAD_LEVEL, Calibration, calibrate, combine, log_ratio_se, measure,
+from analysis.experiment.calibration import (SPREAD_LEVEL, Calibration, calibrate, combine, log_ratio_se, measure,
                                   outside_allowed, share_limits, spread_band, summary, verdict)
 
 

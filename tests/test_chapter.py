@@ -5,9 +5,10 @@ import json
 import pandas as pd
 import pytest
 
-from analysis import chapter, effect_sizes, tables
+from analysis.book import chapter
+from analysis.paper import effect_sizes, tables
 from analysis.errors import TopologyError
-from analysis.grid import run
+from analysis.experiment.grid import run
 
 SMALL = dict(budgets=(100, 400), ks=(1, 4), epsilons=(0.3,), n_samples=30, seed=5, use_cache=False, progress=False)
 
@@ -119,7 +120,7 @@ def test_bold_table_marks_cells_in_html_only():
 def test_redact_hides_the_paths_of_the_building_machine(monkeypatch, tmp_path):
     from pathlib import Path
 
-    from analysis import datasets
+    from analysis.data import datasets
 
     monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path / "data"))
     monkeypatch.setenv("ANALYSIS_CACHE_DIR", str(tmp_path / "cells"))
@@ -130,7 +131,7 @@ def test_redact_hides_the_paths_of_the_building_machine(monkeypatch, tmp_path):
 
 
 def test_registry_table_cites_each_set_with_source_licence_and_size():
-    from analysis import datasets
+    from analysis.data import datasets
 
     names = ["lewidi23_armis", "truthinfer_duck"]
     frame = chapter.registry_table(names).frame

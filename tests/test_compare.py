@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from analysis.__main__ import main
-from analysis.compare import compare, interval_rank, read_outputs, replicate_test, sentence
-from analysis.data import from_table
+from analysis.tools.compare import compare, interval_rank, read_outputs, replicate_test, sentence
+from analysis.data.annotations import from_table
 from conftest import batched_table, crossed_table
 
 
@@ -147,8 +147,8 @@ def test_two_sided_p_of_identical_votes_is_one(small):
 def test_the_gold_draw_follows_the_sampler(batched):
     """Raters who always give the same label: under S1 every item of a replicate takes its labels from the same
     drawn raters, so all its slots have one count vector; under S2 each item draws its own raters."""
-    from analysis.compare import draw_gold
-    from analysis.samplers import make_plan
+    from analysis.tools.compare import draw_gold
+    from analysis.engine.samplers import make_plan
 
     table = crossed_table(n_items=30, n_raters=9, n_labels=3, seed=0)
     table["label"] = table["rater"] % 3
@@ -234,7 +234,7 @@ def test_outputs_are_read_from_files_and_items_match_as_text(tmp_path):
     table = crossed_table(n_items=20, n_raters=5, n_labels=2, seed=4)
     table["item"] = table["item"].map("{:05d}".format)
     table.to_csv(tmp_path / "ratings.csv", index=False)
-    from analysis.data import load_annotations
+    from analysis.data.annotations import load_annotations
 
     ds = load_annotations(tmp_path / "ratings.csv")
     assert ds.item_ids[0] == "00000"

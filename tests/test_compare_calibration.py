@@ -4,8 +4,8 @@ level when raters do not matter, and S2 rejects more often than S1 when raters l
 import numpy as np
 import pytest
 
-from analysis.compare import compare
-from analysis.compare_calibration import Population, calibration, contrast, draw_test_set, readable, summary
+from analysis.tools.compare import compare
+from analysis.tools.compare_calibration import Population, calibration, contrast, draw_test_set, readable, summary
 from analysis.errors import ParameterError
 
 

@@ -5,14 +5,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import compare_example as ex
-from analysis.compare import compare
-from analysis.data import from_table
+from analysis.book import compare_example as ex
+from analysis.tools.compare import compare
+from analysis.data.annotations import from_table
 from conftest import cached, crossed_table
 
 
 def fake(rows) -> pd.DataFrame:
-    """A comparison table with the columns :func:`analysis.compare.compare` returns, from (sampler, metric, delta,
+    """A comparison table with the columns :func:`analysis.tools.compare.compare` returns, from (sampler, metric, delta,
     low, high, p) rows."""
     table = pd.DataFrame(rows, columns=["sampler", "metric", "delta", "ci_low", "ci_high", "p_value"])
     return table.assign(items=100, K=5)
@@ -68,7 +68,7 @@ def test_compare_samplers_stacks_one_comparison_per_sampler():
 
 def test_on_hs_brexit_the_classifiers_vote_differently():
     cached("lewidi23_hs_brexit")
-    from analysis import datasets
+    from analysis.data import datasets
 
     ds = datasets.load("lewidi23_hs_brexit")
     outputs = ex.train_and_predict(ds, ex.lewidi_texts("lewidi23_hs_brexit"))

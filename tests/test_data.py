@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data import BATCHED, FULLY_CROSSED, SPARSE, from_table, keep_raters, load_annotations
+from analysis.data.annotations import BATCHED, FULLY_CROSSED, SPARSE, from_table, keep_raters, load_annotations
 from analysis.errors import DataError, ParameterError
 from conftest import batched_table, crossed_table, sparse_table
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import datasets
-from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
+from analysis.data import datasets
+from analysis.data.annotations import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis import dispersion
+from analysis.data import dispersion
 from analysis.errors import DataError
 
 

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import datasets, effect_sizes, grid, tables
+from analysis.data import datasets
+from analysis.experiment import grid
+from analysis.paper import effect_sizes, tables
 from analysis.errors import ParameterError
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}

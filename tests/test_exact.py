@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from analysis.exact import exact_delta, settle
-from analysis.grid import settle_cell
-from analysis.metrics import METRICS, REGISTRY, _weighted_from_confusion
-from analysis.pvalues import p_value
+from analysis.engine.exact import exact_delta, settle
+from analysis.experiment.grid import settle_cell
+from analysis.engine.metrics import METRICS, REGISTRY, _weighted_from_confusion
+from analysis.experiment.pvalues import p_value
 
 # Two confusion matrices of 12 items with the same exact weighted precision, 5/18, whose float sums differ by an ulp
 # (found by a search over random matrices; each is checked below, not assumed).
@@ -54,7 +54,7 @@ def test_settle_keeps_the_exact_order_of_close_values():
 
 @pytest.mark.parametrize("sampler, fixture", [("S1", "crossed"), ("S2", "sparse"), ("S3", "batched")])
 def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request, sampler, fixture):
-    from analysis.grid import Cell, simulate_cell, summarise_cell
+    from analysis.experiment.grid import Cell, simulate_cell, summarise_cell
     from analysis.engine import METHODS, Simulator
 
     ds = request.getfixturevalue(fixture)
@@ -75,8 +75,8 @@ def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request
 def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, crossed):
     """The cell cache stores each p-value as JSON and reads it back to the bit: a rerun computes nothing and gives
     the same, identical p-values of accuracy and recall."""
-    from analysis.cache import ResultCache
-    from analysis.grid import run
+    from analysis.experiment.cache import ResultCache
+    from analysis.experiment.grid import run
 
     grid = dict(budgets=(100, 300), ks=(1, 3), epsilons=(0.3,), n_samples=100, seed=1, cache_dir=tmp_path,
                 progress=False)
@@ -95,7 +95,7 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
 def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric):
     """Small counts take the compiled int64 path, large ones (up to 10**7 per cell) Python's integers; both must
     give the correctly rounded exact delta, the one a Fraction gives."""
-    from analysis.exact import exact_deltas, exact_score
+    from analysis.engine.exact import exact_deltas, exact_score
 
     rng = np.random.default_rng(5)
     small = rng.integers(0, 6, size=(300, 2, 3, 3))
@@ -109,7 +109,7 @@ def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric
 @pytest.mark.parametrize("metric", [m.name for m in REGISTRY if m.quotients])
 def test_small_counts_take_the_compiled_path(metric):
     """Every quotient metric's small cells are settled in compiled integers, not replicate by replicate in Python."""
-    from analysis.exact import KINDS, _compiled_deltas
+    from analysis.engine.exact import KINDS, _compiled_deltas
 
     pairs = np.random.default_rng(6).integers(1, 6, size=(200, 2, 3, 3))
     done = np.zeros(len(pairs), dtype=np.bool_)

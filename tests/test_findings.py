@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import findings, verdicts
-from analysis.metrics import DISTRIBUTION_METRICS, METRICS
+from analysis.paper import findings, verdicts
+from analysis.engine.metrics import DISTRIBUTION_METRICS, METRICS
 from conftest import grid_results
 
 ROOT = Path(__file__).resolve().parents[1]

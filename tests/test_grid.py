@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 
 from analysis.errors import ParameterError
-from analysis.cache import ResultCache
-from analysis.grid import RESULT_COLUMNS, cells, run, save_results
-from analysis.table1 import table1, table1_wide
+from analysis.experiment.cache import ResultCache
+from analysis.experiment.grid import RESULT_COLUMNS, cells, run, save_results
+from analysis.experiment.table1 import table1, table1_wide
 
 SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
 
 
 def test_same_seed_same_table_whatever_the_workers_and_chunks(crossed, monkeypatch):
-    monkeypatch.setattr("analysis.grid.POOL_FROM", 0)  # worker processes even for this small grid
+    monkeypatch.setattr("analysis.experiment.grid.POOL_FROM", 0)  # worker processes even for this small grid
     one = run(crossed, "S1", n_jobs=1, use_cache=False, **SMALL)
     two = run(crossed, "S1", n_jobs=2, chunk_size=1, use_cache=False, **SMALL)
     chunky = run(crossed, "S1", n_jobs=2, chunk_size=5, use_cache=False, **SMALL)
@@ -123,7 +123,7 @@ def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_p
         entry = json.loads(path.read_text())
         entry["metrics"]["mae"]["p_value"] = -1.0
         path.write_text(json.dumps(entry))
-    import analysis.grid as grid
+    import analysis.experiment.grid as grid
 
     monkeypatch.setattr(grid, "engine_fingerprint", lambda: "f" * 16)
     again = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
@@ -137,11 +137,11 @@ def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_p
 
 
 def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
-    from analysis.cache import ENGINE_SOURCES, engine_fingerprint
+    from analysis.experiment.cache import ENGINE_SOURCES, engine_fingerprint
 
     names = {f"{source.parent.name}/{source.name}" for source in ENGINE_SOURCES}
-    assert {"analysis/samplers.py", "analysis/metrics.py", "analysis/pvalues.py", "engine/direct.py",
-            "engine/rule.py", "engine/plan.py", "analysis/exact.py"} <= names
+    assert {"engine/samplers.py", "engine/metrics.py", "experiment/pvalues.py", "engine/direct.py",
+            "engine/rule.py", "engine/plan.py", "engine/exact.py"} <= names
     assert len(engine_fingerprint()) == 16 and int(engine_fingerprint(), 16) >= 0
 
 
@@ -201,7 +201,7 @@ def test_a_dask_cluster_gives_the_local_table_bit_for_bit(crossed, tmp_path):
 
 def test_an_unreachable_scheduler_is_one_clear_error(crossed, monkeypatch):
     pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import analysis.grid as grid
+    import analysis.experiment.grid as grid
 
     monkeypatch.setattr(grid, "DASK_TIMEOUT", "1s")
     with pytest.raises(ParameterError, match="Dask scheduler"):
@@ -210,14 +210,14 @@ def test_an_unreachable_scheduler_is_one_clear_error(crossed, monkeypatch):
 
 def test_a_small_grid_runs_in_this_process(crossed, monkeypatch):
     """Below ``POOL_FROM`` simulated responses no worker process is started, whatever ``n_jobs`` says."""
-    import analysis.grid
+    import analysis.experiment.grid
 
     def no_pool(*args, **kwargs):
         raise AssertionError("a worker pool was started for a small grid")
 
-    monkeypatch.setattr(analysis.grid, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(analysis.experiment.grid, "ProcessPoolExecutor", no_pool)
     table = run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
-    monkeypatch.setattr(analysis.grid, "POOL_FROM", 0)
+    monkeypatch.setattr(analysis.experiment.grid, "POOL_FROM", 0)
     with pytest.raises(AssertionError, match="worker pool"):
         run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
     assert len(table) == 2 * 2 * 3 * 8
@@ -226,8 +226,8 @@ def test_a_small_grid_runs_in_this_process(crossed, monkeypatch):
 SHARED_RUN = """
 import sys, time
 from pathlib import Path
-from analysis.data import from_table
-import analysis.grid as grid
+from analysis.data.annotations import from_table
+import analysis.experiment.grid as grid
 from conftest import crossed_table
 
 puts = []

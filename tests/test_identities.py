@@ -9,8 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import datasets, grid, identities, metrics
-from analysis.data import from_table
+from analysis.data import datasets
+from analysis.engine import metrics
+from analysis.experiment import grid
+from analysis.paper import identities
+from analysis.data.annotations import from_table
 
 
 def cells(*rows, table="table1"):

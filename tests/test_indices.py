@@ -1,11 +1,11 @@
 """The package's kernels are compiled without numba's wrap of negative indices, and nothing else is
-(:mod:`analysis.indices`)."""
+(:mod:`analysis.engine.indices`)."""
 
 import numba
 import numpy as np
 
 import analysis.engine  # noqa: F401  (imports the kernels, and with them the unwrapped indices)
-from analysis import indices
+from analysis.engine import indices
 
 
 def compiled_in(module: str):

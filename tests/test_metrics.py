@@ -9,9 +9,9 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
-from analysis.exact import exact_delta
+from analysis.engine.exact import exact_delta
 from analysis.errors import ParameterError
-from analysis.metrics import (ALL_METRICS, BY_NAME, METRICS, REGISTRY, SUMS, Accumulator, CellSums, add_item,
+from analysis.engine.metrics import (ALL_METRICS, BY_NAME, METRICS, REGISTRY, SUMS, Accumulator, CellSums, add_item,
                               add_pair, averaged, cell_deltas, check_metrics, check_smoothing, count_sums, deltas,
                               divergence_tables, fill_sums, pair_tables, scores, votes)
 from analysis.engine.draws import composition_index, composition_space

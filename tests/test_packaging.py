@@ -88,7 +88,7 @@ def test_every_command_runs_from_another_directory(installed):
     else:  # no data and no download here: a clean one-line error
         failed = run([*cli, "datasets", "fetch", "espeland_caries"], work, env, check=False)
         assert failed.returncode == 2 and "Traceback" not in failed.stderr and "error:" in failed.stderr
-    demo = run([str(python), "-c", "from analysis import testsuite; print(*testsuite.demo_paths())"], work,
+    demo = run([str(python), "-c", "from analysis.testsuite import suite; print(*suite.demo_paths())"], work,
                env).stdout.split()
     assert all(p.startswith(str(python.parent.parent)) for p in demo)
     judged = run([*cli, "testsuite", "judge", "--rules", demo[0], "--outputs", demo[1], "--out", "j.csv"], work, env)

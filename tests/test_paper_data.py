@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import chapter, datasets
-from analysis.datasets import DATA_ENV, paper_or_stand_in
+from analysis.book import chapter
+from analysis.data import datasets
+from analysis.data.datasets import DATA_ENV, paper_or_stand_in
 from analysis.errors import DataError
-from analysis.synthetic import make_stand_in
+from analysis.data.synthetic import make_stand_in
 
 from test_book import ROOT
 

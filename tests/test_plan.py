@@ -9,7 +9,7 @@ import pytest
 from analysis.engine import Simulator
 from analysis.engine.plan import Plan, estimated_seconds, work
 from analysis.errors import ParameterError
-from analysis.synthetic import make_stand_in
+from analysis.data.synthetic import make_stand_in
 
 # (stand-in, sampler, K values, kernel, options of the alternative's plan) on the paper's grid, epsilon = 0.3
 DOCUMENTED = [

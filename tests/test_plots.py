@@ -9,8 +9,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from analysis import plots  # noqa: E402
-from analysis.metrics import METRICS  # noqa: E402
+from analysis.book import plots # noqa: E402
+from analysis.engine.metrics import METRICS  # noqa: E402
 from conftest import falling, grid_results as results_for  # noqa: E402
 
 

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import power
+from analysis.tools import power
 from analysis.__main__ import main
-from analysis.data import from_table
+from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
-from analysis.grid import Cell, simulate_cell
-from analysis.metrics import METRICS
+from analysis.experiment.grid import Cell, simulate_cell
+from analysis.engine.metrics import METRICS
 from analysis.engine import Simulator
 from conftest import crossed_table
 

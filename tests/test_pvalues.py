@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.pvalues import effect_size, p_value, p_values
+from analysis.experiment.pvalues import effect_size, p_value, p_values
 
 
 def brute_force(null, alt):

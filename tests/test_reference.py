@@ -20,11 +20,11 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from analysis.data import from_table
+from analysis.data.annotations import from_table
 from analysis.engine import Simulator, plan, tables
 from analysis.engine.plan import KERNELS, Plan
 from analysis.engine.reference import reference_deltas
-from analysis.metrics import ALL_METRICS, METRICS
+from analysis.engine.metrics import ALL_METRICS, METRICS
 from conftest import batched_table, crossed_table, sparse_table
 
 Z = 4.5

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom, chisquare, multinomial
 
-from analysis.data import from_table
+from analysis.data.annotations import from_table
 from analysis.errors import ParameterError, TopologyError
-from analysis.samplers import group_layout, item_shares, make_plan
+from analysis.engine.samplers import group_layout, item_shares, make_plan
 from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables, sample
 from conftest import batched_table
 

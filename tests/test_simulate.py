@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from analysis.data import from_table
+from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
-from analysis.grid import run
-from analysis.metrics import METRICS
-from analysis.pvalues import p_values, replicate_p_values
+from analysis.experiment.grid import run
+from analysis.engine.metrics import METRICS
+from analysis.experiment.pvalues import p_values, replicate_p_values
 from analysis.engine import Simulator, plan
 from analysis.engine.rule import make_rule, perturb_labels
 from analysis.engine.split import split_law
-from analysis.synthetic import make_stand_in
+from analysis.data.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
 
 Z = 4.5

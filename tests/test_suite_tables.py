@@ -6,8 +6,8 @@ import re
 import pandas as pd
 import pytest
 
-from analysis import suite_tables as st
-from analysis import testsuite as ts
+from analysis.testsuite import breakdowns as st
+from analysis.testsuite import suite as ts
 from analysis.errors import ParameterError
 
 VERB = st.VERB_CATEGORY

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from analysis.data import from_table
-from analysis.grid import run
-from analysis.metrics import METRICS, averaged
+from analysis.data.annotations import from_table
+from analysis.experiment.grid import run
+from analysis.engine.metrics import METRICS, averaged
 from conftest import crossed_table
 
 

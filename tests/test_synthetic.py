@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from analysis import datasets, synthetic
-from analysis.data import BATCHED, FULLY_CROSSED, SPARSE
+from analysis.data import datasets, synthetic
+from analysis.data.annotations import BATCHED, FULLY_CROSSED, SPARSE
 from analysis.errors import ParameterError
-from analysis.synthetic import (STAND_INS, V1, design_statistics, dispersion_against_published, make_stand_in,
+from analysis.data.synthetic import (STAND_INS, V1, design_statistics, dispersion_against_published, make_stand_in,
                                 measured_a0, nominal_alpha,
                                 stand_ins_against_published)
 
@@ -88,7 +88,7 @@ def test_nominal_alpha_matches_a_worked_example():
     """Krippendorff (2011), "Computing Krippendorff's alpha-reliability", nominal example: alpha = 0.743."""
     import pandas as pd
 
-    from analysis.data import from_table
+    from analysis.data.annotations import from_table
 
     data = {  # observers A-D over units 1-12; None = missing
         "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
@@ -171,7 +171,7 @@ def test_latent_moment_undoes_the_finite_ratings_per_item():
 def test_v3_reaches_the_agreement_the_papers_k_1_cells_imply():
     """Toxicity's v3: the paper's cells are out of reach at five labels, so it is fitted at the binary split; its
     items' empirical E[Σ p̂²] matches the cells' 0.706 within four standard errors of the 20,000 items' mean."""
-    from analysis import identities
+    from analysis.paper import identities
 
     spec = synthetic.fitted_spec("toxicity-synthetic-v3")
     assert spec.binary and spec.version == 3 and sum(spec.dirichlet) == pytest.approx(2.786, abs=1e-3)
@@ -186,6 +186,7 @@ def test_v3_reaches_the_agreement_the_papers_k_1_cells_imply():
 
 def test_the_v3_moments_are_what_the_paper_s_k1_cells_imply():
     """The stand-ins v3 are fitted on data read from the paper's tables by the identities, recomputed here."""
-    from analysis import identities, synthetic
+    from analysis.data import synthetic
+    from analysis.paper import identities
 
     assert identities.v3_moments() == synthetic.V3_MOMENTS

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import metrics, tables
-from analysis.table1 import table1
+from analysis.engine import metrics
+from analysis.paper import tables
+from analysis.experiment.table1 import table1
 from conftest import falling, grid_results as results_for
 
 

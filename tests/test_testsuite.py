@@ -6,8 +6,8 @@ import re
 import pandas as pd
 import pytest
 
-from analysis import datasets
-from analysis import testsuite as ts
+from analysis.data import datasets
+from analysis.testsuite import suite as ts
 from analysis.__main__ import main
 from analysis.errors import DataError, ParameterError
 from conftest import cached

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from analysis import timing
+from analysis.experiment import timing
 
 
 def runs(seconds, changed=()):

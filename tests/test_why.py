@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import effect_sizes, identities, tables, why
-from analysis.effect_sizes import Choices
-from analysis.grid import PAPER_BUDGETS, PAPER_KS
+from analysis.paper import effect_sizes, identities, tables, why
+from analysis.paper.effect_sizes import Choices
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import datasets
+from analysis.data import datasets
 from analysis.errors import DataError
 from conftest import cached
 

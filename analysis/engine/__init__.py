@@ -9,7 +9,7 @@
   perturbation's tables on count vectors);
 - :mod:`~analysis.engine.reference` (the slow reference, separate on purpose).
 
-The metrics the kernels accumulate are :mod:`analysis.metrics`'s; their exact ties, :mod:`analysis.exact`'s.
+The metrics the kernels accumulate are :mod:`analysis.engine.metrics`'s; their exact ties, :mod:`analysis.engine.exact`'s.
 """
 
 from analysis.engine.plan import METHODS, Plan

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.metrics import accumulator, add_item, clear, store
+from analysis.engine.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import urn_label
 from analysis.engine.tables import draw_fired, draw_from_cdf
 from analysis.engine.draws import add_counts, composition_entry, draw_label, uniform_index

@@ -45,13 +45,13 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.metrics import accumulator, add_item, add_pair, clear, pair_rows, store
+from analysis.engine.metrics import accumulator, add_item, add_pair, clear, pair_rows, store
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
 from analysis.engine.plan import MASK_WORD, RATER_LOOP_PER_K
 from analysis.engine.tables import alias_draw, draw_mask, popcount
-from analysis.samplers import group_layout
+from analysis.engine.samplers import group_layout
 from analysis.engine.draws import binomial, draw_label, draw_slots
 
 

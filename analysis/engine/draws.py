@@ -1,5 +1,5 @@
 """The generic draws the kernels and the samplers share (METHOD sections 2 and 9): integer, binomial and
-categorical draws, the samplers' slot and column draws over a group plan (:mod:`analysis.samplers`), multinomial
+categorical draws, the samplers' slot and column draws over a group plan (:mod:`analysis.engine.samplers`), multinomial
 counts, the numbering of count vectors (compositions) and alias tables.
 
 Integer draws use ``floor(u * n)`` of one uniform double (bias below ``2**-40`` for any realistic ``n``), which is
@@ -17,9 +17,9 @@ import numba
 import numpy as np
 from scipy.special import gammaln
 
-from analysis.data import AnnotationDataset
+from analysis.data.annotations import AnnotationDataset
 from analysis.engine.plan import BINOMIAL_FROM, MULTIPLICITY_CHAIN_FROM, SMALL_BINOMIAL
-from analysis.samplers import check_size, group_layout, make_plan
+from analysis.engine.samplers import check_size, group_layout, make_plan
 
 @numba.njit(cache=True, inline="always")
 def uniform_index(rng, n):

@@ -35,7 +35,7 @@ from analysis.engine.rule import Rule
 from analysis.engine.plan import TAIL_SLOTS
 from analysis.engine.tables import alias_draw
 from analysis.engine.draws import binomial
-from analysis.metrics import accumulator, add_pair, clear, store
+from analysis.engine.metrics import accumulator, add_pair, clear, store
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 
 CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memory of U)

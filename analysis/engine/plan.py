@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.errors import ParameterError
-from analysis.samplers import group_layout
+from analysis.engine.samplers import group_layout
 
 METHODS = ("auto", "responses", "tables", "items", "law", "counts")
 KERNELS = ("direct", "by_item", "law", "counts")

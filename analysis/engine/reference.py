@@ -3,7 +3,7 @@
 One replicate at a time, in plain numpy: the sampler draws the items and three independent sets of rater columns
 (G, A, B) from the annotation table itself; B's responses are perturbed by the rule; under the null the ``2K``
 columns of A and B are pooled per group and split in half without replacement; the counts of each drawn item go
-to :func:`analysis.metrics.deltas`. Nothing here is shared with the kernels, their tables or their shortcuts.
+to :func:`analysis.engine.metrics.deltas`. Nothing here is shared with the kernels, their tables or their shortcuts.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from analysis.data import AnnotationDataset
-from analysis.metrics import METRICS, SMOOTHING, deltas
+from analysis.data.annotations import AnnotationDataset
+from analysis.engine.metrics import METRICS, SMOOTHING, deltas
 
 SAMPLERS = ("S1", "S2", "S3")
 

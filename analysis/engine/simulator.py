@@ -5,7 +5,7 @@ For each replicate, G and A are two independent draws of rater columns on the sa
 perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per
 group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.plan`
 says which, and with which tables); each ends a replicate as its running integer sums and A's and B's confusion
-matrices (:class:`analysis.metrics.Accumulator`), from which :func:`analysis.metrics.cell_deltas` computes the deltas of any registered metric.
+matrices (:class:`analysis.engine.metrics.Accumulator`), from which :func:`analysis.engine.metrics.cell_deltas` computes the deltas of any registered metric.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from analysis.data import AnnotationDataset
+from analysis.data.annotations import AnnotationDataset
 from analysis.engine.by_item import by_item_replicates, by_rater
 from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
@@ -27,9 +27,9 @@ from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_rep
 from analysis.engine.split import split_law
 from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables
 from analysis.errors import ParameterError
-from analysis.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
+from analysis.engine.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
-from analysis.samplers import check_size, make_plan
+from analysis.engine.samplers import check_size, make_plan
 from analysis.engine.draws import CompositionTables, composition_tables
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries kept between cells (48 bytes each)
@@ -68,7 +68,7 @@ NO_PERTURB = PerturbationTables(*(np.zeros(1, dtype=np.int64),) * 2, np.zeros(1)
 class Replicates(NamedTuple):
     """``n`` replicates of a cell: the deltas of the metrics asked for (n x metrics, in that order), the confusion
     matrices of A's and B's votes against G's (n x 2 x labels x labels), which settle the ties of sums of quotients
-    (:mod:`analysis.exact`), and what the kernel stored (:class:`analysis.metrics.CellSums`)."""
+    (:mod:`analysis.engine.exact`), and what the kernel stored (:class:`analysis.engine.metrics.CellSums`)."""
 
     deltas: np.ndarray
     confusion: np.ndarray
@@ -80,8 +80,8 @@ class Simulator:
 
     ``method`` forces a kernel (:data:`analysis.engine.plan.METHODS`); ``"auto"``, the default, lets
     :func:`analysis.engine.plan.plan` take the fastest measured for each cell. ``smoothing`` is the constant added to
-    every count before KL and JSD (one of :data:`analysis.metrics.SMOOTHINGS`); ``metrics`` the names of the
-    registry (:data:`analysis.metrics.REGISTRY`) its replicates are scored on by default.
+    every count before KL and JSD (one of :data:`analysis.engine.metrics.SMOOTHINGS`); ``metrics`` the names of the
+    registry (:data:`analysis.engine.metrics.REGISTRY`) its replicates are scored on by default.
     """
 
     def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto", smoothing: float = SMOOTHING,
@@ -183,7 +183,7 @@ class Simulator:
     def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
              null: bool, perturbation: str = DEFAULT, metrics=None) -> Replicates:
         """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan, and
-        the deltas of ``metrics`` (names of :data:`analysis.metrics.REGISTRY`; by default the simulator's)."""
+        the deltas of ``metrics`` (names of :data:`analysis.engine.metrics.REGISTRY`; by default the simulator's)."""
         check_size(n, k)
         rule = self.rule(perturbation)
         if not 0.0 <= epsilon <= 1.0:

@@ -10,7 +10,7 @@ import numpy as np
 from numba.extending import intrinsic
 
 from analysis.errors import ParameterError
-from analysis.metrics import SMOOTHING, PairTerms, pair_tables
+from analysis.engine.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.plan import packs, paired
 from analysis.engine.draws import composition_index, composition_space

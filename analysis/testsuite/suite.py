@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.data import read_error, read_table
+from analysis.data.annotations import read_error, read_table
 from analysis.errors import AnalysisError, DataError, ParameterError
 
 PASS, FAIL, WARNING = "pass", "fail", "warning"
@@ -399,7 +399,7 @@ def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float =
 def read_reviews(path: str | Path) -> pd.DataFrame:
     """A reviews CSV (written by :func:`export_warnings`, ``review`` filled with pass, fail or left blank), checked;
     its columns are :data:`REVIEW_COLUMNS` with ``review`` stripped."""
-    from analysis.data import read_table
+    from analysis.data.annotations import read_table
 
     review = read_table(path, columns=list(REVIEW_COLUMNS), dtype=str,
                         hint="write the file with 'testsuite review export'")
@@ -517,7 +517,7 @@ def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
     whose files are checked against their registered sha256; a missing or altered file is a :class:`DataError`."""
     if campaign == "demo":
         return demo_paths()
-    from analysis import datasets
+    from analysis.data import datasets
 
     if campaign not in ("wmt22", "wmt23") or pair not in ("de-en", "en-de"):
         raise ParameterError(f"campaign must be demo, wmt22 or wmt23 and pair de-en or en-de, got {campaign}, {pair}")

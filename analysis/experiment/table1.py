@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import ParameterError
-from analysis.grid import ALPHA
-from analysis.metrics import ALL_METRICS, METRIC_LABELS
+from analysis.experiment.grid import ALPHA
+from analysis.engine.metrics import ALL_METRICS, METRIC_LABELS
 
 
 def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.data import AnnotationDataset
-from analysis.grid import ALPHA, cells, simulate_cell
-from analysis.metrics import CONTINUOUS_METRICS, METRICS
-from analysis.pvalues import replicate_p_values
+from analysis.data.annotations import AnnotationDataset
+from analysis.experiment.grid import ALPHA, cells, simulate_cell
+from analysis.engine.metrics import CONTINUOUS_METRICS, METRICS
+from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine import DEFAULT, Simulator
 
 BUDGETS = (200, 1000, 5000)

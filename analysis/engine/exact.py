@@ -1,7 +1,7 @@
 """Exact ties for metrics that are sums of per-class quotients (METHOD section 4): their deltas are settled on
 exact fractions.
 
-Every other delta is an integer difference over one denominator per cell (:mod:`analysis.metrics`), so equal exact
+Every other delta is an integer difference over one denominator per cell (:mod:`analysis.engine.metrics`), so equal exact
 values are already equal floats. Weighted precision and F1 (``sum_c s_c TP_c / P_c``) and the macro averages
 (``mean_c TP_c / P_c``) are sums of quotients, whose floating-point value depends on how the quotients round: two replicates with
 different confusion matrices and equal exact scores can come out one ulp apart, and a ``>=`` would then decide
@@ -18,7 +18,7 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-import analysis.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
+import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
 
 # Far above the rounding error of a float precision or F1 delta (a few ulps of 1), far below any gap that matters.
 TOLERANCE = 1e-12

@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.compare import PROBABILITY_PREFIX, compare, label_text, read_outputs
-from analysis.data import AnnotationDataset, id_text
+from analysis.tools.compare import PROBABILITY_PREFIX, compare, label_text, read_outputs
+from analysis.data.annotations import AnnotationDataset, id_text
 from analysis.errors import ParameterError
-from analysis.metrics import METRIC_LABELS, REGISTRY, votes
+from analysis.engine.metrics import METRIC_LABELS, REGISTRY, votes
 
 SYSTEMS = ("logreg-balanced", "naive-bayes")
 
@@ -20,7 +20,7 @@ SYSTEMS = ("logreg-balanced", "naive-bayes")
 def lewidi_texts(name: str) -> pd.DataFrame:
     """The texts of a LeWiDi dataset in the cache; columns ``item`` (``split:id``, as the registry keys it),
     ``split`` and ``text``, one row per item."""
-    from analysis import datasets
+    from analysis.data import datasets
 
     datasets.verify(name)
     rows = []
@@ -90,7 +90,7 @@ def vote_shares(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]) -> pd.D
 
 
 def compare_samplers(ds: AnnotationDataset, outputs_a, outputs_b, samplers, **options) -> pd.DataFrame:
-    """:func:`analysis.compare.compare` under each sampler, one frame with its columns (one row per sampler and
+    """:func:`analysis.tools.compare.compare` under each sampler, one frame with its columns (one row per sampler and
     metric)."""
     return pd.concat([compare(ds, outputs_a, outputs_b, sampler=s, **options) for s in samplers], ignore_index=True)
 
@@ -156,7 +156,7 @@ def finding(table: pd.DataFrame, names=("A", "B"), alpha: float = 0.05) -> str:
 def clearest(table: pd.DataFrame) -> pd.Series:
     """The clearest difference of a comparison: the metric with the largest p-value under its samplers being the
     smallest, ties broken by the largest |delta| per interval width (averaged over the samplers); its first row
-    (the columns of :func:`analysis.compare.compare`)."""
+    (the columns of :func:`analysis.tools.compare.compare`)."""
     width = (table["ci_high"] - table["ci_low"]).replace(0, np.nan)
     ranked = table.assign(worst_p=table.groupby("metric")["p_value"].transform("max"),
                           clarity=(table["delta"].abs() / width).groupby(table["metric"]).transform("mean"))

@@ -21,7 +21,7 @@ def glue_text(**values) -> None:
 
 
 def finding(result, key: str, title: str = "Finding") -> None:
-    """Glue a :class:`~analysis.verdicts.Finding`: the box as ``<key>`` (Markdown), the verdict as
+    """Glue a :class:`~analysis.paper.verdicts.Finding`: the box as ``<key>`` (Markdown), the verdict as
     ``<key>_verdict``, the answer as ``<key>_ours``, and the intro's row as plain text: ``<key>_row_claim``,
     ``_row_paper``, ``_row_ours``, ``_row_verdict``."""
     from IPython.display import Markdown

@@ -1,13 +1,13 @@
 """Effect-size agreement with the paper (METHOD section 12): our mean Δ at each of the paper's own cells.
 
 Every cell of the paper's Table 1 (ε = 0.3) and of its appendix table (ε not stated; the caller gives the one
-:func:`analysis.identities.appendix_epsilon` infers) prints (NK, K, p, Δ). Δ is a mean over 1000 replicates, so it
+:func:`analysis.paper.identities.appendix_epsilon` infers) prints (NK, K, p, Δ). Δ is a mean over 1000 replicates, so it
 is far less noisy than the budget at which p first crosses 0.05; a cell is judged by the ratio of our Δ to the
 paper's at exactly the paper's (N = NK // K, K).
 
 :func:`paper_cells` lists the paper's cells, :func:`cells_to_simulate` the distinct (data, sampler, ε, NK, K) they
 need (the paper's data where its files are cached, else the stand-in), :func:`simulate` runs those cells alone
-through :func:`analysis.grid.run` for several seeds, :func:`effect_sizes` sets ours beside the paper's cell by cell,
+through :func:`analysis.experiment.grid.run` for several seeds, :func:`effect_sizes` sets ours beside the paper's cell by cell,
 and :func:`summary` counts the cells within a factor 1.25 by run and by metric, per seed, as min / median / max over
 seeds, beside the best-K-class and budget-step counts of :func:`agreement` when full grids are given;
 :func:`measure` does all of it in one call.
@@ -21,11 +21,13 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, grid, synthetic, tables
+from analysis.data import datasets, synthetic
+from analysis.experiment import grid
+from analysis.paper import tables
 from analysis.engine import DEFAULT, check_perturbation
 from analysis.errors import ParameterError
-from analysis.table1 import table1
-from analysis.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, SMOOTHING, averaged, check_smoothing
+from analysis.experiment.table1 import table1
+from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, SMOOTHING, averaged, check_smoothing
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
@@ -43,7 +45,7 @@ ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a))
 @dataclass(frozen=True)
 class Choices:
     """One value of each global switch of METHOD section 12: ``averaging`` of precision, recall and F1
-    (:data:`analysis.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
+    (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
     ``granularity`` of D3code's and Toxicity's stand-ins and the ``stand_ins`` version (``v3``: read from the
     paper's K = 1 cells)."""
 
@@ -62,7 +64,7 @@ class Choices:
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """The eight metrics under this averaging (:func:`analysis.metrics.averaged`)."""
+        """The eight metrics under this averaging (:func:`analysis.engine.metrics.averaged`)."""
         return averaged(self.averaging)
 
     def dataset(self, name: str) -> str:
@@ -101,7 +103,7 @@ def paper_name(dataset: str) -> str:
 
 
 def paper_table(which: Iterable[str] = TABLES) -> pd.DataFrame:
-    """The paper's tables stacked, with a ``table`` column; columns as :func:`analysis.tables.paper_table`'s."""
+    """The paper's tables stacked, with a ``table`` column; columns as :func:`analysis.paper.tables.paper_table`'s."""
     return pd.concat([tables.paper_table(w).assign(table=w) for w in which], ignore_index=True)
 
 
@@ -115,7 +117,7 @@ def paper_cells(which: Iterable[str] = TABLES, appendix_epsilon: float | None = 
     which = tuple(which)
     if "appendix" in which and appendix_epsilon is None:
         raise ParameterError("the paper does not state the appendix's epsilon: pass appendix_epsilon (see "
-                             "analysis.identities.appendix_epsilon, which infers it)")
+                             "analysis.paper.identities.appendix_epsilon, which infers it)")
     table = paper_table(which).dropna(subset=["NK"])
     epsilon = np.where(table["table"] == "appendix", appendix_epsilon if appendix_epsilon is not None else np.nan,
                        tables.PAPER_EPSILON)
@@ -152,12 +154,12 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
              cache_dir=None, use_cache: bool = True, smoothing: float = SMOOTHING, metrics="all",
              loaded: dict | None = None) -> pd.DataFrame:
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
-    for each seed, through :func:`analysis.grid.run` (its cell cache included), never the full grid.
+    for each seed, through :func:`analysis.experiment.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
     ``metrics`` and ``smoothing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
     :func:`select`); ``loaded`` holds datasets already loaded, by name (those loaded here are added). Columns:
-    :data:`analysis.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
+    :data:`analysis.experiment.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
     """
     todo = cells if "data" in cells.columns else cells_to_simulate(cells, data)
     loaded = {} if loaded is None else loaded

@@ -1,9 +1,9 @@
-"""The paper's claims, each checked by one function under the written rules of :mod:`analysis.verdicts`.
+"""The paper's claims, each checked by one function under the written rules of :mod:`analysis.paper.verdicts`.
 
 Every chapter that states a claim calls the same function: :func:`raters_raise_p_values` (RQ1, RQ3 and the
 real-data chapter), :func:`modelling_shifts_budget_and_k` (RQ2), :func:`distribution_metrics_favour_large_k`
 (RQ2 and the real-data chapter), :func:`batches_raise_budget` (RQ3) and :func:`few_raters_split_curves` (RQ4).
-Each returns a :class:`analysis.verdicts.Finding`.
+Each returns a :class:`analysis.paper.verdicts.Finding`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import tables
-from analysis.table1 import table1
-from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
-from analysis.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
+from analysis.paper import tables
+from analysis.experiment.table1 import table1
+from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
+from analysis.paper.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
                                CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _label, _names, _pct, _x,
                                over_seeds)
 
@@ -450,7 +450,7 @@ def margin_results(book, pairs) -> dict:
 
 def with_margin(check, results: pd.DataFrame, seed: int, extra: dict) -> Finding:
     """``check`` (a claim function of one results table) on this run, with its margin over the seeds of ``extra``
-    (:func:`margin_results`): see :func:`analysis.verdicts.over_seeds`."""
+    (:func:`margin_results`): see :func:`analysis.paper.verdicts.over_seeds`."""
     return over_seeds(check(results), seed, {s: check(r) for s, r in extra.items()})
 
 

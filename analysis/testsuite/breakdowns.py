@@ -18,7 +18,7 @@ import re
 import pandas as pd
 
 from analysis.errors import ParameterError
-from analysis.testsuite import (accuracy, averages, cluster_table, marked, percent, scored, warning_rates,
+from analysis.testsuite.suite import (accuracy, averages, cluster_table, marked, percent, scored, warning_rates,
                                 without_systems, z_clusters)
 
 VERB_CATEGORY = "Verb tense/aspect/mood"

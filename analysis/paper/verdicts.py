@@ -1,5 +1,5 @@
 """The written rules of the paper's claims and how a verdict follows from them: the finding box a chapter opens
-with. The claims themselves, one function each, are :mod:`analysis.findings`.
+with. The claims themselves, one function each, are :mod:`analysis.paper.findings`.
 
 **How a verdict is reached.** Each claim of the paper is split into the sub-claims the paper states, and each
 sub-claim is a :class:`Rule`: the paper's sentence or Table 1 cells it rests on, a direction (when it holds) and a
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from analysis import tables
+from analysis.paper import tables
 
 AGREES, PARTLY, DISAGREES, UNCHECKED = "agrees", "partly agrees", "disagrees", "cannot be checked"
 VERDICTS = (AGREES, PARTLY, DISAGREES, UNCHECKED)

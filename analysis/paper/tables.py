@@ -19,13 +19,13 @@ from importlib.resources import files
 import numpy as np
 import pandas as pd
 
-from analysis import datasets
-from analysis.data import AnnotationDataset
+from analysis.data import datasets
+from analysis.data.annotations import AnnotationDataset
 from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
-from analysis.grid import ALPHA, PAPER_N_SAMPLES, run
-from analysis.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, SMOOTHING, VOTE_METRICS
-from analysis.table1 import table1
+from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
+from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, SMOOTHING, VOTE_METRICS
+from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
@@ -43,7 +43,7 @@ def imitates(name: str | None) -> str | None:
     ``toxicity-synthetic-binary``) map to a paper dataset; a dataset cut or derived from one
     (``dices-synthetic-5raters``) and any user's file map to ``None``.
     """
-    from analysis.synthetic import base_name
+    from analysis.data.synthetic import base_name
 
     return _IMITATES.get(base_name(str(name))) if name is not None else None
 

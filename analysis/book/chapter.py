@@ -1,6 +1,6 @@
 """What a chapter notebook calls: load its datasets, run its grids, say how it ran, and summarise comparisons.
 
-A chapter names its runs as (dataset, sampler) pairs. :func:`simulate` runs them through :func:`analysis.grid.run`
+A chapter names its runs as (dataset, sampler) pairs. :func:`simulate` runs them through :func:`analysis.experiment.grid.run`
 (with the cell cache) and concatenates the tables; :func:`banner` says visibly when the chapter ran on synthetic
 stand-ins or with parameters smaller than the paper's; :func:`record_provenance` leaves a JSON note of the data
 and parameters under ``$BOOK_BUILD_DIR/provenance`` for the book's provenance page.
@@ -17,23 +17,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import __version__, datasets, tables
+from analysis import __version__
+from analysis.data import datasets
+from analysis.paper import tables
 from analysis.engine import DEFAULT
-from analysis.data import AnnotationDataset, keep_raters
+from analysis.data.annotations import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
-from analysis.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
-from analysis.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
+from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
-from analysis.metrics import SMOOTHING
-from analysis.samplers import allowed_samplers, default_sampler
-from analysis.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
+from analysis.engine.metrics import SMOOTHING
+from analysis.engine.samplers import allowed_samplers, default_sampler
+from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
 BUILD_ENV = "BOOK_BUILD_DIR"
 
 
 def samplers_for(ds: AnnotationDataset) -> list[str]:
-    """The samplers a dataset's design allows (:func:`analysis.samplers.allowed_samplers`)."""
+    """The samplers a dataset's design allows (:func:`analysis.engine.samplers.allowed_samplers`)."""
     return allowed_samplers(ds)
 
 
@@ -55,7 +57,7 @@ def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationD
 def load(name_or_path: str, **columns) -> AnnotationDataset:
     """A registered dataset or a file; ``columns`` are item=, rater=, label=, batch= for files. A missing column is
     named with the chapter's parameters (``-p item COLUMN``), not the command line's flags."""
-    from analysis.data import COLUMN_FLAGS
+    from analysis.data.annotations import COLUMN_FLAGS
     from analysis.errors import DataError
 
     parameters = ("Name the right ones with the chapter's parameters: "
@@ -218,12 +220,12 @@ class Setup:
 
     ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
     not in the cache, ``setup.grid_epsilons`` the epsilons simulated (:func:`grid_epsilons`; the chapter's ε always
-    included), ``setup.choices`` the global switches (:class:`analysis.effect_sizes.Choices`, from the parameters
+    included), ``setup.choices`` the global switches (:class:`analysis.paper.effect_sizes.Choices`, from the parameters
     named in :data:`SWITCH_NAMES`): a stand-in is replaced by the variant they name (binary labels, v3).
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
-        from analysis.effect_sizes import Choices
+        from analysis.paper.effect_sizes import Choices
 
         self.chapter = chapter
         self.params = {"perturbation": DEFAULT, "metrics": "all", "n_jobs": 1, "seed": 0,
@@ -270,8 +272,8 @@ class Setup:
         """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison; another
         seed or fewer replicates, for the verdicts' margins), under the chapter's switches: with
         ``metrics = "all"``, precision, recall and F1 are the chosen averaging's, under the paper's column names
-        (:func:`analysis.effect_sizes.select`)."""
-        from analysis.effect_sizes import select
+        (:func:`analysis.paper.effect_sizes.select`)."""
+        from analysis.paper.effect_sizes import select
 
         p = self.params
         every = p["metrics"] in (None, "all") or list(p["metrics"]) == ["all"]
@@ -284,9 +286,9 @@ class Setup:
 
     def effect_sizes(self, seeds, n_samples: int, appendix_epsilon: float):
         """Our Δ at the paper's own cells (both tables) for the datasets that are or imitate the paper's, under the
-        chapter's switches, for each seed (:mod:`analysis.effect_sizes`); None when no dataset does. Returns the
-        :func:`analysis.effect_sizes.effect_sizes` frame."""
-        from analysis import effect_sizes as es
+        chapter's switches, for each seed (:mod:`analysis.paper.effect_sizes`); None when no dataset does. Returns the
+        :func:`analysis.paper.effect_sizes.effect_sizes` frame."""
+        from analysis.paper import effect_sizes as es
 
         data = {imitates(ds.name): ds.name for ds in self.data if imitates(ds.name)}
         cells = es.paper_cells(appendix_epsilon=appendix_epsilon)
@@ -337,7 +339,7 @@ def setup(chapter: str, names: list[str], namespace: dict | None = None, optiona
 def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str:
     """One paragraph on the effect-size comparison: the count of cells within the factor per table, as median
     (min–max) over seeds; without paper cells, what is missing and no count."""
-    from analysis import effect_sizes as es
+    from analysis.paper import effect_sizes as es
 
     if effects is None:
         return ("None of these datasets is one of the paper's or its stand-in, so no cell of the paper's tables "
@@ -353,7 +355,7 @@ def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str
 
 def effects_tables(effects) -> list:
     """The effect-size counts per run and per metric, Table 1 beside the appendix (two tables)."""
-    from analysis import effect_sizes as es
+    from analysis.paper import effect_sizes as es
 
     if effects is None:
         return []
@@ -484,7 +486,7 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict,
     results per group (``None`` where no dataset is in the cache), the sampler comparisons per group, and each
     group's first comparison (``None`` where there is none).
     """
-    from analysis import findings
+    from analysis.paper import findings
 
     results = {g: book.simulate(book.pairs(data=data)) if data else None for g, (data, _) in groups.items()}
     pairs = {g: book.comparisons(data) for g, (data, _) in groups.items()}
@@ -527,7 +529,7 @@ def redact(text: str) -> str:
     home folder ``~`` (for messages shown on a page)."""
     places = [(str(datasets.data_dir()), f"${datasets.DATA_ENV}"), (os.environ.get("ANALYSIS_CACHE_DIR"),
               "$ANALYSIS_CACHE_DIR"), (os.environ.get(BUILD_ENV), f"${BUILD_ENV}"),
-              (str(Path(__file__).resolve().parents[1]), "."), (str(Path.home()), "~")]
+              (str(Path(__file__).resolve().parents[2]), "."), (str(Path.home()), "~")]
     for path, name in sorted(((p, n) for p, n in places if p and len(p) > 1), key=lambda pn: -len(pn[0])):
         text = text.replace(path, name)
     return text

@@ -25,11 +25,12 @@ import numpy as np
 
 from analysis import KERNEL_SOURCES
 from analysis.io import write_atomic
-from analysis.metrics import METRICS
+from analysis.engine.metrics import METRICS
 
 CACHE_ENV = "ANALYSIS_CACHE_DIR"
 COMPUTED_LOG = "computed.log"
-ENGINE_SOURCES = tuple(Path(__file__).parent / f"{name}.py" for name in ("data", "pvalues", "grid")) + KERNEL_SOURCES
+HERE = Path(__file__).parent
+ENGINE_SOURCES = (HERE.parent / "data" / "annotations.py", HERE / "pvalues.py", HERE / "grid.py") + KERNEL_SOURCES
 
 
 @functools.lru_cache(maxsize=1)

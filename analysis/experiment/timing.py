@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.data import AnnotationDataset
-from analysis.grid import Cell, simulate_cell
+from analysis.data.annotations import AnnotationDataset
+from analysis.experiment.grid import Cell, simulate_cell
 from analysis.engine import DEFAULT, Simulator
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
@@ -71,7 +71,7 @@ def _duration(seconds: float) -> str:
 
 
 def build_time(runs: pd.DataFrame) -> str:
-    """What executing the book's chapters took, from :func:`analysis.chapter.read_runs`: the total, the slowest
+    """What executing the book's chapters took, from :func:`analysis.book.chapter.read_runs`: the total, the slowest
     chapter, and how many chapters ran with parameters changed from their defaults (smaller grids, say)."""
     timed = runs.dropna(subset=["seconds"])
     if timed.empty:

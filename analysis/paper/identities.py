@@ -26,10 +26,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, synthetic, tables
-from analysis.data import AnnotationDataset
-from analysis.effect_sizes import REGISTRY_NAMES, paper_name, paper_table
-from analysis.synthetic import STAND_INS
+from analysis.data import datasets, synthetic
+from analysis.paper import tables
+from analysis.data.annotations import AnnotationDataset
+from analysis.paper.effect_sizes import REGISTRY_NAMES, paper_name, paper_table
+from analysis.data.synthetic import STAND_INS
 
 HALF_UNIT = 0.0005  # half a unit of the printed third decimal
 SMOOTHINGS = ((1e-12, "e"), (1e-9, "e"), (1e-12, "2"), (1e-9, "2"))  # (s, base of the logarithm)
@@ -128,7 +129,7 @@ def epsilon_cells(pairs: pd.DataFrame, candidates: Iterable[float] = APPENDIX_CA
                   reference: float = tables.PAPER_EPSILON) -> pd.DataFrame:
     """The cells our engine simulates to read ``Δ(reference) / Δ(e)`` for :func:`appendix_pairs`: each Table 1
     cell at ``reference`` and each appendix cell at every candidate. Columns: ``dataset``, ``sampler``,
-    ``metric``, ``epsilon``, ``NK``, ``K``, ``N`` (as :func:`analysis.effect_sizes.cells_to_simulate` reads)."""
+    ``metric``, ``epsilon``, ``NK``, ``K``, ``N`` (as :func:`analysis.paper.effect_sizes.cells_to_simulate` reads)."""
     rows = []
     for p in pairs.itertuples():
         rows.append((p.dataset, p.sampler, p.metric, float(reference), int(p.NK_table1), int(p.K_table1)))
@@ -342,7 +343,7 @@ APPENDIX_EPSILON = 0.2  # what appendix_epsilon infers (23 of 23 pairs); the why
 def granularity(table: pd.DataFrame | None = None) -> Inference:
     """Which label granularity the K = 1 accuracy-family cells allow: at each number of labels ``C`` they imply
     the empirical ``E[Σ p̂²]`` (:func:`v3_cells`), hence the laws' ``E[Σ p²]`` at the stand-in's ratings per item
-    (:func:`analysis.synthetic.latent_moment`), which a Dirichlet with the published shares reaches only between
+    (:func:`analysis.data.synthetic.latent_moment`), which a Dirichlet with the published shares reaches only between
     ``Σ π²`` and 1; where it does, the concentration it needs sits beside the published one.
 
     ``evidence`` columns: ``dataset``, ``C``, ``cells``, ``sum_p_hat2`` (mean over the cells), ``ratings``,

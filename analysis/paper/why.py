@@ -3,13 +3,13 @@
 A cell is one (paper dataset, sampler, metric) of the paper's Table 1 (ε = 0.3) or of its appendix (at the ε the
 identities infer). Three comparisons say whether our cell agrees with the paper's:
 
-* **Δ within ×1.25**: our mean Δ at the paper's own (NK, K) over the paper's (:mod:`analysis.effect_sizes`);
+* **Δ within ×1.25**: our mean Δ at the paper's own (NK, K) over the paper's (:mod:`analysis.paper.effect_sizes`);
 * **best-K class**: both K at most 10, or both at least 20 (or neither side reaches p < 0.05);
 * **budget**: both smallest significant budgets within one step of the paper's budget grid (or neither reaches it).
 
-Each alternative is one set of global choices (:class:`analysis.effect_sizes.Choices`): the baseline (METHOD
+Each alternative is one set of global choices (:class:`analysis.paper.effect_sizes.Choices`): the baseline (METHOD
 section 5's), each switch alone, and the paper's inferred choices (every switch an identity of
-:mod:`analysis.identities` pins, :func:`inferred`). Every alternative runs for several seeds, so a departure is
+:mod:`analysis.paper.identities` pins, :func:`inferred`). Every alternative runs for several seeds, so a departure is
 attributed to a switch only when the switch moves it beyond the spread of the reseeded runs (:func:`departures`).
 """
 
@@ -20,10 +20,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import datasets, effect_sizes, identities, tables
-from analysis.effect_sizes import Choices
-from analysis.grid import ALPHA
-from analysis.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
+from analysis.data import datasets
+from analysis.paper import effect_sizes, identities, tables
+from analysis.paper.effect_sizes import Choices
+from analysis.experiment.grid import ALPHA
+from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 
 COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
 RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
@@ -46,7 +47,7 @@ GRID, PAPER_CELLS = "grid", "paper cells"
 def inferred(smoothing: identities.Inference, averaging: identities.Inference,
              granularity: identities.Inference) -> Choices:
     """Every switch an identity pins, the rest at the baseline's value: the KL smoothing (where the inferred ``s``
-    with the natural log is one of :data:`analysis.metrics.SMOOTHINGS`); the averaging that no identity rules out
+    with the natural log is one of :data:`analysis.engine.metrics.SMOOTHINGS`); the averaging that no identity rules out
     when exactly one is left (recall unequal to accuracy rules out weighted and micro, F1 unequal to accuracy
     micro); the granularity where every dataset with evidence fits one and the same. The noise law has no
     identity of its own."""
@@ -77,7 +78,7 @@ def alternatives(choices: Choices) -> dict[str, Choices]:
 
 def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
     """Alternatives that share one simulation: the same data, noise law and smoothing (the averagings are read
-    from the same replicates, :data:`analysis.effect_sizes.ALL_AVERAGINGS`)."""
+    from the same replicates, :data:`analysis.paper.effect_sizes.ALL_AVERAGINGS`)."""
     out: dict[tuple, list[str]] = {}
     for name, c in by_alternative.items():
         data = tuple(c.dataset(datasets.paper_or_stand_in(real)) for real, _ in RUNS)
@@ -101,8 +102,8 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     """Every alternative's five runs, per seed: the grid ``budgets`` × ``ks`` × ``epsilons``, budget by budget up to
     the first at which every metric is significant (:func:`settled`; larger budgets cannot change the rules), and
     the paper's own cells (Table 1, and the appendix at ``appendix_epsilon``), the metrics renamed to the paper's
-    columns (:func:`analysis.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
-    as :func:`analysis.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
+    columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
+    as :func:`analysis.book.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
@@ -299,7 +300,7 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
 def fitted_apart(by_alternative: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> pd.DataFrame:
     """Per alternative and table, the count of Δ within the factor on the cells stand-ins v3 were fitted on and on
     every other (predicted) cell, ``median (min–max) of n`` over seeds. ``fitted``: the fit's cells, columns
-    ``table``, ``dataset``, ``sampler``, ``metric`` (:func:`analysis.identities.v3_cells`). Columns:
+    ``table``, ``dataset``, ``sampler``, ``metric`` (:func:`analysis.paper.identities.v3_cells`). Columns:
     ``alternative``, ``table``, ``fitted cells``, ``predicted cells``."""
     keys = ["table", "dataset", "sampler", "metric"]
     marked = set(map(tuple, fitted[keys].drop_duplicates().to_numpy()))

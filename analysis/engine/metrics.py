@@ -11,7 +11,7 @@ This module owns the metric interface of the kernels. A kernel keeps one :class:
 writer of the running integer sums, and :func:`store` ends the replicate. What the sums mean is the business of
 this module alone: :func:`cell_deltas` turns a cell's stored sums and confusion matrices into the deltas of any
 metrics of the :data:`REGISTRY`. Adding a metric is one :class:`Metric` entry with its ``delta`` (and, for a sum of
-per-class quotients, its exact fraction in :mod:`analysis.exact`). :func:`deltas` runs the same finish on counts,
+per-class quotients, its exact fraction in :mod:`analysis.engine.exact`). :func:`deltas` runs the same finish on counts,
 plain numpy vectorised over replicates; :func:`scores` computes each model's scores directly, for the tests and for
 comparing real systems. Deltas are exact where ties matter (METHOD section 4): every sum is an integer.
 """
@@ -25,7 +25,7 @@ from typing import Callable, NamedTuple
 import numba
 import numpy as np
 
-import analysis.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
+import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
 
 from analysis.errors import ParameterError
 
@@ -111,7 +111,7 @@ class Metric:
     ``family`` is ``"vote"`` for metrics of plurality votes and ``"distribution"`` for metrics of label
     distributions. ``delta`` is always oriented so that positive means A is better, whatever the direction.
     ``continuous``: it takes so many values per cell that ties are rare (the calibration's size check pools these);
-    ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.exact` settles;
+    ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.engine.exact` settles;
     ``default``: one of the eight of METHOD section 5 that every run simulates; ``paper``: the paper's column it
     stands for (METHOD section 12 compares the variants of a column with the paper's numbers); ``counted``: its
     score is a share of items (a whole count over the items).
@@ -312,7 +312,7 @@ def score_deltas(score_a: dict, score_b: dict, n_items: int, metrics=METRICS) ->
 
 def cell_deltas(cell: CellSums, metrics=METRICS) -> np.ndarray:
     """The deltas of ``metrics`` (replicates x metrics, in that order) from a cell's stored sums. Deltas of sums of
-    quotients are floats here; :func:`analysis.exact.settle` makes their ties exact."""
+    quotients are floats here; :func:`analysis.engine.exact.settle` makes their ties exact."""
     out = np.empty((len(cell.sums), len(metrics)))
     for m, name in enumerate(metrics):
         out[:, m] = BY_NAME[name].delta(cell)
@@ -325,10 +325,10 @@ def deltas(gold: np.ndarray, a: np.ndarray, b: np.ndarray, metrics=METRICS,
 
     Counts have shape (..., items, labels), every item with the same number of responses ``K``. As in the kernels,
     each delta is an integer difference over one denominator (divergences in units of ``1 / FIXED``), and deltas
-    of sums of quotients are exact fractions rounded once (:mod:`analysis.exact`), so equal exact deltas are
+    of sums of quotients are exact fractions rounded once (:mod:`analysis.engine.exact`), so equal exact deltas are
     equal floats.
     """
-    from analysis.exact import exact_deltas
+    from analysis.engine.exact import exact_deltas
 
     gold = np.asarray(gold)
     shape = gold.shape[:-2]

@@ -39,7 +39,7 @@ Two more variants switch one thing each (METHOD section 12), named as such:
   the published binary fit exactly, read through the same rater biases.
 * ``-v3``: version 2 with the concentration ``a0`` read from the paper's K = 1 accuracy-family cells, and nothing
   else: at K = 1 under S2 those cells give the data's ``E[sum_c p_c^2]``
-  (:func:`analysis.identities.agreement_moment`), and a Dirichlet with mean ``pi`` has
+  (:func:`analysis.paper.identities.agreement_moment`), and a Dirichlet with mean ``pi`` has
   ``E[sum p^2] = (a0 sum pi^2 + 1) / (a0 + 1)``, so ``a0 = (1 - m) / (m - sum pi^2)``. Designs, shares and rater
   effects are version 2's; a dataset without such cells (DICES, D3code) keeps version 2's law.
 """
@@ -51,8 +51,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from analysis import dispersion
-from analysis.data import AnnotationDataset, from_table
+from analysis.data import dispersion
+from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
 
 
@@ -169,7 +169,7 @@ def latent_moment(empirical: float, ratings: float) -> float:
 
 
 # ``E[sum p_hat^2]`` per (version 2 stand-in, number of labels) that the paper's K = 1 cells imply, as
-# analysis.identities.v3_moments reads them from the paper's tables (a test recomputes them: they are data here so
+# analysis.paper.identities.v3_moments reads them from the paper's tables (a test recomputes them: they are data here so
 # that generating a stand-in needs no module that reads the paper)
 V3_MOMENTS = {("toxicity-synthetic", 2): 0.705763630006583, ("toxicity-synthetic", 5): 0.40576363000658316}
 

@@ -2,8 +2,8 @@
 and the smallest effect a given design detects.
 
 The power of a design (N items, K ratings each) is the share of its alternative replicates whose own p-value
-(:func:`analysis.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte Carlo
-error. Replicates come from the pilot data through :func:`analysis.grid.simulate_cell`, so a design with more
+(:func:`analysis.experiment.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte Carlo
+error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design with more
 items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect is
 ``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
 pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
@@ -28,15 +28,15 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from analysis.data import AnnotationDataset
+from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError
-from analysis.cache import engine_fingerprint
-from analysis.grid import ALPHA, Cell, simulate_cell
+from analysis.experiment.cache import engine_fingerprint
+from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.io import output_file, write_atomic
-from analysis.metrics import METRIC_LABELS, METRICS, check_metrics
-from analysis.options import data_arguments, ints, load_data
-from analysis.pvalues import replicate_p_values
-from analysis.samplers import SAMPLERS, check_sampler, default_sampler
+from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.tools.options import data_arguments, ints, load_data
+from analysis.experiment.pvalues import replicate_p_values
+from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler
 from analysis.engine import DEFAULT, Simulator, check_perturbation
 
 Z95 = 1.959963984540054
@@ -466,7 +466,7 @@ def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None =
     which then bound the power); per run and metric the cheapest significant design (the smallest budget N x K,
     then the smallest p); and, given the data's size (:func:`data_size`), a note on every reported design with
     more items than the data have or more ratings per item than an item has."""
-    from analysis.table1 import table1, table1_wide
+    from analysis.experiment.table1 import table1, table1_wide
 
     summary = table1(results, alpha=alpha)
     wide = table1_wide(summary)

@@ -20,10 +20,10 @@ import pandas as pd
 from scipy.special import ndtr
 from tqdm import tqdm
 
-from analysis.compare import compare
-from analysis.data import AnnotationDataset, from_table
+from analysis.tools.compare import compare
+from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
-from analysis.power import wilson
+from analysis.tools.power import wilson
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
 
 def contrast(population: Population = Population(), n_samples: int = 1000, seed: int = 0,
              metrics="all") -> pd.DataFrame:
-    """One simulated test set compared under S1 and under S2 (two-sided); :func:`analysis.compare.compare`'s
+    """One simulated test set compared under S1 and under S2 (two-sided); :func:`analysis.tools.compare.compare`'s
     columns, one row per sampler and metric."""
     ds, a, b = draw_test_set(population, seed)
     return pd.concat([compare(ds, a, b, sampler=s, n_samples=n_samples, seed=seed, two_sided=True, metrics=metrics)
@@ -99,7 +99,7 @@ def contrast(population: Population = Population(), n_samples: int = 1000, seed:
 def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Calibration tables of several designs side by side, as people read them: one row per metric (its label),
     one column per design and sampler (``<design>, <sampler>``) holding the share of p < alpha with its band."""
-    from analysis.metrics import METRIC_LABELS
+    from analysis.engine.metrics import METRIC_LABELS
 
     columns = {}
     for design, table in tables.items():

@@ -17,7 +17,7 @@ p_high))``), chosen so that a two-sided p below 0.05 holds exactly when the inte
 A second p, ``p_given_ratings``, holds these raters' labels fixed: every item with A's and B's answers swapped with
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
-count arrays; the metrics are :func:`analysis.metrics.scores` and :func:`analysis.metrics.deltas`.
+count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`.
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from analysis import __version__
-from analysis.data import AnnotationDataset, from_table, id_text, ids_as_text, read_table
+from analysis.data.annotations import AnnotationDataset, from_table, id_text, ids_as_text, read_table
 from analysis.errors import DataError, ParameterError
-from analysis.cache import engine_fingerprint
+from analysis.experiment.cache import engine_fingerprint
 from analysis.io import output_file, write_atomic
-from analysis.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
-from analysis.options import data_arguments, load_data
-from analysis.pvalues import replicate_p_values
-from analysis.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_plan
+from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
+from analysis.tools.options import data_arguments, load_data
+from analysis.experiment.pvalues import replicate_p_values
+from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_plan
 
 PROBABILITY_PREFIX = "p_"
 PROBABILITY_TOLERANCE = 1e-6  # sums this close to 1 are taken as they are
@@ -236,8 +236,8 @@ def full_counts(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray,
 
 
 def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.metrics.deltas`' exact ones where
-    every count is a whole number, else :func:`analysis.metrics.score_deltas` of the direct scores."""
+    """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.engine.metrics.deltas`' exact ones where
+    every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores."""
     if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
         return deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)))
     return score_deltas(scores(gold, a), scores(gold, b), gold.shape[-2])
@@ -315,7 +315,7 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
 def permutation_p(null: np.ndarray, delta: float, two_sided: bool = False) -> float:
     """``p_given_ratings``: ``(1 + #{null_i >= delta}) / (1 + n)`` over the swap replicates, the observed answers
     counting as one of the equally likely swaps, so that ``P(p <= a) <= a`` holds exactly (ties count toward the
-    null, :func:`analysis.pvalues.replicate_p_values`); two-sided, twice the smaller tail, each tail counting its
+    null, :func:`analysis.experiment.pvalues.replicate_p_values`); two-sided, twice the smaller tail, each tail counting its
     ties, so that a delta inside a block of equal swap deltas gets p = 1."""
     def tail(values, at):
         return (1 + np.rint(replicate_p_values(values, [at])[0] * len(values))) / (1 + len(values))

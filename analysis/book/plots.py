@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from analysis import calibration, tables
-from analysis.grid import ALPHA
-from analysis.metrics import METRIC_LABELS, METRICS
+from analysis.experiment import calibration
+from analysis.paper import tables
+from analysis.experiment.grid import ALPHA
+from analysis.engine.metrics import METRIC_LABELS, METRICS
 
 DPI = 100
 COLUMN_INCHES = 7.4  # 740 px at DPI: a figure in the content column at 1400 px gets at most about 760 px (the browser test checks it)
@@ -323,7 +324,7 @@ def glue_overview(prefix: str, results: pd.DataFrame, epsilon: float, heatmap: s
 def ratio_figure(by_alternative: dict[str, pd.DataFrame], names, table: str = "table1") -> plt.Figure:
     """Our Δ over the paper's at each of the paper's cells of ``table`` (the median over seeds, log scale), one
     marker per alternative of ``names``, cells grouped by run, with the band of ×1.25 either way. ``by_alternative``
-    maps a name to :func:`analysis.why.cells`' frame."""
+    maps a name to :func:`analysis.paper.why.cells`' frame."""
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     order = None
     for i, name in enumerate(names):

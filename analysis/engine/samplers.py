@@ -28,9 +28,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-import analysis.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
+import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
 
-from analysis.data import BATCHED, FULLY_CROSSED, AnnotationDataset
+from analysis.data.annotations import BATCHED, FULLY_CROSSED, AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 
 SAMPLERS = ("S1", "S2", "S3")

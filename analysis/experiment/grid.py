@@ -5,7 +5,7 @@ a tidy table. Each cell draws from its own random streams, derived from the run'
 coordinates (sampler, epsilon, NK, K) with ``numpy.random.SeedSequence``; the numbers of a cell therefore do not
 depend on the number of worker processes, on how cells are chunked, or on which other cells the grid holds.
 
-Finished cells are written to a cache directory (:mod:`analysis.cache`), one small JSON file per cell,
+Finished cells are written to a cache directory (:mod:`analysis.experiment.cache`), one small JSON file per cell,
 atomically (written to a temporary file, then renamed), keyed by a hash of everything that determines the cell's numbers (METHOD section 7): the
 data's sha256, the cell (sampler, perturbation rule, epsilon, NK, K), ``n_samples``, the seed and the engine's
 fingerprint, a hash of the simulating modules' source and of the numpy and numba versions. An interrupted run
@@ -34,14 +34,14 @@ import pandas as pd
 from tqdm import tqdm
 
 from analysis import __version__
-from analysis.data import AnnotationDataset
+from analysis.data.annotations import AnnotationDataset
 from analysis.errors import Interrupted, ParameterError
-from analysis.cache import CLAIM_POLL_SECONDS, ResultCache, default_cache_dir, engine_fingerprint
-from analysis.exact import settle
+from analysis.experiment.cache import CLAIM_POLL_SECONDS, ResultCache, default_cache_dir, engine_fingerprint
+from analysis.engine.exact import settle
 from analysis.io import write_atomic
-from analysis.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
-from analysis.pvalues import p_values, replicate_p_values
-from analysis.samplers import SAMPLERS, check_sampler
+from analysis.engine.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
+from analysis.experiment.pvalues import p_values, replicate_p_values
+from analysis.engine.samplers import SAMPLERS, check_sampler
 from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
 from analysis.engine.plan import estimated_seconds
 
@@ -106,7 +106,7 @@ def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Ite
 def settle_cell(alt: np.ndarray, null: np.ndarray, alt_confusion: np.ndarray, null_confusion: np.ndarray,
                 metrics: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(alternative, null) deltas (replicates x metrics, ``metrics`` order) with the ties of sums of quotients
-    settled together, across both sets, so that the p-value compares them exactly (:mod:`analysis.exact`)."""
+    settled together, across both sets, so that the p-value compares them exactly (:mod:`analysis.engine.exact`)."""
     alt, null = alt.copy(), null.copy()
     confusion = np.concatenate([alt_confusion, null_confusion])
     for m, metric in enumerate(metrics):
@@ -384,7 +384,7 @@ def run(
     budgets, ks, epsilons : sequences of int, int and float
         The grid; cells with ``NK // K < 1`` are skipped.
     metrics : sequence of str or "all"
-        Metric names of :data:`analysis.metrics.REGISTRY` (``"all"``: the eight of METHOD section 5); the eight
+        Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight of METHOD section 5); the eight
         are always simulated, with any other metric asked for.
     n_samples : int
         Replicates for the alternative and, separately, for the null.
@@ -407,7 +407,7 @@ def run(
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
 
     smoothing : float
-        The constant added to every count before KL and JSD (:data:`analysis.metrics.SMOOTHINGS`).
+        The constant added to every count before KL and JSD (:data:`analysis.engine.metrics.SMOOTHINGS`).
 
     Returns
     -------

@@ -24,10 +24,10 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis.data import AnnotationDataset, file_sha256, from_table, load_annotations, read_table
+from analysis.data.annotations import AnnotationDataset, file_sha256, from_table, load_annotations, read_table
 from analysis.errors import DataError
 from analysis.io import write_atomic
-from analysis.synthetic import STAND_INS, make_stand_in
+from analysis.data.synthetic import STAND_INS, make_stand_in
 
 DATA_ENV = "ANNOTATION_DATA_DIR"
 RECORDED = "SHA256SUMS"
@@ -58,7 +58,7 @@ class Entry:
     duplicates: str = "error"
     batch: str | None = None
     paper: bool = False
-    kind: str = "annotations"  # or "testsuite": MT test-suite rules and system outputs (analysis.testsuite)
+    kind: str = "annotations"  # or "testsuite": MT test-suite rules and system outputs (analysis.testsuite.suite)
     depends: tuple[str, ...] = ()
 
     @property
@@ -443,7 +443,7 @@ def load_entry(name: str) -> AnnotationDataset:
     spec = entry(name)
     if spec.parse is None:
         raise DataError(f"{name!r} is not an annotation dataset but an MT test suite's files; use them with "
-                        "`python -m analysis testsuite` or analysis.testsuite.suite_paths")
+                        "`python -m analysis testsuite` or analysis.testsuite.suite.suite_paths")
     folder = data_dir() / name
     hashes = verify(name, folder)
     table = spec.parse(folder)
@@ -516,7 +516,7 @@ def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
     """A stand-in or registered dataset by name, or an annotation file by path.
 
     ``file_options`` (``item``, ``rater``, ``label``, ``batch``, ``label_order``, ``duplicates``,
-    ``normalize_labels``) are passed to :func:`analysis.data.load_annotations` for a file and ignored for a name.
+    ``normalize_labels``) are passed to :func:`analysis.data.annotations.load_annotations` for a file and ignored for a name.
     """
     key = str(name_or_path)
     if key in STAND_INS:

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from analysis.data import AnnotationDataset
+    from analysis.data.annotations import AnnotationDataset
 
 
 def split(text: str) -> list[str]:
@@ -69,7 +69,7 @@ def data_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_data(args: argparse.Namespace) -> AnnotationDataset:
     """The annotations named by :func:`data_arguments`' options."""
-    from analysis import datasets
+    from analysis.data import datasets
 
     return datasets.load(args.data, item=args.item, rater=args.rater, label=args.label, batch=args.batch,
                          duplicates=args.duplicates, label_order=args.labels, normalize_labels=args.normalize_labels)
