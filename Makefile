@@ -15,7 +15,8 @@ TEST_JOBS ?= 2
 BUILD ?= $(CURDIR)/_build
 OUT ?= $(CURDIR)
 SRC := $(BUILD)/src
-CHAPTERS := calibration rq1 rq2 rq3 rq4 why realdata testsuite compare speed
+# the chapters: the notebooks of _toc.yml in its order, but the provenance page (made last, from their records)
+CHAPTERS := $(filter-out provenance,$(patsubst notebooks/%,%,$(shell sed -n 's|^ *- file: \(notebooks/[a-z0-9_]*\) *$$|\1|p' _toc.yml)))
 NOTEBOOKS := $(CHAPTERS) provenance
 PARAMS ?=
 

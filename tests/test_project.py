@@ -47,6 +47,16 @@ def test_jupyter_book_is_pinned_below_2():
     assert "jupyter-book>=1.0.4.post1,<2" in (ROOT / "environment.yml").read_text()
 
 
+def test_numba_and_llvmlite_are_pinned_alike_with_an_upper_bound():
+    """The kernels rely on numba's jit options as tested: both files pin numba and llvmlite to the same range."""
+    pins = {_name(r): r for r in _project()["dependencies"] if _name(r) in ("numba", "llvmlite")}
+    assert set(pins) == {"numba", "llvmlite"}
+    text = (ROOT / "environment.yml").read_text()
+    for name, requirement in pins.items():
+        assert "<" in requirement, f"{name} has no upper bound: {requirement}"
+        assert re.search(rf"^\s+-\s+{re.escape(requirement)}$", text, re.M), f"environment.yml lacks {requirement}"
+
+
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     assert "make test" in (ROOT / "README.md").read_text()
