@@ -148,18 +148,18 @@ def test_the_gold_draw_follows_the_sampler(batched):
     """Raters who always give the same label: under S1 every item of a replicate takes its labels from the same
     drawn raters, so all its slots have one count vector; under S2 each item draws its own raters."""
     from analysis.tools.compare import draw_gold
-    from analysis.engine.samplers import make_plan
+    from analysis.engine.samplers import make_layout
 
     table = crossed_table(n_items=30, n_raters=9, n_labels=3, seed=0)
     table["label"] = table["rater"] % 3
     ds = from_table(table)
     rng = np.random.default_rng(0)
     for sampler, shared in (("S1", True), ("S2", False)):
-        item, gold = draw_gold(make_plan(ds, sampler), ds.n_items, 4, 50, rng)
+        item, gold = draw_gold(make_layout(ds, sampler), ds.n_items, 4, 50, rng)
         assert gold.shape == (50, 30, 3) and (gold.sum(-1) == 4).all()
         same = (gold == gold[:, :1]).all(axis=(1, 2))
         assert same.all() if shared else same.mean() < 0.05
-    item, gold = draw_gold(make_plan(batched, "S3"), batched.n_items, 3, 20, rng)
+    item, gold = draw_gold(make_layout(batched, "S3"), batched.n_items, 3, 20, rng)
     assert (gold.sum(-1) == 3).all() and item.shape[1] <= batched.n_items
 
 

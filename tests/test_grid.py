@@ -141,7 +141,7 @@ def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
 
     names = {f"{source.parent.name}/{source.name}" for source in ENGINE_SOURCES}
     assert {"engine/samplers.py", "engine/metrics.py", "experiment/pvalues.py", "engine/direct.py",
-            "engine/rule.py", "engine/plan.py", "engine/exact.py"} <= names
+            "engine/rule.py", "engine/path.py", "engine/exact.py"} <= names
     assert len(engine_fingerprint()) == 16 and int(engine_fingerprint(), 16) >= 0
 
 

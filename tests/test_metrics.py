@@ -13,8 +13,9 @@ from analysis.engine.exact import exact_delta
 from analysis.errors import ParameterError
 from analysis.engine.metrics import (ALL_METRICS, BY_NAME, METRICS, REGISTRY, SUMS, Accumulator, CellSums, add_item,
                               add_pair, averaged, cell_deltas, check_metrics, check_smoothing, count_sums, deltas,
-                              divergence_tables, fill_sums, pair_tables, scores, votes)
+                              divergence_tables, pair_tables, scores, votes)
 from analysis.engine.draws import composition_index, composition_space
+from single_draw import fill_sums
 
 
 @st.composite

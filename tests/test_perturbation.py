@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import betabinom, chisquare
 
 from analysis.engine.perturbation import NoiseTables, PerturbationTables, perturbation_laws
-from analysis.engine.plan import table_sizes
+from analysis.engine.path import table_sizes
 from analysis.engine.draws import compositions
 from analysis.engine.rule import dirichlet_noise, fire_law, make_rule
 

@@ -11,7 +11,7 @@ and the null on independent streams, and every metric must agree:
 
 ``Z = 4.5`` bounds a correct engine's chance to fail one comparison by 7e-6, about 0.5 % over every comparison of
 this file; the seeds are fixed, so a run is deterministic. The configurations reach every kernel and every option
-of :class:`analysis.engine.plan.Plan`, which the last test checks.
+of :class:`analysis.engine.path.KernelPath`, which the last test checks.
 """
 
 import zlib
@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from analysis.data.annotations import from_table
-from analysis.engine import Simulator, plan, tables
-from analysis.engine.plan import KERNELS, Plan
-from analysis.engine.reference import reference_deltas
+from analysis.engine import Simulator, path, tables
+from analysis.engine.path import KERNELS, KernelPath
+from reference import reference_deltas
 from analysis.engine.metrics import ALL_METRICS, METRICS
 from conftest import batched_table, crossed_table, sparse_table
 
@@ -43,16 +43,16 @@ CONFIGURATIONS = [
     ("S1", "crossed", "items", 20, 1, 0.3, "uniform", ()),  # by item, one perturbable response
     ("S1", "crossed", "auto", 200, 1, 0.3, "uniform", ()),  # by item, the column law
     ("S1", "crossed", "auto", 500, 2, 0.3, "dirichlet", ()),  # by item, the column law with its tables
-    ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("plan", "PAIR_ROWS", 0),)),  # by item, no pair tables
-    ("S1", "crossed", "items", 20, 6, 0.1, "uniform", (("plan", "BY_RATER_FROM", 1e9),)),  # labels item by item
+    ("S1", "crossed", "items", 20, 5, 0.3, "dirichlet", (("path", "PAIR_ROWS", 0),)),  # by item, no pair tables
+    ("S1", "crossed", "items", 20, 6, 0.1, "uniform", (("path", "BY_RATER_FROM", 1e9),)),  # labels item by item
     ("S1", "crossed", "responses", 20, 3, 0.3, "dirichlet", ()),  # direct, response by response
     ("S1", "crossed", "tables", 20, 3, 0.3, "dirichlet", ()),  # direct: perturbation tables, masks, rater loop
-    ("S1", "crossed", "tables", 20, 4, 0.3, "dirichlet", (("plan", "ROW_TABLE_ENTRIES", 0),)),  # noise tables
+    ("S1", "crossed", "tables", 20, 4, 0.3, "dirichlet", (("path", "ROW_TABLE_ENTRIES", 0),)),  # noise tables
     ("S2", "sparse", "auto", 20, 2, 0.3, "dirichlet", ()),  # the slot law
     ("S2", "sparse", "law", 300, 1, 0.3, "uniform", ()),  # the slot law as a chain of binomials
     ("S2", "sparse", "counts", 20, 3, 0.3, "dirichlet", ()),  # counts, alias tables
-    ("S2", "sparse", "counts", 20, 6, 0.3, "uniform", (("plan", "TABLE_ENTRIES", 0),)),  # counts, no alias tables
-    ("S2", "sparse", "tables", 20, 6, 0.3, "dirichlet", (("plan", "PAIR_ROWS", 0),)),  # direct, packed counts
+    ("S2", "sparse", "counts", 20, 6, 0.3, "uniform", (("path", "TABLE_ENTRIES", 0),)),  # counts, no alias tables
+    ("S2", "sparse", "tables", 20, 6, 0.3, "dirichlet", (("path", "PAIR_ROWS", 0),)),  # direct, packed counts
     ("S3", "ragged", "auto", 24, 3, 0.3, "dirichlet", ()),  # direct on ragged batches
     ("S3", "ragged", "items", 24, 4, 0.3, "uniform", ()),  # by item on ragged batches
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
@@ -61,7 +61,7 @@ CONFIGURATIONS = [
 # The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
 CONFIGURATIONS += [config[:6] + ("dirichlet-shares",) + config[7:] for config in CONFIGURATIONS
                    if config[6] == "dirichlet"]
-MODULES = {"plan": plan, "tables": tables}
+MODULES = {"path": path, "tables": tables}
 
 
 @lru_cache(maxsize=None)
@@ -89,11 +89,11 @@ def same_law(got: np.ndarray, ref: np.ndarray, metrics=METRICS) -> list[str]:
     return failed
 
 
-def planned(monkeypatch, sampler, data, method, n, k, epsilon, rule, patches, null) -> tuple[Simulator, Plan]:
+def planned(monkeypatch, sampler, data, method, n, k, epsilon, rule, patches, null) -> tuple[Simulator, KernelPath]:
     for module, name, value in patches:
         monkeypatch.setattr(MODULES[module], name, value)
     sim = Simulator(DATA[data](), sampler, method=method)
-    return sim, sim.plan(n, k, epsilon, null, rule)
+    return sim, sim.path(n, k, epsilon, null, rule)
 
 
 @pytest.mark.parametrize("null", [False, True], ids=["alternative", "null"])
@@ -113,7 +113,7 @@ def test_the_configurations_reach_every_kernel_and_every_option(monkeypatch):
             _, cell = planned(patch, *config, True)
         reached.add(cell.kernel)
         reached.update(name for name, value in vars(cell).items() if value is True and name != "null")
-    options = {name for name, value in vars(Plan("direct", False)).items() if value is False and name != "null"}
+    options = {name for name, value in vars(KernelPath("direct", False)).items() if value is False and name != "null"}
     assert reached >= set(KERNELS) | options, set(KERNELS) | options - reached
 
 
@@ -127,10 +127,10 @@ def test_reading_labels_rater_by_rater_gives_the_same_draws(monkeypatch, sampler
     n = 24
     runs = []
     for threshold in (0.0, 1e9):
-        monkeypatch.setattr(plan, "BY_RATER_FROM", threshold)
+        monkeypatch.setattr(path, "BY_RATER_FROM", threshold)
         sim = Simulator(DATA[data](), sampler, method="items")
         for null in (False, True):
-            assert sim.plan(n, k, epsilon, null, rule).rater_major == (threshold == 0.0)
+            assert sim.path(n, k, epsilon, null, rule).rater_major == (threshold == 0.0)
             runs.append(sim.draw(n, k, epsilon, 300, np.random.default_rng(5), null, rule))
     for with_raters, item_by_item in zip(runs[:2], runs[2:]):
         assert np.array_equal(with_raters.deltas, item_by_item.deltas)
@@ -164,4 +164,4 @@ def test_every_plan_draws_the_reference_law_of_every_metric_at_the_other_smoothi
     ref = reference_deltas(DATA[data](), sampler, n, k, epsilon, N_REF, np.random.default_rng(seed), True, rule,
                            metrics=ALL_METRICS, smoothing=1e-9)
     failed = same_law(got, ref, ALL_METRICS)
-    assert not failed, f"{sim.plan(n, k, epsilon, True, rule).describe()}: {failed}"
+    assert not failed, f"{sim.path(n, k, epsilon, True, rule).describe()}: {failed}"

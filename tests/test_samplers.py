@@ -9,8 +9,9 @@ from scipy.stats import binom, chisquare, multinomial
 
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError, TopologyError
-from analysis.engine.samplers import group_layout, item_shares, make_plan
-from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables, sample
+from analysis.engine.samplers import group_layout, item_shares, make_layout
+from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables
+from single_draw import sample
 from conftest import batched_table
 
 
@@ -42,7 +43,7 @@ def test_s3_items_and_raters_come_from_the_drawn_batch(batched):
     s = sample(batched, "S3", n=n, k=3, seed=3)
     group_size = 6
     n_batches = int(np.ceil(n / group_size))
-    assert len(s.items) == n_batches * max(1, n // n_batches) == int(np.prod(group_layout(n, False, make_plan(batched, "S3").group_size))) <= n
+    assert len(s.items) == n_batches * max(1, n // n_batches) == int(np.prod(group_layout(n, False, make_layout(batched, "S3").group_size))) <= n
     batch = batched.item_batch
     assert (batch[s.items] == s.groups).all()
     per_group = len(s.items) // n_batches
@@ -137,11 +138,11 @@ def test_s2_responses_match_item_shares_in_aggregate(crossed):
 
 def test_samplers_refuse_designs_they_cannot_use(sparse, crossed):
     with pytest.raises(TopologyError, match="S1 needs fully crossed.*is sparse"):
-        make_plan(sparse, "S1")
+        make_layout(sparse, "S1")
     with pytest.raises(TopologyError, match="S3 needs batched.*is fully crossed"):
-        make_plan(crossed, "S3")
+        make_layout(crossed, "S3")
     with pytest.raises(ParameterError, match="unknown sampler"):
-        make_plan(crossed, "S4")
+        make_layout(crossed, "S4")
     for n, k in ((0, 3), (3, 0), (2.5, 1)):
         with pytest.raises(ParameterError, match="must be an integer >= 1"):
             sample(crossed, "S2", n=n, k=k, seed=0)

@@ -14,8 +14,10 @@ from analysis.errors import ParameterError
 from analysis.experiment.grid import run
 from analysis.engine.metrics import METRICS
 from analysis.experiment.pvalues import p_values, replicate_p_values
-from analysis.engine import Simulator, plan
-from analysis.engine.rule import make_rule, perturb_labels
+from analysis.engine import Simulator
+from analysis.engine import path as paths
+from analysis.engine.rule import make_rule
+from single_draw import perturb_labels
 from analysis.engine.split import split_law
 from analysis.data.synthetic import make_stand_in
 from conftest import batched_table, crossed_table
@@ -157,7 +159,7 @@ def test_s2_counts_path_agrees_with_the_response_path(dices, perturbation, null,
     within 15 % (the sd of a ratio of two sds from 800 replicates is about 0.035). K = 3 and 20 draw their
     multinomials from alias tables, K = 60 as binomial chains."""
     n_samples = 800
-    assert plan.alias_fits(Simulator(dices, "S2").design, k) == (k < 60)
+    assert paths.alias_fits(Simulator(dices, "S2").design, k) == (k < 60)
     out = {}
     for method in ("counts", "responses"):
         sim = Simulator(dices, "S2", method=method)
@@ -243,9 +245,9 @@ def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatc
     replicates."""
     n_samples = 1500
     if not paired:
-        monkeypatch.setattr(plan, "PAIR_ROWS", 0)
+        monkeypatch.setattr(paths, "PAIR_ROWS", 0)
     ds = request.getfixturevalue(fixture)
-    assert plan.auto_method(Simulator(ds, "S3").design, k) == "tables"
+    assert paths.auto_method(Simulator(ds, "S3").design, k) == "tables"
     out = {}
     for method in ("tables", "responses"):
         out[method] = Simulator(ds, "S3", method=method).replicates(n, k, 0.3, n_samples, np.random.default_rng(31),
@@ -276,7 +278,7 @@ def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture
 
 def test_s2_kernel_choice_on_many_item_distributions():
     sim = Simulator(make_stand_in("d3code-synthetic"), "S2")
-    assert [plan.auto_method(sim.design, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
+    assert [paths.auto_method(sim.design, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
 
 
 @pytest.mark.parametrize("sampler, fixture, method, k, epsilon, most", [
@@ -291,8 +293,8 @@ def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, s
     (dirichlet_noise): same law as the response kernel,
     same tolerances as above. On unanimous items B's votes move only by the noise, so the test sees noise that is
     not shared by a slot's replaced responses."""
-    monkeypatch.setattr(plan, "NOISE_ENTRIES", 5)
-    monkeypatch.setattr(plan, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
+    monkeypatch.setattr(paths, "NOISE_ENTRIES", 5)
+    monkeypatch.setattr(paths, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, sampler, method=method)
     assert sim.noise_tables(k, "dirichlet").most == most
@@ -310,7 +312,7 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
     ds = request.getfixturevalue(fixture)
     paired = Simulator(ds, sampler, method="responses")
     assert paired.pair_tables(k).paired
-    monkeypatch.setattr(plan, "PAIR_ROWS", 0)
+    monkeypatch.setattr(paths, "PAIR_ROWS", 0)
     counted = Simulator(ds, sampler, method="responses")
     assert not counted.pair_tables(k).paired
     for null in (False, True):
@@ -330,7 +332,7 @@ def test_s2_from_the_slot_law_agrees_with_the_response_path(request, fixture, n,
     n_samples = 1500
     ds = request.getfixturevalue(fixture)
     sim = Simulator(ds, "S2", method="law")
-    chain = plan.chain(n, sim.law_tables(k, 0.3, perturbation, null).order.size)
+    chain = paths.chain(n, sim.law_tables(k, 0.3, perturbation, null).order.size)
     assert chain == (n >= 900)
     out = {}
     for method in ("law", "responses"):
@@ -391,9 +393,9 @@ def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
     field too narrow would carry into the next label and shift every metric)."""
     ds = from_table(batched_table(n_labels=13, seed=4), batch="batch", name="many labels")
     assert ds.n_labels == 13
-    assert not plan.packs(19, 13) and plan.packs(15, 13)
-    assert plan.auto_method(Simulator(ds, "S3").design, 19) == "items"
-    assert plan.auto_method(Simulator(ds, "S3").design, 15) == "tables"
+    assert not paths.packs(19, 13) and paths.packs(15, 13)
+    assert paths.auto_method(Simulator(ds, "S3").design, 19) == "items"
+    assert paths.auto_method(Simulator(ds, "S3").design, 15) == "tables"
     with pytest.raises(ParameterError, match="method='items'"):
         Simulator(ds, "S3", method="responses").replicates(12, 19, 0.3, 5, np.random.default_rng(0), null=False)
     out = {method: Simulator(ds, "S3", method=method).replicates(12, 15, 0.3, 800, np.random.default_rng(2), null=True)

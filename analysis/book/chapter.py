@@ -26,7 +26,6 @@ from analysis.errors import TopologyError
 from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
-from analysis.engine.metrics import SMOOTHING
 from analysis.engine.samplers import allowed_samplers, default_sampler
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)

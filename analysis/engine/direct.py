@@ -3,7 +3,7 @@
 Every response of G, A and B is read from the group's label matrix (a missing one drawn from the item's labels),
 counted into its slot's count vector and the slot added to the replicate's metric sums; no response is stored.
 Its options (pair tables, perturbation tables, masks, noise tables, the rater loop, gathering) are chosen by
-:func:`analysis.engine.plan.plan`; :func:`direct_replicates` draws each replicate's slots and hands them to the
+:func:`analysis.engine.path.choose_path`; :func:`direct_replicates` draws each replicate's slots and hands them to the
 one loop its plan names.
 
 All ``2K'`` pooled columns of A and B are iid uniform draws of the group's raters, so a uniform half of them is
@@ -49,7 +49,7 @@ from analysis.engine.metrics import accumulator, add_item, add_pair, clear, pair
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
-from analysis.engine.plan import MASK_WORD, RATER_LOOP_PER_K
+from analysis.engine.path import MASK_WORD, RATER_LOOP_PER_K
 from analysis.engine.tables import alias_draw, draw_mask, popcount
 from analysis.engine.samplers import group_layout
 from analysis.engine.draws import binomial, draw_label, draw_slots

@@ -4,22 +4,20 @@ counts, the numbering of count vectors (compositions) and alias tables.
 
 Integer draws use ``floor(u * n)`` of one uniform double (bias below ``2**-40`` for any realistic ``n``), which is
 several times faster in numba than ``Generator.integers``. The thresholds they use change speed, never the law;
-they are the plan's (:mod:`analysis.engine.plan`).
+they are the plan's (:mod:`analysis.engine.path`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numba
 import numpy as np
 from scipy.special import gammaln
 
-from analysis.data.annotations import AnnotationDataset
-from analysis.engine.plan import BINOMIAL_FROM, MULTIPLICITY_CHAIN_FROM, SMALL_BINOMIAL
-from analysis.engine.samplers import check_size, group_layout, make_plan
+from analysis.engine.path import BINOMIAL_FROM, MULTIPLICITY_CHAIN_FROM, SMALL_BINOMIAL
+from analysis.engine.samplers import group_layout
 
 @numba.njit(cache=True, inline="always")
 def uniform_index(rng, n):
@@ -84,26 +82,6 @@ def draw_multiplicities(rng, n_slots, n_items, mult):
                 mult[i] = rng.binomial(left, 1.0 / (n_items - i))
                 left -= mult[i]
         mult[n_items - 1] = left
-
-
-@numba.njit(cache=True)
-def draw_columns(rng, item_start, items, rater_start, matrix_start, matrix, item_cum, n_slots, per_group,
-                 slot_group, slot_local, k, columns, labels):
-    """Draw ``k`` rater columns per drawn group into ``columns`` and the slots' labels into ``labels``."""
-    for g in range(n_slots // per_group):
-        group = slot_group[g * per_group]
-        n_raters = rater_start[group + 1] - rater_start[group]
-        for c in range(k):
-            columns[g, c] = uniform_index(rng, n_raters)
-        base = matrix_start[group]
-        for s in range(per_group):
-            j = g * per_group + s
-            row = base + slot_local[j] * n_raters
-            for c in range(k):
-                label = matrix[row + columns[g, c]]
-                if label < 0:
-                    label = draw_label(rng, item_cum, items[item_start[group] + slot_local[j]])
-                labels[j, c] = label
 
 
 @numba.njit(cache=True, inline="always")
@@ -241,38 +219,3 @@ def composition_entry(rng, k, table_row, prob, alias, start):
     t = min(int(x), size - 1)
     other = alias[table_row, lo + t]
     return lo + (other if x - t >= prob[table_row, lo + t] else t)  # a select, not a branch
-
-
-# ---------------------------------------------------------------- a readable single draw, for people and tests
-
-@dataclass(frozen=True)
-class Sample:
-    """One drawn model: per slot its global item, its group and its labels; per group its rater columns."""
-
-    items: np.ndarray  # (slots,) global item index
-    groups: np.ndarray  # (slots,) group index of the plan
-    raters: np.ndarray  # (drawn groups, K) global rater index of each column
-    labels: np.ndarray  # (slots, K) label codes
-
-
-def sample(ds: AnnotationDataset, sampler: str, n: int, k: int, seed: int) -> Sample:
-    """Draw one bootstrap sample of ``n`` items with ``k`` responses each, as the simulation would."""
-    check_size(n, k)
-    plan = make_plan(ds, sampler)
-    rng = np.random.default_rng(seed)
-    slot_group = np.empty(n, dtype=np.int64)
-    slot_local = np.empty(n, dtype=np.int64)
-    n_slots = draw_slots(rng, plan.item_start, plan.single_group, plan.group_size, n, slot_group, slot_local)
-    per_group = group_layout(n, plan.single_group, plan.group_size)[1]
-    columns = np.empty((n_slots // per_group, k), dtype=np.int64)
-    labels = np.empty((n_slots, k), dtype=np.int8)
-    draw_columns(rng, plan.item_start, plan.items, plan.rater_start, plan.matrix_start, plan.matrix, plan.item_cum,
-                 n_slots, per_group, slot_group, slot_local, k, columns, labels)
-    group = slot_group[:n_slots]
-    first_slot = group[::per_group]
-    return Sample(
-        items=plan.items[plan.item_start[group] + slot_local[:n_slots]],
-        groups=group,
-        raters=plan.raters[plan.rater_start[first_slot][:, None] + columns],
-        labels=labels,
-    )

@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from analysis.engine.rule import Rule
-from analysis.engine.plan import TAIL_SLOTS
+from analysis.engine.path import TAIL_SLOTS
 from analysis.engine.tables import alias_draw
 from analysis.engine.draws import binomial
 from analysis.engine.metrics import accumulator, add_pair, clear, store

@@ -535,12 +535,3 @@ def store(acc, sums, confusion):
     sums[:] = acc.sums
     confusion[0] = acc.conf_a
     confusion[1] = acc.conf_b
-
-
-@numba.njit(cache=True)
-def fill_sums(g, a, b, n_items, divergence, sums, confusion):
-    """Store the sums of counts ``g``, ``a``, ``b`` (first ``n_items`` rows) as a kernel does, item by item."""
-    acc = accumulator(g.shape[1])
-    for j in range(n_items):
-        add_item(g, a, b, j, divergence, acc, 1)
-    store(acc, sums, confusion)

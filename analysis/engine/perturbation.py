@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
-from analysis.engine import plan as planning
+from analysis.engine import path as paths
 from analysis.engine.rule import Rule
 
 
@@ -223,7 +223,7 @@ class NoiseTables(NamedTuple):
     (:meth:`analysis.engine.rule.Rule.pairs`). For every ``m_a + m_b <= most`` it is one alias table: block
     ``base[m_a, m_b]`` of ``size[m_a, m_b]`` outcomes in ``prob`` and ``alias``, outcome ``o`` being the rows
     ``out_a[o]`` and ``out_b[o]`` of ``comp``. ``most`` is the largest total whose tables fit in
-    ``analysis.engine.plan.NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
+    ``analysis.engine.path.NOISE_ENTRIES`` (``base`` is -1 beyond it). Beyond it a kernel draws the total's labels by a chain of
     beta-binomials: ``chain[c, m, x]`` is the probability that at most ``x`` of ``m`` labels that go to label ``c``
     or a later one go to ``c`` (:meth:`analysis.engine.rule.Rule.chain`);
     then it gives A* a uniform ``m_a``-subset of them (:func:`analysis.engine.rule.dirichlet_noise`)."""
@@ -241,7 +241,7 @@ class NoiseTables(NamedTuple):
     @classmethod
     def build(cls, k: int, rule: Rule, largest: int | None = None) -> "NoiseTables":
         n_labels = len(rule.prior)
-        largest = planning.NOISE_ENTRIES if largest is None else largest
+        largest = paths.NOISE_ENTRIES if largest is None else largest
         most, entries = -1, 0
         while most < k:  # pairs of noise vectors of total t: vectors of t responses over 2C labels
             more = math.comb(most + 1 + 2 * n_labels - 1, 2 * n_labels - 1)

@@ -43,11 +43,6 @@ def check_perturbation(perturbation: str) -> str:
     return perturbation
 
 
-def shares_noise(perturbation: str) -> bool:
-    """Whether the replaced responses of one slot share a noise law, so that their labels can be drawn together,
-    after the kept ones are counted."""
-    return SHARED[check_perturbation(perturbation)]
-
 
 @dataclass(frozen=True, eq=False)
 class Rule:
@@ -235,15 +230,6 @@ def share_out(rng, m, old, shared, steps, shares):
             choices -= 1
         m -= x
         shares[c] = x
-
-
-@numba.njit(cache=True)
-def perturb_labels(rng, labels, n_slots, k, epsilon, shared, urn, prior):
-    """Perturb the responses in the first ``n_slots`` rows of ``labels`` in place, one urn per row (item slot)."""
-    for j in range(n_slots):
-        urn[:] = 0
-        for c in range(k):
-            labels[j, c] = perturbed(rng, labels[j, c], epsilon, shared, urn, prior)
 
 
 @numba.njit(cache=True, inline="always")

@@ -40,7 +40,7 @@ MAX_PLAN_CELLS = 200_000_000
 
 
 @dataclass(frozen=True)
-class GroupPlan:
+class GroupLayout:
     """The dataset laid out in groups for one sampler (arrays only, so numba kernels can take them)."""
 
     sampler: str
@@ -67,7 +67,7 @@ class GroupPlan:
 
 
 class Groups(NamedTuple):
-    """A :class:`GroupPlan`'s arrays for the kernels (numba takes a named tuple, not a dataclass)."""
+    """A :class:`GroupLayout`'s arrays for the kernels (numba takes a named tuple, not a dataclass)."""
 
     item_start: np.ndarray
     items: np.ndarray
@@ -132,7 +132,7 @@ def _group_of_item(ds: AnnotationDataset, sampler: str) -> np.ndarray:
     return np.arange(ds.n_items, dtype=np.int64)
 
 
-def make_plan(ds: AnnotationDataset, sampler: str) -> GroupPlan:
+def make_layout(ds: AnnotationDataset, sampler: str) -> GroupLayout:
     """Lay ``ds`` out in groups for ``sampler``; raises :class:`TopologyError` when the design does not fit."""
     sampler = check_sampler(sampler)
     group_of_item = _group_of_item(ds, sampler)
@@ -153,7 +153,7 @@ def make_plan(ds: AnnotationDataset, sampler: str) -> GroupPlan:
     local_rater = rater_local - rater_start[row_group]
     matrix[matrix_start[row_group] + local_item * raters_per_group[row_group] + local_rater] = ds.label
     share, cum = item_shares(ds)
-    return GroupPlan(
+    return GroupLayout(
         sampler=sampler,
         item_start=item_start.astype(np.int64),
         items=(item_key % ds.n_items).astype(np.int64),

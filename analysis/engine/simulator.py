@@ -3,7 +3,7 @@ and runs the plan's kernel (METHOD sections 2-5).
 
 For each replicate, G and A are two independent draws of rater columns on the same items and B a third draw,
 perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per
-group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.plan`
+group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.path`
 says which, and with which tables); each ends a replicate as its running integer sums and A's and B's confusion
 matrices (:class:`analysis.engine.metrics.Accumulator`), from which :func:`analysis.engine.metrics.cell_deltas` computes the deltas of any registered metric.
 """
@@ -21,15 +21,15 @@ from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
-from analysis.engine import plan as planning
-from analysis.engine.plan import METHODS, Design, Plan, chain, plan
+from analysis.engine import path as paths
+from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
 from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
 from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables
 from analysis.errors import ParameterError
 from analysis.engine.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
-from analysis.engine.samplers import check_size, make_plan
+from analysis.engine.samplers import check_size, make_layout
 from analysis.engine.draws import CompositionTables, composition_tables
 
 LAW_CACHE_ENTRIES = 6_000_000  # slot-law entries kept between cells (48 bytes each)
@@ -78,8 +78,8 @@ class Replicates(NamedTuple):
 class Simulator:
     """Everything one (dataset, sampler) pair needs to simulate replicates; built once, used for every cell.
 
-    ``method`` forces a kernel (:data:`analysis.engine.plan.METHODS`); ``"auto"``, the default, lets
-    :func:`analysis.engine.plan.plan` take the fastest measured for each cell. ``smoothing`` is the constant added to
+    ``method`` forces a kernel (:data:`analysis.engine.path.METHODS`); ``"auto"``, the default, lets
+    :func:`analysis.engine.path.choose_path` take the fastest measured for each cell. ``smoothing`` is the constant added to
     every count before KL and JSD (one of :data:`analysis.engine.metrics.SMOOTHINGS`); ``metrics`` the names of the
     registry (:data:`analysis.engine.metrics.REGISTRY`) its replicates are scored on by default.
     """
@@ -88,12 +88,12 @@ class Simulator:
                  metrics=METRICS):
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
-        self.layout = make_plan(ds, sampler)
+        self.layout = make_layout(ds, sampler)
         self.sampler = self.layout.sampler
         self.method = method
         self.smoothing = check_smoothing(smoothing)
         self.metrics = check_metrics(metrics)
-        self.design = Design(self.sampler, self.layout.n_labels,
+        self.design = DataShape(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
                              self.layout.group_size)
         self.item_laws = Shares(self.layout.item_share, self.layout.item_cum,
@@ -104,9 +104,9 @@ class Simulator:
         self._complete: np.ndarray | None = None
         self._digest: str | None = None
 
-    def plan(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> Plan:
-        """The plan of a cell (:func:`analysis.engine.plan.plan`)."""
-        return plan(self.design, n, k, epsilon, null, self.rule(perturbation).shared, self.method)
+    def path(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> KernelPath:
+        """The plan of a cell (:func:`analysis.engine.path.choose_path`)."""
+        return choose_path(self.design, n, k, epsilon, null, self.rule(perturbation).shared, self.method)
 
     def _once(self, kind: str, key, build):
         """``build()``, made once per ``(kind, key)`` and kept for the simulator's life."""
@@ -136,7 +136,7 @@ class Simulator:
     def noise_tables(self, k: int, perturbation: str) -> NoiseTables:
         """The shared noise of replaced responses (:class:`NoiseTables`); ``k = 0`` gives the placeholder."""
         rule = self.rule(perturbation)
-        return _keep(_NOISE, (_rule_key(rule), k, planning.NOISE_ENTRIES), NOISE_CACHE_ENTRIES,
+        return _keep(_NOISE, (_rule_key(rule), k, paths.NOISE_ENTRIES), NOISE_CACHE_ENTRIES,
                      lambda: NoiseTables.build(k, rule))  # keyed by the bound its size reads, too
 
     def noise_codes(self, k: int, perturbation: str) -> NoiseCodes:
@@ -190,7 +190,7 @@ class Simulator:
             raise ParameterError(f"epsilon must lie in [0, 1], got {epsilon}")
         if n_samples < 1:
             raise ParameterError(f"n_samples must be >= 1, got {n_samples}")
-        cell = self.plan(n, k, epsilon, bool(null), perturbation)
+        cell = self.path(n, k, epsilon, bool(null), perturbation)
         n_labels = self.design.n_labels
         out = np.empty((n_samples, SUMS), dtype=np.int64)
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)

@@ -12,7 +12,7 @@ from numba.extending import intrinsic
 from analysis.errors import ParameterError
 from analysis.engine.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
-from analysis.engine.plan import packs, paired
+from analysis.engine.path import packs, paired
 from analysis.engine.draws import composition_index, composition_space
 
 class PairTables(NamedTuple):

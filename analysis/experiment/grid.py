@@ -43,7 +43,7 @@ from analysis.engine.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
 from analysis.experiment.pvalues import p_values, replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler
 from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
-from analysis.engine.plan import estimated_seconds
+from analysis.engine.path import estimated_seconds
 
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
 PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
@@ -134,7 +134,7 @@ def explain(simulator: Simulator, cells_: list[Cell], n_samples: int) -> pd.Data
     """
     rows = []
     for cell in cells_:
-        plans = [simulator.plan(cell.N, cell.K, cell.epsilon, null, cell.perturbation) for null in (False, True)]
+        plans = [simulator.path(cell.N, cell.K, cell.epsilon, null, cell.perturbation) for null in (False, True)]
         seconds = sum(estimated_seconds(p, simulator.design, cell.N, cell.K, n_samples) for p in plans)
         rows.append({"epsilon": cell.epsilon, "NK": cell.NK, "K": cell.K, "N": cell.N,
                      "alternative": plans[0].describe(), "null": plans[1].describe(),

@@ -184,10 +184,6 @@ def count_values(frame: pd.DataFrame, which: str, column: str = "within") -> tup
 
 # ------------------------------------------------------------------------------------------ departures
 
-def _log_ratio(ratio: pd.Series) -> pd.Series:
-    return np.log(ratio.where(ratio > 0))
-
-
 def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASELINE,
                exclude: Iterable[str] = (), factor: float = effect_sizes.FACTOR) -> pd.DataFrame:
     """Each departure of the baseline and what moves it.

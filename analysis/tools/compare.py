@@ -43,7 +43,7 @@ from analysis.io import output_file, write_atomic
 from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.tools.options import data_arguments, load_data
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_plan
+from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout
 
 PROBABILITY_PREFIX = "p_"
 PROBABILITY_TOLERANCE = 1e-6  # sums this close to 1 are taken as they are
@@ -256,7 +256,7 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     permutation law. The swaps have their own random stream, so they are the same under every sampler.
     ``progress`` shows a bar on standard error for runs of several seconds.
     """
-    plan = make_plan(ds, sampler)
+    plan = make_layout(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
     boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))

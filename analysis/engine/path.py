@@ -1,7 +1,7 @@
 """The plan of a cell: which kernel draws its replicates and which of the kernel's tables it uses.
 
-:func:`plan` is the one place where a path is chosen; the simulator builds the tables a plan names and runs its
-kernel, and every plan draws the same law (tested against :mod:`analysis.engine.reference`). ``method`` forces a
+:func:`choose_path` is the one place where a path is chosen; the simulator builds the tables a plan names and runs its
+kernel, and every plan draws the same law (tested against the slow reference, ``tests/reference.py``). ``method`` forces a
 kernel for the tests and benchmarks: ``"responses"`` is the direct kernel with every option off (the plainest
 form), ``"tables"`` the direct kernel with its options, ``"items"``, ``"law"`` and ``"counts"`` the other kernels.
 The thresholds were measured on the benchmark grid (benchmarks/README.md); they change speed, never the law.
@@ -83,7 +83,7 @@ def composition_entries(k: int, n_labels: int, n_shares: int) -> int:
 
 
 @dataclass(frozen=True)
-class Design:
+class DataShape:
     """What a plan needs to know of a (dataset, sampler) pair."""
 
     sampler: str
@@ -99,7 +99,7 @@ class Design:
 
 
 class ItemOptions(NamedTuple):
-    """The by-item kernel's switches (see :class:`Plan`)."""
+    """The by-item kernel's switches (see :class:`KernelPath`)."""
 
     perturbation_tables: bool
     column_law: bool
@@ -107,7 +107,7 @@ class ItemOptions(NamedTuple):
 
 
 class DirectOptions(NamedTuple):
-    """The direct kernel's switches (see :class:`Plan`)."""
+    """The direct kernel's switches (see :class:`KernelPath`)."""
 
     perturbation_tables: bool
     gather: bool
@@ -118,7 +118,7 @@ class DirectOptions(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Plan:
+class KernelPath:
     """Every path decision of one cell. ``kernel`` is one of ``KERNELS``; the flags say which tables it uses:
 
     - ``pair_tables``: count vectors are numbered as rows of the pair tables and a slot is added to the sums by
@@ -179,7 +179,7 @@ def counts_pack(k: int, n_labels: int) -> bool:
     return (n_labels + 1) * k.bit_length() <= 63
 
 
-def law_fits(design: Design, k: int) -> bool:
+def law_fits(design: DataShape, k: int) -> bool:
     """Whether S2 can draw its slots from the exact slot law: few enough ``V**3`` entries, and little enough work
     to build it (two matrix products per distinct item distribution, :mod:`analysis.engine.law`)."""
     v = n_vectors(k, design.n_labels)
@@ -188,7 +188,7 @@ def law_fits(design: Design, k: int) -> bool:
     return design.sampler == "S2" and v**3 <= LAW_ENTRIES and paired(k, design.n_labels) and work <= LAW_WORK
 
 
-def alias_fits(design: Design, k: int) -> bool:
+def alias_fits(design: DataShape, k: int) -> bool:
     """Whether S2 on counts draws multinomials from alias tables: when they fit in memory and the items share few
     label distributions (else the draws miss the processor's caches; measured)."""
     return (design.n_distributions <= TABLE_ROWS
@@ -201,7 +201,7 @@ def perturbation_fits(k: int, n_labels: int, null: bool, largest: int) -> bool:
     return entries <= largest and work <= PERTURB_WORK
 
 
-def auto_method(design: Design, k: int) -> str:
+def auto_method(design: DataShape, k: int) -> str:
     """The fastest measured method for a cell of ``k`` responses."""
     if design.sampler == "S1":
         return "items"
@@ -213,7 +213,7 @@ def auto_method(design: Design, k: int) -> str:
     return "tables" if k <= MASK_WORD and not alias_fits(design, k) and direct else "counts"
 
 
-def plan(design: Design, n: int, k: int, epsilon: float, null: bool, shared_noise: bool, method: str = "auto") -> Plan:
+def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, shared_noise: bool, method: str = "auto") -> KernelPath:
     """The plan of a cell of ``n`` items with ``k`` responses each, B perturbed with strength ``epsilon`` by a rule
     whose replaced responses share one noise law of their slot (``shared_noise``) or not.
 
@@ -227,11 +227,11 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, shared_nois
         if not law_fits(design, k):
             raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
                                  "entries); use method='counts'")
-        return Plan("law", null)
+        return KernelPath("law", null)
     if method == "counts":
         if design.sampler != "S2":
             raise ParameterError(f"method='counts' serves S2 only, not {design.sampler}")
-        return Plan("counts", null, alias_tables=alias_fits(design, k))
+        return KernelPath("counts", null, alias_tables=alias_fits(design, k))
     if method == "items":
         if design.sampler == "S2":
             raise ParameterError("method='items' serves S1 and S3; S2's items never repeat their rater columns")
@@ -241,7 +241,7 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, shared_nois
                and n >= COLUMN_LAW_SLOTS * triples)
         per_group = group_layout(n, design.single_group, design.group_size)[1]
         by_rater = not law and counts_pack(k, design.n_labels) and per_group >= BY_RATER_FROM * design.group_size
-        return Plan("by_item", null, pair_tables=paired(k, design.n_labels),
+        return KernelPath("by_item", null, pair_tables=paired(k, design.n_labels),
                     perturbation_tables=tabled and (k > 1 or law), column_law=law,
                     noise_tables=shared_noise and not law, rater_major=by_rater)
     if not direct_fits(k, design.n_labels):
@@ -249,13 +249,13 @@ def plan(design: Design, n: int, k: int, epsilon: float, null: bool, shared_nois
                              "64 bits; use method='items' (S1, S3) or method='counts' (S2)")
     pairs = paired(k, design.n_labels)
     if method == "responses":
-        return Plan("direct", null, pair_tables=pairs)
+        return KernelPath("direct", null, pair_tables=pairs)
     cube = n_vectors(k, design.n_labels) ** 3
     tabled = noisy and pairs and k > 1 and perturbation_fits(k, design.n_labels, null, ROW_TABLE_ENTRIES)
     gather = pairs and n >= GATHER_SLOTS * cube
     defer = gather and k == 1 and noisy and design.slots(n) >= DEFER_SLOTS * cube
     shared = shared_noise and k <= MASK_WORD
-    return Plan("direct", null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy and not defer,
+    return KernelPath("direct", null, pair_tables=pairs, perturbation_tables=tabled, masks=noisy and not defer,
                 noise_tables=shared and not defer and not tabled,
                 rater_loop=(tabled or shared or not noisy) and k <= MASK_WORD and not defer, gather=gather, defer=defer)
 
@@ -271,7 +271,7 @@ def chain(n_slots: int, positive_entries: int) -> bool:
 SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8}
 
 
-def work(cell: Plan, design: Design, n: int, k: int) -> int:
+def work(cell: KernelPath, design: DataShape, n: int, k: int) -> int:
     """Units of work of one replicate of a cell planned as ``cell``: G's, A's and B's responses, or, for the law
     kernel, its draws (one a slot, at most ``CHAIN_FROM`` per law entry when it chains)."""
     if cell.kernel == "law":
@@ -279,6 +279,6 @@ def work(cell: Plan, design: Design, n: int, k: int) -> int:
     return 3 * design.slots(n) * k
 
 
-def estimated_seconds(cell: Plan, design: Design, n: int, k: int, n_samples: int) -> float:
+def estimated_seconds(cell: KernelPath, design: DataShape, n: int, k: int, n_samples: int) -> float:
     """A rough wall time of ``n_samples`` replicates on one core (``run --explain``)."""
     return n_samples * work(cell, design, n, k) * SECONDS_PER_UNIT[cell.kernel]

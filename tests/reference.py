@@ -18,7 +18,7 @@ from analysis.engine.metrics import METRICS, SMOOTHING, deltas
 SAMPLERS = ("S1", "S2", "S3")
 
 
-class Design:
+class DataShape:
     """The annotation table as a dense (items x raters) matrix of labels, -1 where a rater did not label an item,
     with the raters of each item and the items and raters of each batch."""
 
@@ -37,7 +37,7 @@ class Design:
             self.batch_raters = [np.flatnonzero((self.labels[items] >= 0).any(0)) for items in self.batch_items]
 
 
-def draw_slots(design: Design, sampler: str, n: int, k: int, rng: np.random.Generator):
+def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.Generator):
     """One sampler draw (METHOD section 2): the items of the slots, each slot's group, and a function that draws
     one model's (slots x k) labels from fresh rater columns of each group."""
     if sampler == "S1":
@@ -114,7 +114,7 @@ def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilo
                      smoothing: float = SMOOTHING) -> np.ndarray:
     """Deltas of ``n_samples`` replicates (n_samples x metrics, in the order of ``metrics``), one replicate after
     another, the divergences with the additive ``smoothing``."""
-    design = Design(ds)
+    design = DataShape(ds)
     out = []
     for _ in range(n_samples):
         _, groups, model = draw_slots(design, sampler, n, k, rng)
