@@ -115,6 +115,24 @@ def test_cache_key_changes_with_every_input(tmp_path):
     assert len({base, *others}) == 1 + len(others)
 
 
+def test_every_setting_of_the_simulator_is_in_the_cell_key(crossed):
+    """The cache key reads the simulator's settings from its constructor: a setting added there changes the key
+    with no list to keep by hand. This test names a second value for each, and fails on one it does not know."""
+    import inspect
+
+    from analysis.engine import Simulator
+    from analysis.experiment.grid import variant_fingerprint
+
+    others = {"method": "counts", "smoothing": 1e-9, "metrics": ("accuracy", "jsd")}
+    settings = [name for name in inspect.signature(Simulator.__init__).parameters if name not in ("self", "ds", "sampler")]
+    assert sorted(settings) == sorted(others), "a new Simulator setting: give it a second value here"
+    base = Simulator(crossed, "S2")
+    assert set(base.settings()) == set(settings)
+    for name, value in others.items():
+        assert getattr(base, name) != value
+        assert variant_fingerprint(Simulator(crossed, "S2", **{name: value})) != variant_fingerprint(base), name
+
+
 def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_path, monkeypatch):
     """After an engine change a rerun computes every cell afresh; an old file, even under a new key, is refused."""
     first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)

@@ -11,6 +11,7 @@ matrices (:class:`analysis.engine.metrics.Accumulator`), from which :func:`analy
 from __future__ import annotations
 
 import hashlib
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -103,6 +104,16 @@ class Simulator:
         self._store: dict[str, dict] = {}
         self._complete: np.ndarray | None = None
         self._digest: str | None = None
+
+    def settings(self, changed: bool = False) -> dict:
+        """Every choice this simulator was built with but the data and the sampler: each parameter of the
+        constructor, by name, with its value (JSON-ready); ``changed``: only those that differ from the default.
+        The cell cache keys cells by them."""
+        parameters = [p for p in inspect.signature(type(self).__init__).parameters.values()
+                      if p.name not in ("self", "ds", "sampler")]
+        return {p.name: list(value) if isinstance(value, tuple) else value
+                for p, value in ((p, getattr(self, p.name)) for p in parameters)
+                if not changed or value != p.default}
 
     def path(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> KernelPath:
         """The plan of a cell (:func:`analysis.engine.path.choose_path`)."""

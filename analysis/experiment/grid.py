@@ -162,11 +162,11 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA,
 
 
 def variant_fingerprint(simulator: Simulator) -> str:
-    """The engine fingerprint, extended by the simulator's metric settings where they differ from the defaults
-    (so that cells of another smoothing or metric set have keys of their own)."""
-    if simulator.smoothing == SMOOTHING and simulator.metrics == METRICS:
-        return engine_fingerprint()
-    return f"{engine_fingerprint()}|smoothing={simulator.smoothing!r}|metrics={','.join(simulator.metrics)}"
+    """The engine fingerprint and every setting of the simulator that is not its default (:meth:`Simulator.settings`,
+    read from its constructor): with the data's hash and the cell's every field, a cell's key covers all that sets its
+    numbers. With every setting at its default, the fingerprint alone."""
+    changed = simulator.settings(changed=True)
+    return f"{engine_fingerprint()}|{json.dumps(changed, sort_keys=True)}" if changed else engine_fingerprint()
 
 
 _WORKER: dict = {}
