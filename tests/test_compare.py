@@ -274,3 +274,26 @@ def test_a_subset_of_numeric_items_keeps_each_answer_on_its_item(small):
     columns = ["metric", "score_a", "score_b", "delta", "items"]
     pd.testing.assert_frame_equal(compare(small, a, b, sampler="S2", n_samples=20)[columns],
                                   compare(alone, a, b, sampler="S2", n_samples=20)[columns])
+
+
+@pytest.mark.parametrize("annotations, system", [
+    (lambda c: c + 1.0, lambda c: f"{c + 1:.1f}"),  # POPQUORN: 1.0 ... 5.0 in both files, the system's read as text
+    (lambda c: c, lambda c: float(c)),  # integer annotations, a system that pandas wrote as 0.0 / 1.0
+    (lambda c: c, lambda c: f"{c:.1f}"),  # the same, read back as text
+    (lambda c: c + 1.0, lambda c: int(c + 1)),  # float annotations, an integer system
+])
+def test_numeric_labels_match_by_value_however_each_file_spells_them(small, tmp_path, annotations, system):
+    ds = from_table(small.to_frame().assign(label=lambda t: t["label"].map(annotations)))
+    a = pd.DataFrame({"item": ds.item_ids, "label": [system(c) for c in votes(small)]})
+    b = pd.DataFrame({"item": ds.item_ids, "label": [system((c + 1) % 3) for c in votes(small)]})
+    a.to_csv(tmp_path / "a.csv", index=False)
+    for outputs in (a, tmp_path / "a.csv"):
+        result = compare(ds, outputs, b, n_samples=20).set_index("metric")
+        assert result.loc["accuracy", "score_a"] == 1.0 and result.loc["accuracy", "delta"] == 1.0
+
+
+def test_an_unknown_numeric_label_is_named_with_both_spellings(small):
+    ds = from_table(small.to_frame().assign(label=lambda t: t["label"] + 1.0))
+    a = pd.DataFrame({"item": ds.item_ids, "label": "2.5"})
+    with pytest.raises(Exception, match=r"\['2\.5'\] are not labels of the annotations \(\[1, 2, 3\]\)"):
+        compare(ds, a, a, n_samples=20)

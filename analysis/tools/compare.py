@@ -73,18 +73,44 @@ def label_text(value) -> str:
     return id_text(value).strip()
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _number(value):
+    """A label's value as a number: a number as it is, a text that reads as a finite number as that number (``"1.0"``
+    is 1), anything else as its text."""
+    if _is_number(value):
+        return float(value)
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return label_text(value)
+    return number if math.isfinite(number) else label_text(value)
+
+
 def _label_codes(ds: AnnotationDataset, normalize: bool) -> tuple[dict, callable]:
-    """The annotations' labels by their text, and the key a system's label is looked up by (case and surrounding
-    spaces ignored when ``normalize``, as ``--normalize-labels`` does for the annotations)."""
-    key = (lambda v: label_text(v).casefold()) if normalize else label_text
+    """The annotations' labels, and the key a system's label is looked up by. Numeric labels are matched by value
+    (``1``, ``1.0`` and the text ``"1.0"`` are one label, however each file was read); text labels by their exact
+    text, or whatever their case and surrounding spaces when ``normalize`` (``--normalize-labels``)."""
+    if all(_is_number(v) for v in ds.label_names):
+        key = _number
+    else:
+        key = (lambda v: label_text(v).casefold()) if normalize else label_text
     return {key(v): c for c, v in enumerate(ds.label_names)}, key
+
+
+def _spelt(values) -> str:
+    """Labels as written, text quoted and numbers bare (``'1.0'`` beside ``1.0``), so two spellings never look alike."""
+    return ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in values)
 
 
 def _label_error(name: str, strange, ds: AnnotationDataset, normalize: bool, what: str = "label(s)") -> DataError:
     known = [str(v) for v in ds.label_names]
     folded = {v.strip().casefold() for v in known}
     close = not normalize and any(str(v).strip().casefold() in folded for v in strange)
-    return DataError(f"{name}: {what} {list(strange)[:5]} are not labels of the annotations ({known})"
+    return DataError(f"{name}: {what} [{_spelt(list(strange)[:5])}] are not labels of the annotations "
+                     f"([{_spelt(ds.label_names)}])"
                      + ("; give --normalize-labels (normalize_labels=True in Python) to match labels whatever their "
                         "case and surrounding spaces" if close else ""))
 
@@ -167,7 +193,7 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
                             f"have columns {list(outputs.columns)}")
         answered = outputs[label].notna().to_numpy() & (outputs[label].map(label_text) != "").to_numpy()
         values = outputs[label][answered].map(key)
-        strange = sorted(set(values) - set(labels))
+        strange = sorted(set(values) - set(labels), key=str)
         if strange:
             raise _label_error(name, outputs[label][answered][values.isin(strange)].map(label_text).unique(), ds,
                                normalize_labels)
