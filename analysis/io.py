@@ -6,24 +6,30 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from analysis.errors import ParameterError
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
+def replace_atomic(path: str | Path, write: Callable[[Path], None], suffix: str = ".tmp") -> None:
+    """Make ``path`` by ``write(temporary)`` on a temporary file in the same directory (with the usual file mode,
+    not mkstemp's private 0600), then a rename: a reader sees the old file or the new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    os.close(handle)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would make outputs private; use the usual mode
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
+        write(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`replace_atomic`)."""
+    replace_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _umask() -> int:
@@ -50,14 +56,18 @@ def writable_folder(folder: str | Path, flag: str, named: str | Path | None = No
     return folder
 
 
-def output_file(out: str, inputs: Sequence[str | Path] = (), sidecar: str = "", flag: str = "--out") -> Path:
+def output_file(out: str, inputs: Sequence[str | Path] = (), sidecar: str = "", flag: str = "--out",
+                suffixes: Sequence[str] = ()) -> Path:
     """The file that ``out`` names, checked before any work; for a symbolic link, the link's target.
 
     Refused, each with one line: ``-``, a folder, a device, pipe or socket, a path in ``/dev``, ``/proc`` or
     ``/sys`` (``/dev/stdout``, however it resolves), one of ``inputs`` under any name, and a place this user
     cannot write. ``sidecar`` (say ``".json"``) names a second output written beside the first; it is checked
-    the same way and may not be a link.
+    the same way and may not be a link. ``suffixes``: the only suffixes the file may have (the format written).
     """
+    if suffixes and Path(out).suffix.lower() not in suffixes:
+        raise ParameterError(f"{flag} {out}: the output is written as {' or '.join(s[1:].upper() for s in suffixes)}; "
+                             f"name a {' or '.join(suffixes)} file")
     if out == "-":
         raise ParameterError(f"{flag} -: standard output is not supported; name a file")
     target = Path(out).expanduser()

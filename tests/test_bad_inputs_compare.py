@@ -34,6 +34,8 @@ def write_files(folder: Path) -> None:
     good.assign(label=[v.upper() for v in votes]).to_csv(folder / "upper.csv", index=False)
     third = pd.DataFrame({"item": ITEMS, "p_no": 0.667, "p_yes": 0.334})  # rounded to 3 decimals: sums 1.001
     third.to_csv(folder / "rounded.csv", index=False)
+    good.iloc[:0].to_csv(folder / "header.csv", index=False)
+    probs.iloc[:0].to_csv(folder / "header_probs.csv", index=False)
 
 
 def snapshot(folder: Path) -> dict:
@@ -64,7 +66,52 @@ BAD_OUTPUTS = [
     ("ids without their zeros", "unpadded.csv", "have no annotations, e.g. ['0', '1', '10'] (item ids are matched "
      "as text", "Traceback"),
     ("labels in another case", "upper.csv", "give --normalize-labels", "Traceback"),
+    ("a header without rows", "header.csv", "A: no row gives a label (the outputs have 0 row(s))", "Traceback"),
+    ("probability columns without rows", "header_probs.csv", "A: no row gives probabilities", "Traceback"),
 ]
+# (what, options that make it bad, the error line's words)
+BAD_OPTIONS = [
+    ("a negative seed", ["--seed", "-3"], "the seed (--seed) must be an integer >= 0, got -3"),
+    ("K above every item's raters", ["--k", "1000"], "K (--k) 1000 is more than the 4 raters any rater pool has"),
+    ("an output that is not CSV", ["--out", "x.xlsx"], "--out x.xlsx: the output is written as CSV"),
+]
+
+
+@pytest.mark.parametrize("name, options, message", BAD_OPTIONS, ids=[c[0] for c in BAD_OPTIONS])
+def test_bad_options_get_one_error_line_exit_2_and_change_nothing(name, options, message, tmp_path, monkeypatch,
+                                                                  capsys):
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    before = snapshot(tmp_path)
+    code, out, err = call([*COMPARE, "--a", "a.csv", "--b", "b.csv", *options], capsys)
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and message in lines[0], err
+    assert "Traceback" not in err and snapshot(tmp_path) == before
+
+
+def test_blank_labels_that_change_the_design_are_noted_in_the_cli_the_json_and_the_sentence(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """A fully crossed file with blank labels is no longer crossed: the default sampler is then S3 or S2, not S1.
+    The run says so (a note, the sidecar) and the sentence counts the dropped ratings."""
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path)
+    ratings = pd.read_csv("ratings.csv", dtype=str)
+    ratings.loc[[1, 6, 11], "label"] = ""
+    ratings.to_csv("ratings.csv", index=False)
+    code, out, err = call([*COMPARE, "--a", "a.csv", "--b", "b.csv"], capsys)
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert any("3 rating(s) with a blank label were dropped" in n and "not fully crossed" in n and "not S1" in n
+               for n in notes), err
+    provenance = json.loads(Path("out.csv.json").read_text())
+    assert any("blank label" in note for note in provenance["notes"])
+    assert "(3 blank rating(s) dropped" in out
+
+
+def test_a_pilot_plan_with_a_negative_seed_is_one_error_line(capsys):
+    code, out, err = call(["plan", "--data", "dices-synthetic", "--epsilon", "0.2", "--seed", "-3"], capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and "the seed (--seed) must be an integer >= 0" in err, err
 
 
 @pytest.mark.parametrize("name, system, message, absent", BAD_OUTPUTS, ids=[c[0] for c in BAD_OUTPUTS])

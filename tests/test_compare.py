@@ -297,3 +297,23 @@ def test_an_unknown_numeric_label_is_named_with_both_spellings(small):
     a = pd.DataFrame({"item": ds.item_ids, "label": "2.5"})
     with pytest.raises(Exception, match=r"\['2\.5'\] are not labels of the annotations \(\[1, 2, 3\]\)"):
         compare(ds, a, a, n_samples=20)
+
+
+def test_intervals_stay_inside_each_metrics_range_at_its_bounds(small):
+    """A perfect system (every item's rater shares as its probabilities) against a constant one, both ways: Wins is
+    +1 or -1, and the perfect system's MAE is exactly 0. Every interval lies within the range its delta can take
+    (its replicates, centred on the observed delta, would reach past it), and p still agrees with the interval."""
+    from analysis.engine.metrics import BY_NAME
+
+    shares = small.item_label_counts / small.raters_per_item[:, None]
+    perfect = pd.DataFrame(shares, columns=[f"p_{c}" for c in small.label_names]).assign(item=small.item_ids)
+    constant = pd.DataFrame({"item": small.item_ids, "label": small.label_names[0]})
+    for a, b, sign in ((perfect, constant, 1), (constant, perfect, -1)):
+        for sampler in ("S1", "S2"):
+            result = compare(small, a, b, sampler=sampler, n_samples=200, seed=2, two_sided=True).set_index("metric")
+            assert result.loc["wins", "delta"] == sign
+            assert result.loc["mae", "score_a" if sign > 0 else "score_b"] == 0.0
+            for metric, row in result.iterrows():
+                bound = BY_NAME[metric].bound(small.n_labels)
+                assert -bound <= row["ci_low"] <= row["ci_high"] <= bound, (metric, row["ci_low"], row["ci_high"])
+                assert (row["p_value"] < 0.05) == (row["ci_low"] > 0 or row["ci_high"] < 0), metric

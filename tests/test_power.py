@@ -248,3 +248,23 @@ def test_under_s3_the_raters_available_are_a_batchs_and_bound_the_power(batched)
     assert result.designs.set_index("K")["beyond_raters"].to_dict() == {2: False, 8: True}
     assert "from a batch's 4 raters of the pilot: the number of distinct raters bounds the power" in \
         power.summary(result)
+
+
+def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
+    """Like the CSVs (0644 under umask 022), not private as a temporary file is made (0600)."""
+    import os
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysis.tools.power import save_figure
+
+    old = os.umask(0o022)
+    try:
+        save_figure(plt.figure(), str(tmp_path / "plan.png"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "plan.png").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.png"]

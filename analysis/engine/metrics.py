@@ -104,6 +104,22 @@ def macro_scores(confusion: np.ndarray, kind: str) -> np.ndarray:
     return per_class.sum(-1) / present.sum(-1)
 
 
+def _share_bound(n_labels: int) -> float:
+    return 1.0  # a difference of two shares
+
+
+def _mae_bound(n_labels: int) -> float:
+    return 2 / n_labels  # two laws differ by at most 2 in total over the labels
+
+
+def _jsd_bound(n_labels: int) -> float:
+    return math.sqrt(LN2)  # the Jensen-Shannon distance in nats
+
+
+def _unbounded(n_labels: int) -> float:
+    return math.inf
+
+
 @dataclass(frozen=True)
 class Metric:
     """One metric, declared once: its name, label, direction and family, and how a cell's sums become its deltas.
@@ -114,7 +130,8 @@ class Metric:
     ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.engine.exact` settles;
     ``default``: one of the eight of METHOD section 5 that every run simulates; ``paper``: the paper's column it
     stands for (METHOD section 12 compares the variants of a column with the paper's numbers); ``counted``: its
-    score is a share of items (a whole count over the items).
+    score is a share of items (a whole count over the items); ``bound``: the largest ``|delta|`` can be, given the
+    number of labels (a share's difference is at most 1).
     """
 
     name: str
@@ -127,6 +144,7 @@ class Metric:
     default: bool = True
     paper: str = ""
     counted: bool = False
+    bound: Callable[[int], float] = _share_bound
 
     @property
     def column(self) -> str:
@@ -137,13 +155,15 @@ class Metric:
 # The one declaration every module reads. The first eight are METHOD section 5's in the paper's column order.
 REGISTRY: tuple[Metric, ...] = (
     Metric("accuracy", "Accuracy", True, "vote", _accuracy, counted=True),
-    Metric("mae", "MAE", False, "distribution", _mae),
+    Metric("mae", "MAE", False, "distribution", _mae, bound=_mae_bound),
     Metric("wins", "Wins", True, "distribution", _wins),
     Metric("precision", "Precision", True, "vote", _weighted(0), quotients=True),
     Metric("recall", "Recall", True, "vote", _recall_weighted, counted=True),
     Metric("f1", "F1-Score", True, "vote", _weighted(1), quotients=True),
-    Metric("kl_div", "KL-Div", False, "distribution", _divergence(KL_AT), continuous=True),
-    Metric("jsd", "JSD", False, "distribution", _divergence(JSD_AT), continuous=True),
+    Metric("kl_div", "KL-Div", False, "distribution", _divergence(KL_AT), continuous=True,
+           bound=_unbounded),
+    Metric("jsd", "JSD", False, "distribution", _divergence(JSD_AT), continuous=True,
+           bound=_jsd_bound),
     Metric("precision_macro", "Precision (macro)", True, "vote", _macro("precision"), quotients=True,
            default=False, paper="precision"),
     Metric("recall_macro", "Recall (macro)", True, "vote", _macro("recall"), quotients=True, default=False,
@@ -155,7 +175,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("recall_micro", "Recall (micro)", True, "vote", _accuracy, default=False, paper="recall", counted=True),
     Metric("f1_micro", "F1-Score (micro)", True, "vote", _accuracy, default=False, paper="f1", counted=True),
     Metric("kl_div_bits", "KL-Div (bits)", False, "distribution", _divergence(KL_AT, LN2), continuous=True,
-           default=False, paper="kl_div"),
+           default=False, paper="kl_div", bound=_unbounded),
     Metric("jsd_bits", "JSD (bits)", False, "distribution", _divergence(JSD_AT, math.sqrt(LN2)), continuous=True,
            default=False, paper="jsd"),
 )

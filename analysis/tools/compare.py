@@ -40,7 +40,7 @@ from analysis.data.annotations import AnnotationDataset, from_table, id_text, id
 from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.io import output_file, write_atomic
-from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
+from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.tools.options import data_arguments, load_data
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout
@@ -77,7 +77,7 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
-def _number(value):
+def _label_value(value):
     """A label's value as a number: a number as it is, a text that reads as a finite number as that number (``"1.0"``
     is 1), anything else as its text."""
     if _is_number(value):
@@ -94,7 +94,7 @@ def _label_codes(ds: AnnotationDataset, normalize: bool) -> tuple[dict, callable
     (``1``, ``1.0`` and the text ``"1.0"`` are one label, however each file was read); text labels by their exact
     text, or whatever their case and surrounding spaces when ``normalize`` (``--normalize-labels``)."""
     if all(_is_number(v) for v in ds.label_names):
-        key = _number
+        key = _label_value
     else:
         key = (lambda v: label_text(v).casefold()) if normalize else label_text
     return {key(v): c for c, v in enumerate(ds.label_names)}, key
@@ -183,6 +183,8 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
             raise DataError(f"{name}: probabilities need one row per item; item {keys[keys.duplicated()].iloc[0]!r} "
                             "has several")
         answered, probs, notes = _probabilities(name, keys, outputs, prob_columns)
+        if not answered.any():
+            raise DataError(f"{name}: no row gives probabilities (the outputs have {len(outputs):,} row(s))")
         columns = [labels[key(c[len(PROBABILITY_PREFIX):])] for c in prob_columns]
         if len(set(columns)) < len(columns):
             raise DataError(f"{name}: columns {prob_columns} name one label twice")
@@ -192,13 +194,19 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
             raise DataError(f"{name}: neither a {label!r} column nor {PROBABILITY_PREFIX}<label> columns; the outputs "
                             f"have columns {list(outputs.columns)}")
         answered = outputs[label].notna().to_numpy() & (outputs[label].map(label_text) != "").to_numpy()
+        if not answered.any():
+            raise DataError(f"{name}: no row gives a label (the outputs have {len(outputs):,} row(s))")
         values = outputs[label][answered].map(key)
         strange = sorted(set(values) - set(labels), key=str)
         if strange:
             raise _label_error(name, outputs[label][answered][values.isin(strange)].map(label_text).unique(), ds,
                                normalize_labels)
         np.add.at(share, (item_code[answered], values.map(labels).to_numpy()), 1.0)
-        form = "samples" if keys[answered].duplicated().any() else "label"
+        several = keys[answered][keys[answered].duplicated()].nunique()
+        form = "samples" if several else "label"
+        if several:
+            notes = (f"{name}: {several:,} item(s) have several label rows, read as samples of the system's answers "
+                     "(each item's answer is the shares of its rows); if they are repeated rows, remove them",)
     listed = np.unique(item_code)
     has = np.zeros(ds.n_items, bool)
     has[item_code[answered]] = True
@@ -208,6 +216,36 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
     digest.update(np.ascontiguousarray(done, np.int64).tobytes())
     digest.update(np.ascontiguousarray(share).tobytes())
     return SystemOutputs(done, share, form, digest.hexdigest(), listed[~has[listed]], notes)
+
+
+POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}  # what a sampler draws K raters from
+
+
+def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k: int,
+                 default: bool) -> tuple[list[str], list[str]]:
+    """What changed the design on the way, as notes (one line each) and as clauses for the sentence: blank labels
+    dropped (and, where they turned a fully crossed table into another design, the default sampler that follows),
+    and K above the raters that some items are drawn from. K above every pool is refused: its ratings could only
+    redraw the same people."""
+    notes, clauses = [], []
+    if ds.n_dropped:
+        notes.append(f"{ds.n_dropped:,} rating(s) with a blank label were dropped")
+        clauses.append(f"{ds.n_dropped:,} blank rating(s) dropped")
+        if ds.n_ratings < ds.n_items * ds.n_raters == ds.n_ratings + ds.n_dropped:
+            notes[-1] += (f": without them the table is {ds.topology.kind}, not fully crossed"
+                          + (f", so the sampler is {sampler}, not S1 (--sampler to choose)" if default else ""))
+    pools = np.diff(make_layout(used, sampler).rater_start)
+    unit, units = POOL_UNITS[sampler]
+    if k > pools.max():
+        raise ParameterError(f"K (--k) {k} is more than the {pools.max()} raters any {unit} has under {sampler}: "
+                             f"its ratings could only redraw the same people; give --k {pools.max()} or less")
+    short = int((pools < k).sum())  # none under S1, whose one pool is every rater
+    if short:
+        notes.append(f"K = {k} is more than the raters of {short:,} of {len(pools):,} {units} (as few as "
+                     f"{pools.min()}): their K ratings redraw the same raters, which adds nothing about the rater "
+                     "population")
+        clauses.append(f"{short:,} of {len(pools):,} {units} with fewer than {k} raters")
+    return notes, clauses
 
 
 def _paired(ds: AnnotationDataset, a: SystemOutputs, b: SystemOutputs) -> tuple[np.ndarray, np.ndarray]:
@@ -309,15 +347,19 @@ def interval_rank(n_samples: int) -> int:
     return math.ceil(TAIL * (n_samples + 1)) - 1
 
 
-def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool) -> tuple[float, float, float]:
+def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,
+                   bound: float = math.inf) -> tuple[float, float, float]:
     """(p, interval low, interval high) of one metric from its bootstrap replicates and the observed delta.
 
-    The replicates enter as ``delta + (delta*_b - mean)``. One-sided p (A is better) is
+    The replicates enter as ``delta + (delta*_b - mean)``: centred on the observed delta, since a replicate draws
+    ``K`` of each item's ratings and the observed scores use all of them (the replicates' own mean is off by that
+    difference, for Wins by 0.1 and more). Centred values beyond the metric's range ``[-bound, bound]`` are moved
+    to its end, so the interval never leaves the range; the sign of none changes, so neither does p. One-sided p (A is better) is
     ``(1 + #{<= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low, p_high))`` with ``p_high`` counting ``>= 0``; the
     interval's ends are the order statistics of rank :func:`interval_rank` from each end, so that two-sided
     p < 0.05 exactly when the interval excludes 0 (and one-sided p < 0.025 exactly when its lower end is above 0).
     """
-    values = np.sort(delta + (replicates - replicates.mean()))
+    values = np.sort(np.clip(delta + (replicates - replicates.mean()), -bound, bound))
     n = len(values)
     low = int(np.searchsorted(values, 0.0, side="right"))  # #{<= 0}
     high = n - int(np.searchsorted(values, 0.0, side="left"))  # #{>= 0}
@@ -387,10 +429,14 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     b = read_outputs(ds, outputs[1], "B", item, label, normalize_labels)
     both, left_out = _paired(ds, a, b)
     used = subset(ds, both)
+    if int(seed) != seed or seed < 0:
+        raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
+    chosen_sampler = sampler
     sampler = check_sampler(sampler or default_sampler(used))
     k = int(np.median(used.raters_per_item)) if k is None else k
     if int(k) != k or k < 1:
         raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
+    design, clauses = design_notes(ds, used, sampler, int(k), chosen_sampler is None)
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
     alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress)
@@ -402,19 +448,22 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     for m, metric in enumerate(METRICS):
         if metric not in chosen:
             continue
-        score_a, score_b, delta = (value + 0.0 for value in seen[metric])  # + 0.0: no -0 in the table
-        p, low, high = replicate_test(alt[:, m], delta, two_sided)
+        # rounded to 12 decimals: a perfect system's MAE is 0, not 1e-17; + 0.0: no -0 in the table
+        score_a, score_b, delta = (round(value, 12) + 0.0 for value in seen[metric])
+        p, low, high = replicate_test(alt[:, m], delta, two_sided, BY_NAME[metric].bound(ds.n_labels))
         rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
                                        int(n_samples), int(seed), signature))))
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table.attrs["left_out"] = [str(v) for v in ds.item_ids[left_out]]
-    table.attrs["notes"] = list(a.notes + b.notes)
+    table.attrs["notes"] = [*a.notes, *b.notes, *design]
+    table.attrs["caveats"] = clauses
     table.attrs["provenance"] = {
         "version": __version__, "engine": engine(), "dataset": ds.name, "data_sha256": ds.sha256,
         "data_provenance": ds.provenance, "system_a": {"form": a.form, "sha256": a.sha256},
         "system_b": {"form": b.form, "sha256": b.sha256}, "items_used": len(both),
-        "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "signature": signature,
+        "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "caveats": clauses,
+        "signature": signature,
         "parameters": {"sampler": sampler, "K": int(k), "n_samples": int(n_samples), "seed": int(seed),
                        "two_sided": two_sided, "normalize_labels": normalize_labels, "metrics": list(chosen)}}
     return table
@@ -423,6 +472,16 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
 def _number(value: float) -> str:
     value = float(value) + 0.0  # no -0
     return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
+
+
+def _interval(low: float, high: float) -> str:
+    """An interval's two ends in one format: three decimals, or both in scientific notation when neither reaches
+    0.01 in size."""
+    ends = [float(v) + 0.0 for v in (low, high)]
+    finite = [abs(v) for v in ends if math.isfinite(v)]
+    scientific = finite and 0 < max(finite) < 0.01
+    return "[" + ", ".join(f"{v:.2e}" if scientific and math.isfinite(v) else f"{v:.3f}" if math.isfinite(v)
+                           else str(v) for v in ends) + "]"
 
 
 def p_text(p: float) -> str:
@@ -443,10 +502,13 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
     """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
     sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
-    return (f"On {row['items']:,} items with K = {row['K']} ratings each, {names[0]} scored "
+    caveats = table.attrs.get("caveats") or []
+    items = f"{row['items']:,} item{'s' if row['items'] != 1 else ''}"
+    return (f"On {items} with K = {row['K']} ratings each"
+            f"{' (' + '; '.join(caveats) + ')' if caveats else ''}, {names[0]} scored "
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
             f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval "
-            f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}], {sided} p {_equals(row['p_value'])} from "
+            f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
             f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; with "
             f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']}).")
 
@@ -459,7 +521,7 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
         "sampler": table["sampler"], "metric": table["metric"].map(METRIC_LABELS),
         names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
         "delta": table["delta"].map(_number),
-        "95% interval": [f"[{_number(lo)}, {_number(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        "95% interval": [_interval(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
         "p": table["p_value"].map(p_text), "p given ratings": table["p_given_ratings"].map(p_text)})
 
 
@@ -518,7 +580,8 @@ def add_cli(commands) -> None:
 
 def run_cli(args: argparse.Namespace) -> None:
     """The ``compare`` command."""
-    out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json") if args.out else None
+    out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json",
+                      suffixes=(".csv",)) if args.out else None
     ds = load_data(args)
     table = compare(ds, args.a, args.b, sampler=args.sampler, k=args.k, n_samples=args.n_samples, seed=args.seed,
                     two_sided=args.two_sided, metrics="all" if args.metrics == "all" else args.metrics.split(","),

@@ -21,7 +21,7 @@ import json
 import math
 import os
 import sys
-import tempfile
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +32,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
-from analysis.io import output_file, write_atomic
+from analysis.io import output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.tools.options import data_arguments, ints, load_data
 from analysis.experiment.pvalues import replicate_p_values
@@ -154,7 +154,7 @@ def check_alpha(alpha: float, n_samples: int) -> None:
 
 
 def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
-               target_delta: tuple[str, float] | None, n_samples: int = 200) -> None:
+               target_delta: tuple[str, float] | None, n_samples: int = 200, seed: int = 0) -> None:
     """Refuse what no plan can mean: negative costs, probabilities outside (0, 1), no effect or two effects, too
     few replicates, an alpha they cannot resolve."""
     for name, value in (("cost_item (--cost-item)", cost_item), ("cost_rating (--cost-rating)", cost_rating)):
@@ -172,6 +172,8 @@ def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float,
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     check_alpha(alpha, int(n_samples))
+    if int(seed) != seed or seed < 0:
+        raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
 
 
 @dataclass
@@ -198,7 +200,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     :func:`raters_available`). ``progress`` shows a bar of simulated designs on stderr.
     """
 
-    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples)
+    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
     chosen = check_metrics(metrics)
     sampler = check_sampler(sampler or default_sampler(ds))
     grid_ns, grid_ks = default_grid(ds, sampler)
@@ -439,15 +441,7 @@ def save(result: Plan, path: str) -> None:
 
 def save_figure(fig, path: str) -> None:
     """Write a figure atomically (a temporary file in the same folder, then a rename); its format from the suffix."""
-    folder, name = os.path.split(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=os.path.splitext(name)[1])
-    os.close(handle)
-    try:
-        fig.savefig(tmp, dpi=150, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"), suffix=Path(path).suffix)
 
 
 def data_size(results_path: str) -> dict | None:
@@ -544,8 +538,8 @@ def add_cli(commands) -> None:
 def run_cli(args: argparse.Namespace) -> None:
     """The ``plan`` command."""
     check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta,
-               args.n_samples)
-    out = output_file(args.out, inputs=[args.data], sidecar=".json") if args.out else None
+               args.n_samples, args.seed)
+    out = output_file(args.out, inputs=[args.data], sidecar=".json", suffixes=(".csv",)) if args.out else None
     if args.figure:
         check_figure(args.figure)
     picture = output_file(args.figure, inputs=[args.data], flag="--figure") if args.figure else None
