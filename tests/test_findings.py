@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.paper import findings, verdicts
+from analysis.paper import findings, tables, verdicts
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRICS
 from conftest import grid_results
 
@@ -444,7 +444,8 @@ def test_glued_rows_are_what_the_intro_reads():
         for column in ("claim", "paper", "ours", "verdict"):
             assert f"{key}_row_{column}" in text, f"the intro's table lacks {key}'s {column}"
         chapter = key.split("_")[0]
-        assert f', "{key}"' in (ROOT / "notebooks" / f"{chapter}.md").read_text()
+        source = (ROOT / "notebooks" / f"{chapter}.md").read_text()
+        assert "glue.finding(" in source and f'"{key}"' in source
 
 
 def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():
@@ -457,3 +458,24 @@ def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():
     results.loc[kl, "delta"] = 0.2
     assert "No cell has a negative Δ" in findings.kl_note(results, 0.3)
     assert findings.kl_note(None, 0.3) == ""
+
+
+def test_a_best_k_the_data_cannot_supply_is_marked_in_the_table_and_the_finding(crossed):
+    """On a file of 12 raters, a grid whose only K is 20 reaches significance only at designs the data cannot
+    supply: the results, Table 1, the chapter's table (K marked †, with its legend) and the finding's text say so."""
+    from analysis.experiment.grid import run
+    from analysis.experiment.table1 import table1
+
+    results = pd.concat([run(crossed, s, budgets=(400, 4000), ks=(5, 20), epsilons=(0.4,), n_samples=40, seed=1,
+                             progress=False, use_cache=False) for s in ("S1", "S2")], ignore_index=True)
+    assert (results["beyond_data"] == ((results["K"] > 12) | (results["N"] > 30))).all()
+    summary = table1(results).dropna(subset=["NK"])
+    assert summary["beyond_data"].any() and len(summary)
+    shown = tables.compare_with_paper(results, 0.4)
+    ks = shown.frame[shown.frame["statistic"] == "K"].drop(columns=["run", "statistic"])
+    marked = ks.apply(lambda column: column.str.endswith(tables.BEYOND_MARK)).to_numpy().sum()
+    assert marked == summary["beyond_data"].sum() and tables.BEYOND_MARK in shown.caption
+    text = findings.distribution_metrics_favour_large_k(results, 0.4).ours
+    assert "cannot supply" in text and "K 20" in text
+    assert findings.modelling_shifts_budget_and_k(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.4).ours.count(
+        "cannot supply") == 1

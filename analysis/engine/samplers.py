@@ -96,6 +96,17 @@ def default_sampler(ds: AnnotationDataset) -> str:
     return MODELS_RATERS.get(ds.topology.kind, "S2")
 
 
+def raters_available(ds: AnnotationDataset, sampler: str) -> int:
+    """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2),
+    the median batch's raters (S3). A larger K redraws the same people."""
+    if sampler == "S1":
+        return ds.n_raters
+    if sampler == "S3":
+        pairs = np.unique(ds.topology.item_batch[ds.item].astype(np.int64) * ds.n_raters + ds.rater)
+        return max(1, int(np.median(np.bincount(pairs // ds.n_raters))))
+    return max(1, int(np.median(ds.raters_per_item)))
+
+
 def check_size(n: int, k: int) -> None:
     """N' and K' must be integers of at least 1."""
     for label, value in (("N (items)", n), ("K (responses per item)", k)):

@@ -41,7 +41,7 @@ from analysis.engine.exact import settle
 from analysis.io import write_atomic
 from analysis.engine.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
 from analysis.experiment.pvalues import p_values, replicate_p_values
-from analysis.engine.samplers import SAMPLERS, check_sampler
+from analysis.engine.samplers import SAMPLERS, check_sampler, raters_available
 from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
 from analysis.engine.path import estimated_seconds
 
@@ -50,8 +50,8 @@ PAPER_KS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 40, 60, 80, 100)
 PAPER_EPSILONS = (0.1, 0.2, 0.3, 0.4)
 PAPER_N_SAMPLES = 1000  # replicates per hypothesis (section 4.3)
 ALPHA = 0.05
-RESULT_COLUMNS = ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "N", "n_drawn", "metric", "p_value",
-                  "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha", "n_samples", "seed",
+RESULT_COLUMNS = ("dataset", "sampler", "perturbation", "epsilon", "NK", "K", "N", "n_drawn", "beyond_data", "metric",
+                  "p_value", "delta", "delta_sd", "null_mean", "null_sd", "share_below_alpha", "n_samples", "seed",
                   "data_sha256", "engine", "version")
 
 
@@ -413,7 +413,9 @@ def run(
     -------
     pandas.DataFrame
         One row per (epsilon, budget NK, K, metric), with the columns of ``RESULT_COLUMNS``: the p-value, the mean
-        effect ``delta`` and the null's spread, and what reproduces the row (seed, data sha256, engine, version).
+        effect ``delta`` and the null's spread, ``beyond_data`` (a design the data cannot supply: K above the raters a
+        drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
+        extrapolation), and what reproduces the row (seed, data sha256, engine, version).
     """
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
@@ -469,11 +471,14 @@ def run(
             cache.release_all()
 
     rows = []
+    raters = raters_available(dataset, simulator.sampler)
     for cell in grid:
         n_drawn = simulator.design.slots(cell.N)
+        beyond = bool(cell.K > raters or cell.N > dataset.n_items)  # a design the data cannot supply (extrapolated)
         for metric in chosen:
             rows.append({"dataset": dataset.name, "sampler": cell.sampler, "perturbation": cell.perturbation,
                          "epsilon": cell.epsilon, "NK": cell.NK, "K": cell.K, "N": cell.N, "n_drawn": n_drawn,
+                         "beyond_data": beyond,
                          "metric": metric, **done[cell][metric], "n_samples": int(n_samples), "seed": int(seed),
                          "data_sha256": dataset.sha256, "engine": engine_fingerprint(), "version": __version__})
     table = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))

@@ -16,7 +16,8 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     For each metric, the smallest budget ``NK`` at which some ``K`` has ``p < alpha``; at that budget, the smallest
     p-value, its ``K`` (the smallest ``K`` on ties) and its effect size. ``NK`` is missing where no budget qualifies.
 
-    Columns: dataset, sampler, epsilon, metric, NK, p_value, K, delta (NK and K as nullable integers).
+    Columns: dataset, sampler, epsilon, metric, NK, p_value, K, delta (NK and K as nullable integers), and
+    ``beyond_data`` where the results have it (the chosen design is one the data cannot supply).
     """
     need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
     if need - set(results.columns):
@@ -27,10 +28,14 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         hits = group[group["p_value"] < alpha]
         row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
                "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
+        if "beyond_data" in group:
+            row["beyond_data"] = False
         if len(hits):
             budget = hits["NK"].min()
             best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
             row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
+            if "beyond_data" in row:
+                row["beyond_data"] = bool(best["beyond_data"])
         rows.append(row)
     out = pd.DataFrame(rows)
     # runs keep the order in which they appear in ``results``; metrics follow the paper's order

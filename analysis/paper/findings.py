@@ -244,7 +244,8 @@ def modelling_shifts_budget_and_k(results: pd.DataFrame | None, comparisons, eps
     claims.append(SubClaim(k_rule, f"larger for {k_up}, smaller for {k_down} (MAE: 40 → 100 on DICES, 9 → 20 on "
                            "Toxicity)", f"larger for {larger_k}, smaller for {smaller_k}",
                            larger_k > smaller_k if both else None))
-    ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "."
+    compared = pd.concat([tables.select(results, run) for pair in comparisons for run in pair])
+    ours = f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + beyond_sentence(compared, epsilon)
     return Finding(QUESTIONS["rq2"], paper, ours, None,
                    {"larger_k": larger_k, "smaller_k": smaller_k, "both": both}, claims, CLAIMS["rq2"])
 
@@ -266,6 +267,19 @@ def paper_families() -> dict:
             "dist_k": float(dist["K"].median()), "dist_k_range": (float(dist["K"].min()), float(dist["K"].max())),
             "vote_nk": float(vote["NK"].median()), "vote_nk_min": float(vote["NK"].min()),
             "vote_k": float(vote["K"].median())}
+
+
+def beyond_sentence(results: pd.DataFrame, epsilon: float) -> str:
+    """A sentence naming the (run, metric) pairs whose Table 1 design the data cannot supply (``beyond_data``), with
+    a leading space; empty when there are none."""
+    summary = table1(results[np.isclose(results["epsilon"], epsilon)])
+    if "beyond_data" not in summary or not summary["beyond_data"].any():
+        return ""
+    beyond = summary[summary["beyond_data"]]
+    pairs = ", ".join(f"{METRIC_LABELS[r.metric]} on {_label((r.dataset, r.sampler))} (K {r.K})"
+                      for r in beyond.itertuples())
+    return (f" {len(beyond)} of these (run, metric) pairs rest on a design the data cannot supply, K above the "
+            f"raters a drawn item comes from or N above the items, so their best K is an extrapolation: {pairs}.")
 
 
 def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: float, missing: str = "") -> Finding:
@@ -319,7 +333,7 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
     ours = (f"At ε = {epsilon:g}, on {runs} ({med['pairs']} (run, metric) pairs): the distribution metrics reach "
             f"significance at a median budget of {o['dist_nk']:,.0f} with a median best K of {o['dist_k']:g} "
             f"({med['distribution']['n']} pairs significant); the vote metrics at {o['vote_nk']:,.0f} with K "
-            f"{o['vote_k']:g} ({med['vote']['n']} pairs).")
+            f"{o['vote_k']:g} ({med['vote']['n']} pairs).{beyond_sentence(chosen, epsilon)}")
     return Finding(QUESTIONS["distribution"], paper, ours, None, med, claims, CLAIMS["distribution"])
 
 

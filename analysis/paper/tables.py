@@ -28,6 +28,9 @@ from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS
 from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
+BEYOND_MARK = "†"
+BEYOND_WORDS = ("a design these data cannot supply (K above the raters a drawn item comes from, or N above the "
+                "items): an extrapolation that redraws the same people or items")
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
 # registry and stand-in names of the paper's three datasets -> the paper's name for them
 _IMITATES = {"dices-synthetic": "DICES", "dices350": "DICES", "d3code-synthetic": "D3code", "d3code": "D3code",
@@ -252,6 +255,8 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                 if metric not in by_metric.index:
                     continue
                 cell = _fmt(by_metric.loc[metric, stat], stat)
+                if stat == "K" and by_metric.get("beyond_data", pd.Series(dtype=bool)).get(metric, False):
+                    cell += BEYOND_MARK
                 key = (paper_name, sampler, metric)
                 if paper_name is not None and key in paper.index:
                     cell += f" ({_fmt(paper.loc[key, stat], stat)})"
@@ -262,6 +267,8 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
         caption = f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05"
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
+    if ours.get("beyond_data", pd.Series(dtype=bool)).any():
+        caption += f"; {BEYOND_MARK}: {BEYOND_WORDS}"
     return Table(pd.DataFrame(rows), caption)
 
 

@@ -36,7 +36,7 @@ from analysis.io import output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.tools.options import data_arguments, ints, load_data
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler
+from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, raters_available
 from analysis.engine import DEFAULT, Simulator, check_perturbation
 
 Z95 = 1.959963984540054
@@ -117,17 +117,6 @@ def metric_name(m: int) -> str:
 def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
     """The pilot's own design: its items, and the median number of ratings per item."""
     return ds.n_items, max(1, int(np.median(ds.raters_per_item)))
-
-
-def raters_available(ds: AnnotationDataset, sampler: str) -> int:
-    """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2),
-    the median batch's raters (S3). A larger K redraws the same people."""
-    if sampler == "S1":
-        return ds.n_raters
-    if sampler == "S3":
-        pairs = np.unique(ds.topology.item_batch[ds.item].astype(np.int64) * ds.n_raters + ds.rater)
-        return max(1, int(np.median(np.bincount(pairs // ds.n_raters))))
-    return max(1, int(np.median(ds.raters_per_item)))
 
 
 def default_grid(ds: AnnotationDataset, sampler: str = "S2") -> tuple[list[int], list[int]]:
