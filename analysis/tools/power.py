@@ -32,6 +32,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
+from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 from analysis.io import output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.tools.options import data_arguments, ints, load_data
@@ -197,8 +198,13 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     if min(ns + ks) < 1:
         raise ParameterError(f"N and K values must be >= 1, got {min(ns + ks)}")
     searches = (BISECTION_STEPS + 4 if target_delta else 0) + len(chosen) * (BISECTION_STEPS + 1)
+    compiling = progress and not kernels_compiled()
+    if compiling:  # the first design waits for the compiler: an estimate of the time left would be far off
+        print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
+              "s); no estimate of the time left this run", file=sys.stderr)
     bar = tqdm(total=len(ns) * len(ks) + searches, desc=f"plan {ds.name} {sampler}", unit="design",
-               disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY)
+               disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
+               bar_format="{desc}: {n_fmt}/{total_fmt} designs [{elapsed}]" if compiling else None)
     planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
     with bar:
         result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power)
