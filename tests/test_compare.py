@@ -31,14 +31,15 @@ def samples(ds, m, rng):
     return pd.DataFrame({"item": np.repeat(ds.item_ids, m), "label": labels.ravel()})
 
 
-def test_a_large_difference_is_found_under_every_sampler(small):
+def test_a_large_difference_is_found_under_every_sampler():
+    ds = from_table(crossed_table(n_items=100, n_raters=20, n_labels=3, seed=3), name="larger")
     rng = np.random.default_rng(0)
-    truth = votes(small)
-    a = pd.DataFrame({"item": small.item_ids, "label": truth})
-    wrong = rng.random(small.n_items) < 0.8
-    b = pd.DataFrame({"item": small.item_ids, "label": np.where(wrong, (truth + 1) % 3, truth)})
+    truth = votes(ds)
+    a = pd.DataFrame({"item": ds.item_ids, "label": truth})
+    wrong = rng.random(ds.n_items) < 0.8
+    b = pd.DataFrame({"item": ds.item_ids, "label": np.where(wrong, (truth + 1) % 3, truth)})
     for sampler in ("S1", "S2"):
-        result = compare(small, a, b, sampler=sampler, n_samples=200, seed=1).set_index("metric")
+        result = compare(ds, a, b, sampler=sampler, n_samples=200, seed=1).set_index("metric")
         assert (result["score_a"] > result["score_b"]).loc[["accuracy", "f1"]].all()
         assert (result["delta"] > 0).all()
         assert (result["p_value"] < 0.05).all()

@@ -41,6 +41,7 @@ from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.io import output_file, write_atomic
 from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
+from analysis.tools import rater_level
 from analysis.tools.options import data_arguments, load_data
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout
@@ -53,7 +54,8 @@ TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
 SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters within items resampled",
                  "S3": "batches, items and batch raters resampled"}
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
-           "sampler", "n_samples", "seed", "signature")
+           "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
+RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's t-test
 
 
 @dataclass(frozen=True)
@@ -299,6 +301,12 @@ def full_counts(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray,
     return [ds.item_label_counts / ds.raters_per_item[:, None] * k, share_a * k, share_b * k]
 
 
+def _delta_matrix(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`delta_values` as an array (leading axes, metrics), in METRICS order."""
+    values = delta_values(gold, a, b)
+    return np.stack([values[m] for m in METRICS], axis=-1)
+
+
 def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.engine.metrics.deltas`' exact ones where
     every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores."""
@@ -401,23 +409,28 @@ def engine() -> str:
 def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs_b: pd.DataFrame | str | Path,
             sampler: str | None = None, k: int | None = None, n_samples: int = 1000, seed: int = 0, metrics="all",
             two_sided: bool = False, item: str = "item", label: str = "label", normalize_labels: bool = False,
-            progress: bool = False) -> pd.DataFrame:
+            progress: bool = False, percentile: bool = False) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
     ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`read_system`) with
     an ``item`` column and either a ``label`` column (one row per item, or several: sampled labels) or
     ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
     median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and
-    surrounding spaces; ``progress`` shows a bar on standard error for long runs.
+    surrounding spaces; ``progress`` shows a bar on standard error for long runs. Under S1 and S3 the interval and p
+    are the rater-level t-test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
+    instead (too small a p with few raters; kept to compare the two).
 
     Returns
     -------
     pandas.DataFrame
         One row per metric, columns: ``metric``; ``score_a``, ``score_b`` (each against all of an item's ratings);
-        ``delta`` (positive: A is better); ``ci_low``, ``ci_high`` (95 % bootstrap interval of ``delta`` under the
-        sampler); ``p_value`` (from the same replicates: below 0.05 two-sided exactly when the interval excludes 0);
+        ``delta`` (positive: A is better); ``ci_low``, ``ci_high`` (95 % interval of ``delta`` under the sampler);
+        ``p_value`` (from the same test: below 0.05 two-sided exactly when the interval excludes 0);
         ``p_given_ratings`` (swapping A's and B's answers per item, these raters' labels fixed; no sampler changes
-        it); ``items``, ``K``, ``sampler``, ``n_samples``, ``seed``; ``signature`` (what reproduces the row). The
+        it); ``items``, ``K``, ``sampler``, ``n_samples``, ``seed``; ``raters`` (per group under S1 and S3, the
+        median per item under S2); ``raters_for_even_odds`` (where no number of items gives the test even odds of
+        detecting a difference of the observed size with these raters, about how many would; else empty);
+        ``signature`` (what reproduces the row). The
         frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
         provenance.
     """
@@ -441,8 +454,15 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     share_b = b.share[np.searchsorted(b.item, both)]
     alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress)
     seen = observed(used, share_a, share_b, int(k))
+    rater_test = sampler in RATER_LEVEL and not percentile
+    if rater_test:
+        jackknife = rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), _delta_matrix)
+        item_part, rater_part, df_raters, per_group = rater_level.parts(alt, jackknife)
+        df = rater_level.degrees(item_part, rater_part, len(both), df_raters)
+    raters = int(round(per_group)) if rater_test else int(np.median(used.raters_per_item))
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
-                          f"test:{'two-sided' if two_sided else 'one-sided'}", f"data:{ds.sha256[:12]}",
+                          f"test:{'two-sided' if two_sided else 'one-sided'}{'/percentile' if percentile else ''}",
+                          f"data:{ds.sha256[:12]}",
                           f"a:{a.sha256[:12]}", f"b:{b.sha256[:12]}", f"engine:{engine()}", f"v:{__version__}"])
     rows = []
     for m, metric in enumerate(METRICS):
@@ -450,11 +470,26 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
             continue
         # rounded to 12 decimals: a perfect system's MAE is 0, not 1e-17; + 0.0: no -0 in the table
         score_a, score_b, delta = (round(value, 12) + 0.0 for value in seen[metric])
-        p, low, high = replicate_test(alt[:, m], delta, two_sided, BY_NAME[metric].bound(ds.n_labels))
+        bound = BY_NAME[metric].bound(ds.n_labels)
+        needed = None
+        if rater_test:
+            p, low, high = rater_level.t_test(delta, item_part[m] + rater_part[m], float(df[m]), two_sided, bound,
+                                              1 / (1 + n_samples))
+            needed = rater_level.raters_for_even_odds(delta, item_part[m], rater_part[m], raters, len(both),
+                                                      len(jackknife))
+        else:
+            p, low, high = replicate_test(alt[:, m], delta, two_sided, bound)
         rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
-                                       int(n_samples), int(seed), signature))))
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
+                                       int(n_samples), int(seed), raters, needed, signature))))
+    table = pd.DataFrame(rows, columns=list(COLUMNS)).astype({"raters_for_even_odds": "Int64"})
+    small = table.dropna(subset=["raters_for_even_odds"])
+    if len(small):
+        design.append(f"with {raters} raters{' per batch' if sampler == 'S3' else ''}, no number of items gives "
+                      "the test even odds of detecting a difference as large as the observed one in "
+                      + ", ".join(f"{METRIC_LABELS[r.metric]} (about {r.raters_for_even_odds} raters would)"
+                                  for r in small.itertuples())
+                      + ": a p above 0.05 there is not evidence that A and B are equally good")
     table.attrs["left_out"] = [str(v) for v in ds.item_ids[left_out]]
     table.attrs["notes"] = [*a.notes, *b.notes, *design]
     table.attrs["caveats"] = clauses
@@ -510,7 +545,19 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
             f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
             f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; with "
-            f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']}).")
+            f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
+            + _small_pool(row))
+
+
+def _small_pool(row) -> str:
+    """The sentence's last clause where the rater pool limits the test (:func:`rater_level.raters_for_even_odds`)."""
+    needed = row.get("raters_for_even_odds")
+    if needed is None or pd.isna(needed):
+        return ""
+    per = " per batch" if row["sampler"] == "S3" else ""
+    return (f" With {row['raters']} raters{per}, no number of items would give this test even odds of detecting a "
+            f"difference of this size (about {needed} raters{per} would), so a p above 0.05 here is not evidence "
+            "that the two systems are equally good.")
 
 
 def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:

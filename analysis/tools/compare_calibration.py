@@ -2,8 +2,9 @@
 with persistent biases, and two systems that are equally good in the population but side with different raters.
 
 An item has a latent score ``z ~ N(0, 1)``, a rater a persistent bias ``b ~ N(0, rater_sd)``, and a rating is
-``1[z + b + e > 0]`` with ``e ~ N(0, noise_sd)``. System A answers every item with the probability of label 1 that a
-rater of bias ``+lean`` would have, system B with that of a rater of bias ``-lean``. Flipping every sign (scores,
+``1[z + b + e > 0]`` with ``e ~ N(0, noise_sd)`` (with three labels, the ordinal label of ``z + b + e`` against
+the cut-points -0.5 and 0.5). System A answers every item with the label probabilities that a rater of bias
+``+lean`` would have, system B with those of a rater of bias ``-lean``. Flipping every sign (scores,
 biases, noise) swaps the labels and turns A into B, and every metric is unchanged by relabelling, so over the
 population A and B are equally good: the hypothesis of no difference holds exactly. A test set draws new items and
 new raters; its few raters lean one way or the other by chance, and the system that sides with them looks better.
@@ -20,7 +21,7 @@ import pandas as pd
 from scipy.special import ndtr
 from tqdm import tqdm
 
-from analysis.tools.compare import compare
+from analysis.tools.compare import RATER_LEVEL, compare
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
 from analysis.tools.power import wilson
@@ -32,10 +33,17 @@ class Population:
     system leans toward one side's raters."""
 
     n_items: int = 100
-    n_raters: int = 5  # every rater rates every item of a test set (fully crossed)
+    n_raters: int = 5  # every rater rates every item of a test set (fully crossed), or of its batch
     rater_sd: float = 0.5
     noise_sd: float = 0.5
-    lean: float = 0.5
+    lean: float = 0.5  # A leans +lean, B -lean: equally good
+    n_labels: int = 2  # 2, or 3 ordinal labels
+    batch_size: int | None = None  # items per batch, each batch with raters of its own (None: fully crossed)
+    lean_b: float | None = None  # B's lean where it differs from -lean (A then truly better when |lean_b| > |lean|)
+
+    @property
+    def cuts(self) -> np.ndarray:
+        return np.array([0.0]) if self.n_labels == 2 else np.array([-0.5, 0.5])
 
 
 def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset, pd.DataFrame, pd.DataFrame]:
@@ -44,30 +52,41 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
     rng = np.random.default_rng(seed)
     n, r = population.n_items, population.n_raters
     score = rng.normal(0, 1, n)
-    bias = rng.normal(0, population.rater_sd, r)
-    rating = (score[:, None] + bias[None, :] + rng.normal(0, population.noise_sd, (n, r)) > 0).astype(int)
-    item, rater = np.divmod(np.arange(n * r), r)
-    ds = from_table(pd.DataFrame({"item": item, "rater": rater, "label": rating.ravel()}), name=f"simulated-{seed}",
-                    label_order=[0, 1])
+    batch = np.arange(n) // (population.batch_size or n)
+    bias = rng.normal(0, population.rater_sd, (batch[-1] + 1, r))  # each batch its own raters
+    latent = score[:, None] + bias[batch] + rng.normal(0, population.noise_sd, (n, r))
+    rating = (latent[..., None] > population.cuts).sum(-1)
+    item, column = np.divmod(np.arange(n * r), r)
+    table = pd.DataFrame({"item": item, "rater": batch[item] * r + column, "label": rating.ravel()})
+    if population.batch_size:
+        table["batch"] = batch[item]
+    ds = from_table(table, batch="batch" if population.batch_size else None, name=f"simulated-{seed}",
+                    label_order=list(range(population.n_labels)))
 
     def system(lean: float) -> pd.DataFrame:
-        p1 = ndtr((score + lean) / population.noise_sd)
-        return pd.DataFrame({"item": np.arange(n), "p_0": 1 - p1, "p_1": p1})
+        above = ndtr((score[:, None] + lean - population.cuts) / population.noise_sd)  # P(label > each cut)
+        shares = -np.diff(np.column_stack([np.ones(n), above, np.zeros(n)]), axis=1)
+        return pd.DataFrame(shares, columns=[f"p_{c}" for c in range(population.n_labels)]).assign(item=np.arange(n))
 
-    return ds, system(population.lean), system(-population.lean)
+    lean_b = -population.lean if population.lean_b is None else population.lean_b
+    return ds, system(population.lean), system(lean_b)
+
+
+TESTS = ("rater-level t", "percentile")  # compare's headline test under S1 and S3, and the earlier one
 
 
 def calibration(population: Population = Population(), samplers=("S1", "S2"), n_sets: int = 300,
                 n_samples: int = 200, alpha: float = 0.05, seed: int = 0, metrics="all",
-                progress: bool = False) -> pd.DataFrame:
+                progress: bool = False, tests=TESTS[:1]) -> pd.DataFrame:
     """Two-sided ``compare`` on ``n_sets`` test sets of ``population`` (seeds ``seed``, ``seed + 1``, ...), under
-    each sampler, with ``n_samples`` replicates each.
+    each sampler, with ``n_samples`` replicates each; under S1 and S3 by each of ``tests`` (:data:`TESTS`). With
+    A and B equally good the share of p < ``alpha`` is the test's size; with A better (``lean_b``), its power.
 
     Returns
     -------
-    One row per sampler and metric, columns ``sampler``, ``metric``, ``n_sets``, ``rejected`` (test sets with
-    p < ``alpha``), ``share`` (their share), ``low`` and ``high`` (its Wilson 95 % band), ``share_given_ratings``
-    (the same share for ``p_given_ratings``).
+    One row per sampler, test and metric, columns ``sampler``, ``test``, ``metric``, ``n_sets``, ``rejected``
+    (test sets with p < ``alpha``), ``share`` (their share), ``low`` and ``high`` (its Wilson 95 % band),
+    ``share_given_ratings`` (the same share for ``p_given_ratings``).
     """
     if n_sets < 1 or not 0 < alpha < 1:
         raise ParameterError(f"n_sets must be >= 1 and alpha in (0, 1), got {n_sets} and {alpha}")
@@ -75,10 +94,12 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
     for offset in tqdm(range(n_sets), desc="calibration", unit="test set", disable=not progress, leave=False):
         ds, a, b = draw_test_set(population, seed + offset)
         for sampler in samplers:
-            parts.append(compare(ds, a, b, sampler=sampler, n_samples=n_samples, seed=seed + offset,
-                                 two_sided=True, metrics=metrics)[["sampler", "metric", "p_value", "p_given_ratings"]])
+            for test in (tests if sampler in RATER_LEVEL else TESTS[1:]):
+                found = compare(ds, a, b, sampler=sampler, n_samples=n_samples, seed=seed + offset, two_sided=True,
+                                metrics=metrics, percentile=test == TESTS[1])
+                parts.append(found[["sampler", "metric", "p_value", "p_given_ratings"]].assign(test=test))
     table = pd.concat(parts, ignore_index=True)
-    grouped = table.groupby(["sampler", "metric"], sort=False)
+    grouped = table.groupby(["sampler", "test", "metric"], sort=False)
     out = grouped.agg(n_sets=("p_value", "size"), rejected=("p_value", lambda p: int((p < alpha).sum())),
                       rejected_given=("p_given_ratings", lambda p: int((p < alpha).sum()))).reset_index()
     out["share"] = out["rejected"] / out["n_sets"]
@@ -98,26 +119,27 @@ def contrast(population: Population = Population(), n_samples: int = 1000, seed:
 
 def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Calibration tables of several designs side by side, as people read them: one row per metric (its label),
-    one column per design and sampler (``<design>, <sampler>``) holding the share of p < alpha with its band."""
+    one column per design, sampler and test (``<design>, <sampler> <test>``) holding the share of p < alpha with
+    its band."""
     from analysis.engine.metrics import METRIC_LABELS
 
     columns = {}
     for design, table in tables.items():
         for _, row in table.iterrows():
-            columns.setdefault(f"{design}, {row['sampler']}", {})[METRIC_LABELS[row["metric"]]] = (
+            columns.setdefault(f"{design}, {row['sampler']} {row['test']}", {})[METRIC_LABELS[row["metric"]]] = (
                 f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
     return pd.DataFrame(columns).rename_axis("metric").reset_index()
 
 
 def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> str:
-    """What the calibration measured, in words: per design and sampler the range of the shares of p < alpha over
-    the metrics, and whether ``alpha`` lies in every metric's band."""
+    """What the calibration measured, in words: per design, sampler and test the range of the shares of p < alpha
+    over the metrics, and whether ``alpha`` lies in every metric's band."""
     parts = []
     for design, table in tables.items():
-        for sampler, part in table.groupby("sampler", sort=False):
+        for (sampler, test), part in table.groupby(["sampler", "test"], sort=False):
             held = ((part["low"] <= alpha) & (alpha <= part["high"])).all()
             above = (part["low"] > alpha).sum()
-            parts.append(f"{design} under {sampler}: {part['share'].min():.3f} to {part['share'].max():.3f} "
+            parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to {part['share'].max():.3f} "
                          f"({int(part['n_sets'].iloc[0])} test sets; "
                          + (f"{alpha:g} inside every metric's band" if held else
                             f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else

@@ -1,0 +1,82 @@
+"""compare's p with few raters: its size and power on simulated populations, the rater-level t-test beside the
+percentile bootstrap it replaced. Outside ``make test`` (it takes minutes):
+
+    .venv/bin/python benchmarks/compare_calibration.py --sets 500 --out benchmarks/compare_calibration.csv
+
+Designs: the compare chapter's population (two labels) and an ordinal one with three labels, fully crossed, with
+R in {3, 5, 10, 20} raters and N in {50, 100, 400} items (S1); and batches of 20 items with 5 raters each, N in
+{50, 100, 400} (S3). Size: A and B lean +0.5 and -0.5 (equally good). Power: A leans 0, B 0.6 (A better).
+Each design's share of two-sided p < 0.05 comes with its binomial 99 % band around 0.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing
+import sys
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis.io import write_atomic  # noqa: E402
+from analysis.tools.compare_calibration import TESTS, Population, calibration  # noqa: E402
+
+ALPHA = 0.05
+
+
+def designs() -> list[tuple[str, str, Population]]:
+    """(name, sampler, population) of every design."""
+    out = []
+    for labels, raters, items in itertools.product((2, 3), (3, 5, 10, 20), (50, 100, 400)):
+        out.append((f"{labels} labels, crossed, R {raters}, N {items}", "S1",
+                    Population(n_items=items, n_raters=raters, n_labels=labels)))
+    for labels, items in itertools.product((2, 3), (50, 100, 400)):
+        out.append((f"{labels} labels, batches of 20 x 5, N {items}", "S3",
+                    Population(n_items=items, n_raters=5, n_labels=labels, batch_size=20)))
+    return out
+
+
+def measure(job) -> pd.DataFrame:
+    (name, sampler, population), n_sets, n_samples = job
+    parts = []
+    for kind, pop in (("size", population), ("power", Population(**{**population.__dict__, "lean": 0.0,
+                                                                     "lean_b": 0.6}))):
+        table = calibration(pop, samplers=(sampler,), n_sets=n_sets, n_samples=n_samples, tests=TESTS)
+        parts.append(table.assign(design=name, kind=kind, raters=population.n_raters, items=population.n_items,
+                                  labels=population.n_labels))
+    print(f"done: {name}", file=sys.stderr, flush=True)
+    return pd.concat(parts, ignore_index=True)
+
+
+def band(n_sets: int, alpha: float = ALPHA, level: float = 0.99) -> tuple[float, float]:
+    """The binomial ``level`` band of the share of p < alpha over ``n_sets`` test sets of a calibrated test."""
+    low, high = stats.binom.interval(level, n_sets, alpha)
+    return low / n_sets, high / n_sets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", type=int, default=500, help="test sets per design (default: 500)")
+    parser.add_argument("--n-samples", type=int, default=200, help="bootstrap replicates per test (default: 200)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", default="benchmarks/compare_calibration.csv")
+    args = parser.parse_args()
+    jobs = [(design, args.sets, args.n_samples) for design in designs()]
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        table = pd.concat(pool.map(measure, jobs, chunksize=1), ignore_index=True)
+    low, high = band(args.sets)
+    table["band_low"], table["band_high"] = low, high
+    write_atomic(args.out, table.to_csv(index=False))
+    size = table[table["kind"] == "size"]
+    for test, part in size.groupby("test"):
+        above = part[part["share"] > high]
+        print(f"{test}: share of p < {ALPHA} above the 99 % band [{low:.3f}, {high:.3f}] in {len(above)} of "
+              f"{len(part)} (design, metric) pairs; largest {part['share'].max():.3f}")
+
+
+if __name__ == "__main__":
+    main()
