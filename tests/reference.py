@@ -80,10 +80,13 @@ def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.G
 def perturb(labels: np.ndarray, epsilon: float, rule: str, shares: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """B's responses, each replaced with probability ``epsilon`` (METHOD sections 3 and 12): by a label of the
     slot's own noise law ``Dirichlet(1/C, ..., 1/C)`` (``"dirichlet"``) or ``Dirichlet(shares)`` (``"dirichlet-shares"``,
-    ``shares`` being the dataset's label shares), or by one of the other labels uniformly (``"uniform"``)."""
+    ``shares`` being the dataset's label shares), by the slot's one label drawn uniformly (``"one-label"``), or by
+    one of the other labels uniformly (``"uniform"``)."""
     n_labels = len(shares)
     replaced = rng.random(labels.shape) < epsilon
-    if rule in ("dirichlet", "dirichlet-shares"):
+    if rule == "one-label":
+        noise = np.broadcast_to(rng.integers(n_labels, size=labels.shape[0])[:, None], labels.shape)
+    elif rule in ("dirichlet", "dirichlet-shares"):
         prior = np.full(n_labels, 1.0 / n_labels) if rule == "dirichlet" else shares / shares.sum()
         eta = rng.dirichlet(prior, size=labels.shape[0])  # one law per slot
         cum = np.cumsum(eta, axis=1)

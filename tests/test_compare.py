@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from analysis.__main__ import main
-from analysis.tools.compare import compare, interval_rank, read_outputs, replicate_test, sentence
+from analysis.tools.compare import compare, interval_rank, replicate_test, sentence
+from analysis.tools.outputs import read_outputs
 from analysis.data.annotations import from_table
 from conftest import batched_table, crossed_table
 

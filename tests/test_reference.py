@@ -59,8 +59,9 @@ CONFIGURATIONS = [
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
 ]
 # The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
-CONFIGURATIONS += [config[:6] + ("dirichlet-shares",) + config[7:] for config in CONFIGURATIONS
-                   if config[6] == "dirichlet"]
+# ... and the one-label law (METHOD section 3), the Dirichlet's limit of a vanishing concentration.
+CONFIGURATIONS += [config[:6] + (rule,) + config[7:] for rule in ("dirichlet-shares", "one-label")
+                   for config in CONFIGURATIONS if config[6] == "dirichlet"]
 MODULES = {"path": path, "tables": tables}
 
 
@@ -149,6 +150,18 @@ def test_the_comparison_tells_the_centred_noise_law_from_the_symmetric_one():
     centred = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet-shares")
     assert not same_law(got, own)
     assert same_law(got, centred)
+
+
+def test_the_comparison_tells_the_one_label_law_from_the_dirichlet():
+    """Power: at K = 10 the one-label law moves B's plurality far more than Dirichlet(1/C) noise; the Dirichlet
+    rule's replicates fail against the one-label reference (and pass against their own)."""
+    ds = from_table(crossed_table(n_items=30, n_raters=12), name="crossed")
+    sim = Simulator(ds, "S2", method="counts")
+    got = sim.replicates(20, 10, 0.5, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
+    own = reference_deltas(ds, "S2", 20, 10, 0.5, N_REF, np.random.default_rng(4), False, "dirichlet")
+    one = reference_deltas(ds, "S2", 20, 10, 0.5, N_REF, np.random.default_rng(4), False, "one-label")
+    assert not same_law(got, own)
+    assert same_law(got, one)
 
 
 @pytest.mark.parametrize("config", CONFIGURATIONS[:18], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")

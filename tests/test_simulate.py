@@ -73,7 +73,7 @@ def test_dirichlet_rule_changes_responses_at_rate_eps_c_minus_1_over_c_and_mixes
     labels = rng.choice(n_labels, size=(rows, k), p=share).astype(np.int8)
     before = labels.copy()
     perturb_labels(rng, labels, rows, k, epsilon, True, np.zeros(n_labels, dtype=np.int64),
-                   make_rule("dirichlet", np.ones(n_labels)).prior)
+                   make_rule("dirichlet", np.ones(n_labels)).urn())
     # responses of one slot share their noise law, so slots (rows) are the independent units
     assert within_se((labels != before).mean(1), epsilon * (n_labels - 1) / n_labels)
     for c in range(n_labels):
@@ -86,10 +86,22 @@ def test_dirichlet_noise_is_shared_within_a_slot_as_a_polya_urn():
     n_labels, rows = 3, 20_000
     labels = np.zeros((rows, 2), dtype=np.int8)
     perturb_labels(np.random.default_rng(5), labels, rows, 2, 1.0, True, np.zeros(n_labels, dtype=np.int64),
-                   make_rule("dirichlet", np.ones(n_labels)).prior)
+                   make_rule("dirichlet", np.ones(n_labels)).urn())
     agree = int((labels[:, 0] == labels[:, 1]).sum())
     low, high = binomial_limits(rows, (1 + 1 / n_labels) / 2)
     assert low <= agree <= high
+    first = np.bincount(labels[:, 0], minlength=n_labels)
+    low, high = binomial_limits(rows, 1 / n_labels)
+    assert ((low <= first) & (first <= high)).all()
+
+
+def test_one_label_noise_gives_every_replaced_response_of_a_slot_one_uniform_label():
+    """With every response replaced, the two responses of a slot always agree, and the slot's label is uniform."""
+    n_labels, rows = 3, 20_000
+    labels = np.zeros((rows, 2), dtype=np.int8)
+    perturb_labels(np.random.default_rng(5), labels, rows, 2, 1.0, True, np.zeros(n_labels, dtype=np.int64),
+                   make_rule("one-label", np.ones(n_labels)).urn())
+    assert (labels[:, 0] == labels[:, 1]).all()
     first = np.bincount(labels[:, 0], minlength=n_labels)
     low, high = binomial_limits(rows, 1 / n_labels)
     assert ((low <= first) & (first <= high)).all()

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.tools.compare import PROBABILITY_PREFIX, compare, label_text, read_outputs
+from analysis.tools.compare import compare
+from analysis.tools.outputs import PROBABILITY_PREFIX, label_text, read_outputs
 from analysis.data.annotations import AnnotationDataset, id_text
 from analysis.errors import ParameterError
 from analysis.engine.metrics import METRIC_LABELS, REGISTRY, votes

@@ -9,7 +9,14 @@ to 1). Two rules share noise:
 
 * ``"dirichlet"`` (VET's distortion, the default): ``prior = (1/C, ..., 1/C)``;
 * ``"dirichlet-shares"``: the prior centred on the dataset's label shares ``pi``, with the same total
-  concentration 1 (``prior = pi``).
+  concentration 1 (``prior = pi``);
+* ``"one-label"``: one label per perturbed slot, drawn uniformly, that every replaced response of the slot takes:
+  ``Dirichlet(a/C, ..., a/C)`` in the limit ``a -> 0`` (a one-hot ``eta``), the reading of the paper's "a small
+  fraction (epsilon) of the responses are perturbed randomly" that its numbers support best. Its urn starts empty:
+  the first replacement of a slot follows the prior, every later one copies it.
+
+A rule's ``concentration`` is the urn's total weight before any replacement: 1 for the two Dirichlet rules, 0 for
+the one-label rule.
 
 ``"uniform"``: each replaced response takes one of the other ``C - 1`` labels uniformly, independently.
 
@@ -30,10 +37,10 @@ from scipy.special import gammaln
 from analysis.errors import ParameterError
 from analysis.engine.draws import binomial, build_alias, uniform_index
 
-PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares")
-DEFAULT = PERTURBATIONS[0]
-SHARED = {"dirichlet": True, "uniform": False, "dirichlet-shares": True}
-CONCENTRATION = 1.0  # the total of every shared-noise prior (VET's): the urn's weight before any replacement
+PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares", "one-label")  # new rules at the end: a cell's stream
+DEFAULT = PERTURBATIONS[0]  # is keyed by its rule's place here
+SHARED = {"dirichlet": True, "uniform": False, "dirichlet-shares": True, "one-label": True}
+CONCENTRATION = {"dirichlet": 1.0, "uniform": 1.0, "dirichlet-shares": 1.0, "one-label": 0.0}  # VET's total is 1
 
 
 def check_perturbation(perturbation: str) -> str:
@@ -47,25 +54,36 @@ def check_perturbation(perturbation: str) -> str:
 @dataclass(frozen=True, eq=False)
 class Rule:
     """A perturbation rule with its law's numbers for one dataset: ``shared`` (its replaced responses of a slot
-    share one ``Dirichlet(prior)``) and ``prior`` (C parameters summing to 1; for the uniform rule, unused)."""
+    share one ``eta ~ Dirichlet(concentration * prior)``), ``prior`` (C shares summing to 1, the law of one replaced
+    response; for the uniform rule, unused) and ``concentration`` (the Dirichlet's total; 0: the one-hot limit)."""
 
     name: str
     shared: bool
     prior: np.ndarray
+    concentration: float = 1.0
+
+    def urn(self) -> np.ndarray:
+        """What the kernels' urn reads (:func:`urn_label`): the prior's C shares, then the concentration."""
+        return np.append(self.prior, self.concentration)
 
     def pairs(self, comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
         """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``),
         when both are drawn from one ``eta ~ Dirichlet(prior)``: the two multinomial coefficients times the
         Dirichlet moment of the sum."""
         other = comp if other is None else other
-        alpha = self.prior
 
         def log_coef(vectors):
             return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
 
         both = comp[:, None, :] + other[None, :, :]
-        log_moment = (gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(CONCENTRATION + both.sum(2))
-        return np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :] + log_moment)
+        coef = np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :])
+        if self.concentration == 0:  # a one-hot eta: E[prod eta^n] is prior_c when all of n is on label c
+            on = (both > 0).sum(2)
+            return coef * np.where(on == 0, 1.0, np.where(on == 1, (self.prior * (both > 0)).sum(2), 0.0))
+        alpha, total = self.concentration * self.prior, self.concentration
+        log_moment = ((gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(total + both.sum(2))
+                      + gammaln(total))
+        return coef * np.exp(log_moment)
 
     def chain(self, k: int) -> np.ndarray:
         """``chain[c, m, x]``: ``P(X <= x)`` for ``X ~ BetaBinomial(m, prior_c, prior_{c+1} + ... + prior_{C-1})``,
@@ -78,6 +96,10 @@ class Rule:
         n_labels = len(self.prior)
         chain = np.ones((n_labels - 1, k + 1, k + 1))
         m, x = np.arange(k + 1)[:, None], np.arange(k + 1)[None, :]
+        if self.concentration == 0:  # the one-hot limit: all m go to c (with c's share of the rest), or none
+            for c, step in enumerate(self.steps()[:-1]):
+                chain[c] = np.where(x >= m, 1.0, 1.0 - step)
+            return chain
         for c in range(n_labels - 1):
             pmf = betabinom.pmf(x, m, *self._split(c))
             for total in range(1, k + 1):
@@ -88,10 +110,10 @@ class Rule:
     def _split(self, c: int) -> tuple[float, float]:
         """The beta parameters of label ``c`` against the labels after it: ``(prior_c, sum of the later ones)``; for
         the symmetric prior written ``1/C`` and ``(C - 1 - c)/C``, as scipy's numbers were first taken."""
-        n_labels = len(self.prior)
+        n_labels, a = len(self.prior), self.concentration
         if np.all(self.prior == self.prior[0]):
-            return 1.0 / n_labels, (n_labels - 1 - c) / n_labels
-        return float(self.prior[c]), float(self.prior[c + 1:].sum())
+            return a / n_labels, a * (n_labels - 1 - c) / n_labels
+        return a * float(self.prior[c]), a * float(self.prior[c + 1:].sum())
 
     def steps(self) -> np.ndarray:
         """``prior_c / (prior_c + ... + prior_{C-1})`` per label: the binomial chain that spreads replacements of
@@ -148,7 +170,7 @@ def make_rule(perturbation: str, label_shares: np.ndarray) -> Rule:
         prior = shares / shares.sum()
     else:
         prior = np.full(n_labels, 1.0 / n_labels)
-    return Rule(perturbation, SHARED[perturbation], prior)
+    return Rule(perturbation, SHARED[perturbation], prior, CONCENTRATION[perturbation])
 
 
 def uniform_replacement_law(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -162,18 +184,22 @@ def uniform_replacement_law(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 @numba.njit(cache=True, inline="always")
 def urn_label(u, urn, prior):
-    """A label from the Polya urn ``urn`` (counts of earlier replacements) with prior weights ``prior`` (summing to
-    1), for uniform ``u``. The urn's total weight is ``1 + sum(urn)``; the drawn label is added to the urn."""
+    """A label from the Polya urn ``urn`` (counts of earlier replacements), for uniform ``u``. ``prior`` is
+    :meth:`Rule.urn`: C shares, then the concentration ``a``; label c has weight ``a prior_c + urn_c`` of the total
+    ``a + sum(urn)``. An empty urn of concentration 0 draws from the shares. The drawn label is added to the urn."""
     n_labels = urn.shape[0]
-    total = 1.0
+    a = prior[n_labels]
+    total = a
     for c in range(n_labels):
         total += urn[c]
+    if total == 0.0:  # the first replacement of a slot under the one-hot limit
+        a, total = 1.0, 1.0
     x = u * total
     c = 0
-    acc = prior[0] + urn[0]
+    acc = a * prior[0] + urn[0]
     while c < n_labels - 1 and x >= acc:
         c += 1
-        acc += prior[c] + urn[c]
+        acc += a * prior[c] + urn[c]
     urn[c] += 1
     return c
 

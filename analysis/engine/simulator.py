@@ -46,7 +46,7 @@ NOISE_CACHE_ENTRIES = 8_000_000  # shared-noise table entries kept (16 bytes eac
 
 def _rule_key(rule: Rule) -> tuple:
     """What of a rule its perturbation and noise tables depend on: its name, whether its noise is shared, its prior."""
-    return rule.name, rule.shared, rule.prior.tobytes()
+    return rule.name, rule.shared, rule.urn().tobytes()
 
 
 def _keep(store: dict, key, limit: int, build):
@@ -206,7 +206,7 @@ class Simulator:
         out = np.empty((n_samples, SUMS), dtype=np.int64)
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
-        draw = Draw(n, k, epsilon, rule.shared, null, rule.prior, rule.steps())
+        draw = Draw(n, k, epsilon, rule.shared, null, rule.urn(), rule.steps())
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels, self.smoothing)
         if cell.kernel == "law":

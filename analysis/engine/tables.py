@@ -91,7 +91,8 @@ def draw_mask(rng, k, m_prob, m_alias):
 class Draw(NamedTuple):
     """A cell's numbers for a kernel: ``n`` items of ``k`` responses, the null or the alternative, B perturbed
     with strength ``epsilon`` by a rule (:class:`analysis.engine.rule.Rule`) given by its numbers: ``shared``
-    (a slot's replaced responses share one noise law), its ``prior`` and its ``steps``."""
+    (a slot's replaced responses share one noise law), its ``prior`` (:meth:`~analysis.engine.rule.Rule.urn`: the
+    shares, then the concentration) and its ``steps``."""
 
     n: int
     k: int
