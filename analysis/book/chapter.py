@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import fields
 import re
 import os
 from pathlib import Path
@@ -27,6 +28,7 @@ from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
 from analysis.engine.samplers import allowed_samplers, default_sampler
+from analysis.paper.effect_sizes import Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
@@ -199,7 +201,7 @@ def read_provenance() -> pd.DataFrame:
 PARAMETER_NAMES = ("epsilon", "epsilons", "appendix_epsilon", "budgets", "ks", "metrics", "n_samples", "seed",
                    "n_jobs", "perturbation", "averaging", "smoothing", "granularity", "stand_ins", "scheduler", "item",
                    "rater", "label", "batch")
-SWITCH_NAMES = ("averaging", "smoothing", "perturbation", "granularity", "stand_ins")  # METHOD section 12
+SWITCH_NAMES = tuple(f.name for f in fields(Choices))  # the paper comparison's switches, declared once
 COLUMN_NAMES = ("item", "rater", "label", "batch")
 
 
@@ -224,7 +226,6 @@ class Setup:
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
-        from analysis.paper.effect_sizes import Choices
 
         self.chapter = chapter
         self.params = {"perturbation": DEFAULT, "metrics": "all", "n_jobs": 1, "seed": 0,
