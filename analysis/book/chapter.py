@@ -226,7 +226,6 @@ class Setup:
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
-
         self.chapter = chapter
         self.params = {"perturbation": DEFAULT, "metrics": "all", "n_jobs": 1, "seed": 0,
                        "n_samples": PAPER_N_SAMPLES, **params}
