@@ -215,6 +215,6 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
     text = why.preferred_sentence(why.predicted_per_seed(frames, fitted))
     # A is fitted, so only B counts: macro and the baseline tie at 1 in every seed, so the baseline stays
-    assert "averaging: baseline (METHOD section 5) (baseline (METHOD section 5) 1 (1–1), macro averaging 1 (1–1), " \
+    assert "averaging: reference choices (reference choices 1 (1–1), macro averaging 1 (1–1), " \
            "micro averaging 0 (0–0))" in text
-    assert "noise law: baseline (METHOD section 5)" in text and "granularity" not in text
+    assert "noise law: reference choices" in text and "granularity" not in text

@@ -259,7 +259,7 @@ class Setup:
         found = banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
                        self.perturbation, self.epsilon)
         found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines),
-                           f"Switches (METHOD section 12): {self.choices.label()}.")
+                           f"Choices the paper leaves unstated (methods page): {self.choices.label()}.")
         return found
 
     def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None) -> None:

@@ -384,7 +384,7 @@ def run(
     budgets, ks, epsilons : sequences of int, int and float
         The grid; cells with ``NK // K < 1`` are skipped.
     metrics : sequence of str or "all"
-        Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight of METHOD section 5); the eight
+        Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight the paper reports); the eight
         are always simulated, with any other metric asked for.
     n_samples : int
         Replicates for the alternative and, separately, for the null.

@@ -29,7 +29,7 @@ from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHIN
 COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
 RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
         ("toxicity_kumar2021", "S3"))
-BASELINE = "baseline (METHOD section 5)"
+BASELINE = "reference choices"
 INFERRED = "the paper's inferred choices"
 SWITCHES = {BASELINE: Choices(),
             "macro averaging": Choices(averaging="macro"),
