@@ -353,3 +353,18 @@ def test_wmt_outputs_judged_one_row_per_output(campaign, pair, tmp_path, capsys)
     printed = capsys.readouterr().out
     not_scored = len(outputs) - len(ts.judged(j))
     assert f"{len(outputs) - not_scored} scored" in printed and f"{not_scored} not scored" in printed
+
+
+def test_analysis_1_scores_every_system_on_one_item_set():
+    """An output that is not scored (empty: 'unscored'; a broken rule: 'error') or missing drops its item for every
+    system under Analysis 1, as a warning does; Analysis 2 drops only that output. On the demo, every system of
+    Analysis 1 has the same items."""
+    rows = [("1", "A", "pass"), ("1", "B", "unscored"), ("2", "A", "fail"), ("2", "B", "pass"),
+            ("3", "A", "pass"), ("4", "A", "pass"), ("4", "B", "error")]
+    j = pd.DataFrame([(i, s, "C", "P", v, "", "o") for i, s, v in rows], columns=list(ts.COLUMNS))
+    one = ts.scored(j, 1)
+    assert set(one["item_id"]) == {"2"} and one.groupby("system")["item_id"].nunique().to_dict() == {"A": 1, "B": 1}
+    assert set(ts.scored(j, 2).query("system == 'A'")["item_id"]) == {"1", "2", "3", "4"}
+    rules, demo_judgements = demo()
+    items = ts.scored(demo_judgements, 1).groupby("system")["item_id"].apply(frozenset)
+    assert items.nunique() == 1, items.map(len).to_dict()

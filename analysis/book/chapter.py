@@ -469,12 +469,25 @@ def section_text(finding, data: list, missing: list[str], what: str, figure: str
 def glue_notes(prefix: str, results: pd.DataFrame, data: list[AnnotationDataset], epsilon: float,
                appendix_epsilon: float | None = None) -> None:
     """Glue the sentences every RQ chapter uses: ``<prefix>_paper_note`` (what the Table 1 comparison shows),
-    ``<prefix>_appendix_note`` (ours at ``appendix_epsilon``, by default ``epsilon``) and ``<prefix>_data_note``
-    (why our numbers may differ)."""
+    ``<prefix>_appendix_note`` (ours at ``appendix_epsilon``, by default ``epsilon``), ``<prefix>_data_note``
+    (why our numbers may differ) and ``<prefix>_data`` (plain text: what the run used, for the intro's table)."""
     at = epsilon if appendix_epsilon is None else appendix_epsilon
     glue_text(**{f"{prefix}_paper_note": tables.paper_note(results, epsilon),
                  f"{prefix}_appendix_note": tables.paper_note(results, at, "appendix"),
-                 f"{prefix}_data_note": data_note(data)})
+                 f"{prefix}_data_note": data_note(data), f"{prefix}_data": PlainText(data_kind(data))})
+
+
+def data_kind(data: list[AnnotationDataset]) -> str:
+    """What a run used, in words: synthetic stand-ins, the paper's data, other real data or a user's file, with the
+    dataset names; "no data" where nothing ran."""
+    kinds = {"stand-in": "synthetic stand-ins", "registry": "real data", "file": "a user's file"}
+    found: dict[str, list[str]] = {}
+    for ds in dict.fromkeys(data):
+        kind = kinds[tables.origin(ds)]
+        if kind == "real data" and imitates(ds.name):
+            kind = "the paper's data"
+        found.setdefault(kind, []).append(ds.name)
+    return "; ".join(f"{kind} ({', '.join(names)})" for kind, names in found.items()) or "no data"
 
 
 def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict, dict, dict]:

@@ -236,15 +236,18 @@ def check_judgements(table: pd.DataFrame, where: str = "the judgements") -> pd.D
 
 
 def scored(judgements: pd.DataFrame, analysis: int) -> pd.DataFrame:
-    """The rows an analysis scores: Analysis 1 drops items with a warning for any system, 2 drops warnings.
-    Rows judged ``error`` or ``unscored`` are never scored."""
+    """The rows an analysis scores. Analysis 1 scores every system on one item set, as the source does: the items
+    that every system has a pass or a fail on (an item with a warning, an error or an unscored output for any
+    system, or without an output of some system, is dropped for all). Analysis 2 drops each warning, error and
+    unscored output on its own."""
     if analysis not in (1, 2):
         raise ParameterError(f"analysis must be 1 or 2, got {analysis!r}")
-    judgements = judged(judgements)
+    decided = judgements[judgements["judgement"].isin((PASS, FAIL))]
     if analysis == 1:
-        warned = judgements.loc[judgements["judgement"] == WARNING, "item_id"].unique()
-        return judgements[~judgements["item_id"].isin(warned)]
-    return judgements[judgements["judgement"] != WARNING]
+        systems = decided.groupby("item_id")["system"].nunique()
+        common = systems.index[systems == judgements["system"].nunique()]
+        return decided[decided["item_id"].isin(common)]
+    return decided
 
 
 def without_systems(judgements: pd.DataFrame, systems=()) -> pd.DataFrame:
