@@ -48,6 +48,9 @@ def test_vote_metrics_equal_scikit_learn(sets):
                 key = name if averaging == "weighted" else f"{name}_{averaging}"
                 expected = ref(truth, pred, average=averaging, zero_division=0)
                 assert got[key][r] == pytest.approx(expected, abs=1e-12), key
+            # the macro average's two label sets: the labels present (labels=None, above) and all C labels
+            every = ref(truth, pred, average="macro", labels=list(range(gold.shape[-1])), zero_division=0)
+            assert got[f"{name}_macro_all"][r] == pytest.approx(every, abs=1e-12), name
 
 
 @settings(max_examples=80, deadline=None)

@@ -35,6 +35,8 @@ def _terms(confusion: list, metric: str) -> tuple[list[tuple[int, int]], int]:
     if metric == "f1":
         return [(2 * s * h, s + p) for s, p, h in rows if s + p > 0], sum(support)
     used = sum(1 for s, p, _ in rows if s + p > 0)  # the labels the truth or the prediction uses
+    if metric.endswith("_macro_all"):  # over all labels: the same terms, divided by their number
+        return _terms(confusion, metric[:-4])[0], len(confusion)
     if metric == "precision_macro":
         return [(h, p) for s, p, h in rows if p > 0], used
     if metric == "recall_macro":
@@ -73,7 +75,8 @@ EXACT = 2**53  # ... and the largest whose float is exact, so that one division 
 
 # The quotient metrics, numbered for the compiled path: (numerator, denominator) of each label's term, and whether
 # the sum is over the items (weighted) or over the labels used (macro), as in :func:`_terms`.
-KINDS = ("precision", "f1", "precision_macro", "recall_macro", "f1_macro")
+KINDS = ("precision", "f1", "precision_macro", "recall_macro", "f1_macro", "precision_macro_all",
+         "recall_macro_all", "f1_macro_all")
 
 
 @numba.njit(cache=True)
@@ -94,9 +97,9 @@ def _fraction(confusion, kind):
             top, bottom = support * hits, predicted
         elif kind == 1:
             top, bottom = 2 * support * hits, support + predicted
-        elif kind == 2:
+        elif kind == 2 or kind == 5:
             top, bottom = hits, predicted
-        elif kind == 3:
+        elif kind == 3 or kind == 6:
             top, bottom = hits, support
         else:
             top, bottom = 2 * hits, support + predicted
@@ -107,7 +110,7 @@ def _fraction(confusion, kind):
             return 0, 1, False
         num = num * (common // den) + top * (common // bottom)
         den = common
-    den *= n_items if kind < 2 else used
+    den *= n_items if kind < 2 else used if kind < 5 else n_labels
     g = math.gcd(num, den)
     num, den = num // g, den // g
     return num, den, num < WIDE and den < WIDE

@@ -83,17 +83,19 @@ def _recall_weighted(c: CellSums) -> np.ndarray:
     return (hits[:, 0] - hits[:, 1]) / c.n_items
 
 
-def _macro(kind: str) -> Callable[[CellSums], np.ndarray]:
+def _macro(kind: str, all_labels: bool = False) -> Callable[[CellSums], np.ndarray]:
     """Macro-averaged precision, recall or F1, A's minus B's: the plain mean over the labels that G's or the
-    model's votes use (scikit-learn's ``average="macro", zero_division=0``)."""
+    model's votes use (scikit-learn's ``average="macro", zero_division=0``, ``labels=None``), or with
+    ``all_labels`` over all C labels (``labels=range(C)``: an absent label counts 0)."""
     def delta(c: CellSums) -> np.ndarray:
-        score = macro_scores(c.confusion, kind)
+        score = macro_scores(c.confusion, kind, all_labels)
         return score[:, 0] - score[:, 1]
     return delta
 
 
-def macro_scores(confusion: np.ndarray, kind: str) -> np.ndarray:
-    """Macro precision, recall or F1 of (... x labels x labels) confusion matrices, truth by prediction."""
+def macro_scores(confusion: np.ndarray, kind: str, all_labels: bool = False) -> np.ndarray:
+    """Macro precision, recall or F1 of (... x labels x labels) confusion matrices, truth by prediction: over the
+    labels used, or over all of them (``all_labels``)."""
     support = confusion.sum(-1).astype(float)
     predicted = confusion.sum(-2).astype(float)
     hits = np.diagonal(confusion, axis1=-2, axis2=-1).astype(float)
@@ -101,7 +103,7 @@ def macro_scores(confusion: np.ndarray, kind: str) -> np.ndarray:
     present = support + predicted > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         per_class = np.where(bottom > 0, hits / bottom, 0.0)
-    return per_class.sum(-1) / present.sum(-1)
+    return per_class.sum(-1) / (confusion.shape[-1] if all_labels else present.sum(-1))
 
 
 def _share_bound(n_labels: int) -> float:
@@ -170,6 +172,10 @@ REGISTRY: tuple[Metric, ...] = (
            paper="recall"),
     Metric("f1_macro", "F1-Score (macro)", True, "vote", _macro("f1"), quotients=True, default=False,
            paper="f1"),
+    # the macro average over all C labels, an absent one counting 0 (scikit-learn's labels=range(C))
+    *(Metric(f"{kind}_macro_all", f"{label} (macro, all labels)", True, "vote", _macro(kind, True), quotients=True,
+             default=False, paper=kind) for kind, label in (("precision", "Precision"), ("recall", "Recall"),
+                                                              ("f1", "F1-Score"))),
     # micro averaging over single-label votes counts every item once: precision, recall and F1 all equal accuracy
     Metric("precision_micro", "Precision (micro)", True, "vote", _accuracy, default=False, paper="precision", counted=True),
     Metric("recall_micro", "Recall (micro)", True, "vote", _accuracy, default=False, paper="recall", counted=True),
@@ -187,7 +193,7 @@ VOTE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.default and 
 DISTRIBUTION_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.default and m.family == "distribution")
 CONTINUOUS_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.continuous)
 QUOTIENT_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.quotients)
-AVERAGINGS = ("weighted", "macro", "micro")
+AVERAGINGS = ("weighted", "macro", "micro", "macro-all")  # macro: over the labels used; macro-all: over all
 
 
 def averaged(averaging: str) -> tuple[str, ...]:
@@ -196,7 +202,8 @@ def averaged(averaging: str) -> tuple[str, ...]:
         raise ParameterError(f"unknown averaging {averaging!r}; choose one of {', '.join(AVERAGINGS)}")
     if averaging == "weighted":
         return METRICS
-    return tuple(f"{m}_{averaging}" if m in ("precision", "recall", "f1") else m for m in METRICS)
+    suffix = averaging.replace("-", "_")
+    return tuple(f"{m}_{suffix}" if m in ("precision", "recall", "f1") else m for m in METRICS)
 
 
 def check_smoothing(smoothing: float) -> float:
@@ -276,6 +283,7 @@ def scores(gold: np.ndarray, model: np.ndarray, smoothing: float = SMOOTHING) ->
     }
     for kind in ("precision", "recall", "f1"):
         out[f"{kind}_macro"] = macro_scores(confusion, kind)
+        out[f"{kind}_macro_all"] = macro_scores(confusion, kind, True)
         out[f"{kind}_micro"] = accuracy
     return out
 
