@@ -77,27 +77,27 @@ def _inference(answer) -> identities.Inference:
 def test_inferred_takes_the_one_averaging_no_identity_rules_out(recall, f1, averaging):
     found = why.inferred(_inference({"s": 1e-9, "base": "e"}), _inference({"recall": recall, "f1": f1}),
                          _inference({"Toxicity": "binary"}))
-    assert found == Choices(averaging=averaging, smoothing=1e-9, granularity="binary")
+    assert found == Choices(averaging=averaging, smoothing=1e-9, granularity="binary", perturbation="one-label")
 
 
 def test_inferred_leaves_a_switch_no_identity_pins_at_the_baseline():
     found = why.inferred(_inference({"s": 1e-9, "base": "2"}), _inference({}), _inference({"Toxicity": None}))
-    assert found == Choices()
+    assert found == Choices(perturbation=why.ADOPTED_NOISE)
     found = why.inferred(_inference(None), _inference({}), _inference({"Toxicity": "binary", "D3code": "levels"}))
-    assert found == Choices()
+    assert found == Choices(perturbation=why.ADOPTED_NOISE)
 
 
 def test_the_papers_identities_infer_macro_1e_9_and_binary_labels():
     found = why.inferred(identities.kl_smoothing(), identities.averaging(), identities.granularity())
-    assert found == Choices(averaging="macro", smoothing=1e-9, granularity="binary")
+    assert found == Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
 
 
 def test_averagings_share_one_simulation_and_other_switches_do_not():
     groups = why._groups(why.alternatives(Choices(averaging="macro", smoothing=1e-9)))
     names = {tuple(v) for v in groups.values()}
-    assert (why.BASELINE, "macro averaging", "micro averaging") in names
+    assert (why.BASELINE, "macro averaging", "micro averaging", "macro over all labels") in names
     assert ("smoothing 1e-9", why.INFERRED) in names
-    assert len(groups) == len(why.SWITCHES) - 2
+    assert len(groups) == len(why.SWITCHES) - 3
 
 
 # ------------------------------------------------------------------------------------------ counts
@@ -165,8 +165,8 @@ def test_causes_and_finding_count_what_each_switch_explains():
     text = why.finding(by_alternative, departed, 0.2)
     assert text.startswith("Over 3 seeds, our Δ lies within ×1.25 of the paper's in 0 (0–0) of 2 Table 1 cells and "
                            "0 (0–0) of 1 appendix cells (ε = 0.2)")
-    assert "in 2 (2–2) of 2 and 0 (0–0) of 1 under the paper's inferred choices" in text
-    assert "Of the baseline's 3 Δ departures, 2 move" in text and "first 1; the paper's inferred choices 2" in text
+    assert "in 2 (2–2) of 2 and 0 (0–0) of 1 under the book's choices" in text
+    assert "Of the baseline's 3 Δ departures, 2 move" in text and "first 1; the book's choices 2" in text
     assert "1 stay unexplained: Toxicity S2 1 (ratios 2.00 to 2.00)" in text
 
 
@@ -210,11 +210,12 @@ def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():
 
 def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "macro averaging": cells_frame({A: 1.0, B: 1.0}),
-              "micro averaging": cells_frame({A: 2.0, B: 2.0}),
-              "noise centred on the label shares": cells_frame({A: 2.0, B: [1.0, 1.0, 2.0]})}
+              "micro averaging": cells_frame({A: 2.0, B: 2.0}), "macro over all labels": cells_frame({A: 2.0, B: 2.0}),
+              "noise centred on the label shares": cells_frame({A: 2.0, B: [1.0, 1.0, 2.0]}),
+              "one-label noise": cells_frame({A: 2.0, B: 2.0})}
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
     text = why.preferred_sentence(why.predicted_per_seed(frames, fitted))
     # A is fitted, so only B counts: macro and the baseline tie at 1 in every seed, so the baseline stays
     assert "averaging: reference choices (reference choices 1 (1–1), macro averaging 1 (1–1), " \
-           "micro averaging 0 (0–0))" in text
+           "micro averaging 0 (0–0), macro over all labels 0 (0–0))" in text
     assert "noise law: reference choices" in text and "granularity" not in text
