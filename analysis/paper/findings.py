@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.paper import tables
+from analysis.paper.effect_sizes import FEW_K
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.paper.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
@@ -308,7 +309,7 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
         return Finding(QUESTIONS["distribution"], paper,
                        f"At ε = {epsilon:g}, no {' or '.join(none)} metric reaches significance on this grid, so "
                        "the two families cannot be compared.", UNCHECKED, med, claim=CLAIMS["distribution"])
-    budget, dist_size, vote_size, k_larger, k_range = RULES["distribution"]
+    budget, dist_size, vote_size, k_larger, k_range, vote_k = RULES["distribution"]
     o = {"dist_nk": med["distribution"]["NK"], "dist_k": med["distribution"]["K"], "vote_nk": med["vote"]["NK"],
          "vote_k": med["vote"]["K"]}
     names = sorted({tables.imitated(results, d) for d in chosen["dataset"]} - {None})
@@ -328,13 +329,28 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
                      bool(o["vote_nk"] >= p["vote_nk_min"]), paper_subject=paper_subject),
             SubClaim(k_range, f"{p['dist_k_range'][0]:.0f} to {p['dist_k_range'][1]:.0f}",
                      f"median {o['dist_k']:g}", bool(o["dist_k"] >= p["dist_k_range"][0]),
-                     paper_subject=paper_subject)]
+                     paper_subject=paper_subject),
+            SubClaim(vote_k, f"median {p['vote_k']:g}", f"median {o['vote_k']:g}",
+                     bool((o["vote_k"] > FEW_K) == (p["vote_k"] > FEW_K)), paper_subject=paper_subject)]
     runs = ", ".join(_label(r) for r in tables.runs(chosen))
     ours = (f"At ε = {epsilon:g}, on {runs} ({med['pairs']} (run, metric) pairs): the distribution metrics reach "
             f"significance at a median budget of {o['dist_nk']:,.0f} with a median best K of {o['dist_k']:g} "
             f"({med['distribution']['n']} pairs significant); the vote metrics at {o['vote_nk']:,.0f} with K "
             f"{o['vote_k']:g} ({med['vote']['n']} pairs).{beyond_sentence(chosen, epsilon)}")
     return Finding(QUESTIONS["distribution"], paper, ours, None, med, claims, CLAIMS["distribution"])
+
+
+def budget_moves(paper_dataset: str, first: str, second: str) -> str:
+    """How the paper's smallest significant budgets move from sampler ``first`` to ``second`` on one of its
+    datasets, read from its Table 1: ``NK 500 under S2 becomes 1,000 (F1-Score, JSD) or 2,500 (...) under S3``."""
+    table = tables.paper_table().query("dataset == @paper_dataset").pivot(index="metric", columns="sampler",
+                                                                          values="NK").dropna()
+    parts = []
+    for before, group in table.groupby(first, sort=True):
+        targets = [f"{after:,.0f} ({', '.join(METRIC_LABELS[m] for m in sorted(g.index, key=METRICS.index))})"
+                   for after, g in group.groupby(second, sort=True)]
+        parts.append(f"NK {before:,.0f} under {first} becomes {' or '.join(targets)} under {second}")
+    return "; ".join(parts)
 
 
 def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, epsilon: float,
@@ -350,7 +366,7 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
     ratios = sorted(t["ratios"].values())
     paper = (f"Distinct rater sets add batch-specific variance, so a larger budget is needed: on Toxicity, S3's "
              f"smallest significant budget is {contrast_text(t)} against S2's, by a factor of {min(ratios):g} to "
-             f"{max(ratios):g} (Table 1, ε = 0.3: NK 500 under S2 becomes 1,000 or 2,500 under S3).")
+             f"{max(ratios):g} (Table 1, ε = 0.3: {budget_moves('Toxicity', 'S2', 'S3')}).")
     if results is None or not len(results) or modelled is None:
         return Finding(QUESTIONS["rq3"], paper, missing or "No batched dataset ran.", UNCHECKED, claim=CLAIMS["rq3"])
     found = our_contrast(results, modelled, independent, epsilon)
@@ -435,12 +451,16 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
         parts.append(f"on Toxicity (S2) it is {tox:.3f}")
         numbers["toxicity"] = tox
     apart_cut = [s for s, v in numbers.items() if s != "toxicity" and v[cut] > v[full]]
+    closer_cut = [s for s, v in numbers.items() if s != "toxicity" and v[cut] < v[full]]
     advice = (f" So with {n_raters} raters the split of a budget between items and ratings per item moves the "
-              f"p-value more than with all raters (under {_names(apart_cut)}): with a small pool, K has to be chosen "
-              "with care, and the evidence here is for the paper's advice to collect more raters per item rather "
-              "than against it." if apart_cut else
-              f" On this run, cutting the pool to {n_raters} raters does not pull the K curves apart, so the run "
-              "gives no evidence for or against the paper's advice to collect more raters per item.")
+              f"p-value more than with all raters under {_names(apart_cut)}: with a small pool, K has to be chosen "
+              "with care." if apart_cut else "")
+    if closer_cut:
+        advice += (f" Under {_names(closer_cut)} cutting the pool brings the K curves closer together, the opposite "
+                   "of the paper's explanation that few raters pull them apart.")
+    if tox == tox and s2 is not None and tox < s2[full]:
+        advice += (" Toxicity's curves lie closer together than those of DICES with all raters, which the paper's "
+                   "explanation does not lead one to expect either.")
     ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + "." + advice + " "
             + FEW_RATERS_LIMIT.format(n=n_raters))
     return Finding(QUESTIONS["rq4"], paper, ours, None, numbers, claims, CLAIMS["rq4"])

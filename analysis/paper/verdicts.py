@@ -305,6 +305,9 @@ RULES: dict[str, tuple[Rule, ...]] = {
              "K is above the vote metrics'", ANY_SIZE),
         Rule("best K from 40 to 100", "“a higher K from 40 to 100” (section 5)", "the distribution metrics' "
              "median best K is at least 40 (the grid's largest K is 100)", "the paper's range, 40 to 100"),
+        Rule("vote best K as the paper's", "Table 1: the vote metrics' best K under S2 on DICES and D3code",
+             "the vote metrics' median best K is on the paper's side of 10 (10 or less, or above)",
+             "the class of the paper's median; on its data only"),
     ),
     "rq3": (
         replace(NEEDS_MORE, main=True, source="“the required budget to achieve significance increases” (section 5, "
