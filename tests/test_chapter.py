@@ -186,9 +186,9 @@ def test_a_chapter_simulates_the_chosen_averaging_under_the_papers_names(crossed
 
 def _effects(ratios, table="table1"):
     """An effect_sizes frame: one cell per (run, ratio per seed)."""
-    rows = [{"table": table, "dataset": dataset, "sampler": sampler, "metric": "accuracy", "seed": seed,
-             "within": 0.8 <= r <= 1.25} for (dataset, sampler), per_seed in ratios.items()
-            for seed, r in enumerate(per_seed)]
+    rows = [{"table": table, "dataset": dataset, "sampler": sampler, "metric": "accuracy", "seed": seed, "NK": 500,
+             "K": 1, "paper_delta": 0.1, "delta": 0.1 * r, "ratio": r, "within": 0.8 <= r <= 1.25}
+            for (dataset, sampler), per_seed in ratios.items() for seed, r in enumerate(per_seed)]
     return pd.DataFrame(rows)
 
 
@@ -198,7 +198,9 @@ def test_effects_note_and_tables_count_cells_within_the_factor_over_seeds():
     note = chapter.effects_note(effects, [0, 1, 2], 200, 0.2)
     assert "Over 3 seeds of 200 replicates each" in note
     assert "in 1 (0–1) of 2 of Table 1's cells and 1 (1–1) of 1 of the appendix's (read at ε = 0.2" in note
-    by_run, by_metric = chapter.effects_tables(effects)
+    by_run, by_metric, cells_table1, cells_appendix = chapter.effects_tables(effects)
+    assert "Table 1 cell by cell" in cells_table1.caption and "appendix cell by cell" in cells_appendix.caption
+    assert list(cells_table1.frame["Accuracy"]) == ["0.110 vs 0.100 ✓", "0.200 vs 0.100 ×2.00"]
     assert list(by_run.frame["run"]) == ["DICES S1", "Toxicity S2"]
     assert list(by_run.frame.columns) == ["run", "Table 1", "appendix"]
     assert by_run.frame.set_index("run").loc["Toxicity S2", "Table 1"] == "0 (0–0) of 1"

@@ -12,6 +12,7 @@ import pytest
 from analysis.data import datasets
 from analysis.experiment import grid
 from analysis.paper import effect_sizes, tables
+from analysis.paper import effect_sizes as es
 from analysis.errors import ParameterError
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
@@ -177,3 +178,14 @@ def test_one_simulation_serves_every_averaging_and_micro_recall_is_accuracy():
     assert weighted.loc[(500, "recall")] == weighted.loc[(500, "accuracy")]  # weighted recall is accuracy too
     assert effect_sizes.select(found, "macro").set_index(["NK", "metric"])["delta"].loc[(500, "kl_div")] == \
         weighted.loc[(500, "kl_div")]  # the same replicates
+
+
+def test_the_cells_table_marks_each_printed_cell_by_its_median_ratio():
+    cells = es.paper_cells(["table1"]).head(3)
+    rows = [cells.assign(seed=seed, delta=cells["paper_delta"] * factor, ratio=factor)
+            for seed, factor in ((0, 1.0), (1, 1.1), (2, 2.0))]
+    shown = es.cells_table(pd.concat(rows, ignore_index=True))
+    texts = [v for v in shown.frame.drop(columns="run").to_numpy().ravel() if v != "–"]
+    assert len(texts) == 3 and all(t.endswith("✓") for t in texts)  # median ratio 1.1
+    far = es.cells_table(pd.concat([r.assign(ratio=r["ratio"] * 2) for r in rows], ignore_index=True))
+    assert all(t.endswith("×2.20") for t in far.frame.drop(columns="run").to_numpy().ravel() if t != "–")

@@ -353,7 +353,8 @@ def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str
 
 
 def effects_tables(effects) -> list:
-    """The effect-size counts per run and per metric, Table 1 beside the appendix (two tables)."""
+    """The effect-size counts per run and per metric, Table 1 beside the appendix (two tables), then each table's
+    cells one by one (:func:`analysis.paper.effect_sizes.cells_table`)."""
     from analysis.paper import effect_sizes as es
 
     if effects is None:
@@ -367,7 +368,7 @@ def effects_tables(effects) -> list:
         wide = wide.rename(columns={"table1": "Table 1", "appendix": "appendix"}).reset_index()
         out.append(Table(wide.rename(columns={"group": title}), f"cells with Δ within ×{es.FACTOR:g}, per {title}: "
                                                                 "median (min–max) over seeds"))
-    return out
+    return out + [es.cells_table(effects, which) for which in es.TABLES]
 
 
 def recall_note(averaging: str) -> str:

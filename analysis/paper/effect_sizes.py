@@ -298,3 +298,22 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
                      "smaller": both and nk < pnk, "comparable": both})
     return pd.DataFrame(rows, columns=["dataset", "sampler", "metric", "NK", "paper NK", "K", "paper K", *RULES,
                                        "smaller", "comparable"])
+
+
+def cells_table(effects: pd.DataFrame, which: str = "table1") -> tables.Table:
+    """The paper's printed cells one by one: per run (rows) and metric (columns), our Δ at exactly the paper's
+    (N×K, K) beside the paper's, with the ratio and ✓ where it lies within the factor (medians over seeds)."""
+    chosen = effects[effects["table"] == which]
+    cells = chosen.groupby(["dataset", "sampler", "metric"], sort=False).agg(
+        ours=("delta", "median"), paper=("paper_delta", "first"), ratio=("ratio", "median"),
+        NK=("NK", "first"), K=("K", "first")).reset_index()
+    mark = lambda r: "✓" if 1 / FACTOR <= r <= FACTOR else f"×{r:.2f}"  # noqa: E731
+    cells["cell"] = [f"{r.ours:.3f} vs {r.paper:.3f} {mark(r.ratio)}" for r in cells.itertuples()]
+    wide = cells.assign(run=cells["dataset"] + " " + cells["sampler"]).pivot(index="run", columns="metric",
+                                                                            values="cell")
+    wide = wide[[m for m in METRICS if m in wide.columns]].rename(columns=METRIC_LABELS)
+    wide = wide.reindex(list(dict.fromkeys(cells["dataset"] + " " + cells["sampler"]))).fillna("–")
+    name = {"table1": "Table 1", "appendix": "the appendix"}[which]
+    return tables.Table(wide.rename_axis(columns=None).reset_index(),
+                 f"{name} cell by cell: our Δ vs the paper's at the paper's own (N×K, K), median over seeds; ✓: "
+                 f"within ×{FACTOR:g}, else the ratio ours / the paper's; –: no printed cell")
