@@ -319,3 +319,25 @@ def test_intervals_stay_inside_each_metrics_range_at_its_bounds(small):
                 bound = BY_NAME[metric].bound(small.n_labels)
                 assert -bound <= row["ci_low"] <= row["ci_high"] <= bound, (metric, row["ci_low"], row["ci_high"])
                 assert (row["p_value"] < 0.05) == (row["ci_low"] > 0 or row["ci_high"] < 0), metric
+
+
+def test_a_five_rater_test_set_says_what_its_pool_can_and_cannot_conclude(tmp_path, monkeypatch, capsys):
+    """Under S1 on 100 items x 5 raters, a difference this size could not reach even odds with any number of items:
+    one note line names the metrics and the raters that would, the frame has the column, and the sentence says
+    that its p above 0.05 is no evidence of equal systems."""
+    from analysis.tools.compare_calibration import Population, draw_test_set
+
+    ds, a, b = draw_test_set(Population(n_items=100, n_raters=5), 4)
+    ds.to_frame().to_csv(tmp_path / "ratings.csv", index=False)
+    a.to_csv(tmp_path / "a.csv", index=False)
+    b.to_csv(tmp_path / "b.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "--data", "ratings.csv", "--a", "a.csv", "--b", "b.csv", "--n-samples", "200",
+                 "--seed", "4", "--two-sided", "--out", "out.csv"]) == 0
+    out, err = capsys.readouterr()
+    small = [line for line in err.splitlines() if "no number of items gives the test even odds" in line]
+    assert len(small) == 1 and small[0].startswith("note: with 5 raters") and "raters would" in small[0]
+    table = pd.read_csv("out.csv")
+    flagged = table.dropna(subset=["raters_for_even_odds"])
+    assert len(flagged) and (flagged["raters_for_even_odds"] > 5).all() and (flagged["p_value"] > 0.05).all()
+    assert "no number of items would give this test even odds" in out and "not evidence" in out

@@ -377,11 +377,19 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
     return (f"On {items} with K = {row['K']} ratings each"
             f"{' (' + '; '.join(caveats) + ')' if caveats else ''}, {names[0]} scored "
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
-            f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % bootstrap interval "
+            f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
-            f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}; with "
+            f"{_test_words(row)} {row['n_samples']:,} replicates of sampler {row['sampler']}, "
+            f"{SAMPLER_WORDS[row['sampler']]}; with "
             f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
             + _small_pool(row))
+
+
+def _test_words(row) -> str:
+    """How the row's p was found, for the sentence."""
+    if row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]:
+        return f"a t-test with a delete-one-rater jackknife for the {row['raters']} raters and"
+    return "the percentile of"
 
 
 def _small_pool(row) -> str:
