@@ -4,6 +4,7 @@
 #                                  re-execute that chapter alone with papermill parameters, then rebuild the HTML
 #                                  (other chapters: their last executed notebooks, or left out until executed)
 #   make test                      unit, statistical, notebook (nbval) and browser tests
+#   make test-fast                 the same but the slow tests (book build, packaging, signals): the edit-test loop
 #   make bench                     engine benchmark (benchmarks/README.md)
 #   make data                      download the registered real datasets into the cache
 PYTHON ?= python3
@@ -31,7 +32,7 @@ export ANNOTATION_DATA_DIR := $(SHARED_DATA)
 endif
 endif
 
-.PHONY: install test bench book chapter html browser data clean
+.PHONY: install test test-fast bench book chapter html browser data clean
 
 # The package itself needs only the engine's dependencies; make installs the extras for the book and the tests.
 EXTRAS ?= book,test,dask,parquet
@@ -58,6 +59,10 @@ browser:
 # two workers, a test file to each at a time (the tests of the small book build share one, which builds it once)
 test: install browser
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+
+# the edit-test loop: every test but the slow ones (the book build, packaging, signals, ten million rows)
+test-fast: install
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile -m "not slow and not packaging"
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)

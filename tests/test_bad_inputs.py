@@ -285,6 +285,7 @@ def test_a_failed_fetch_leaves_no_folder(tmp_path, monkeypatch, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_output_piped_into_head_is_quiet(tmp_path):
     rules, outputs = ts.demo_paths()
     judgements = tmp_path / "j.csv"
@@ -309,6 +310,7 @@ GRID = ["run", "--data", "dices-synthetic", "--sampler", "S2", "--budgets", "500
         "1,5,10,20,50", "--epsilons", "0.1,0.2,0.3", "--n-samples", "1000", "--jobs", "2", "--quiet"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_at_once_and_says_what_was_cached(tmp_path):
     process = interruptible([*GRID, "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "r.csv")])
     deadline = time.time() + 120
@@ -397,6 +399,7 @@ def test_the_memory_bound_of_a_cell_holds():
     assert BYTES_PER_TABLE_ENTRY / 6 < growth <= BYTES_PER_TABLE_ENTRY, growth
 
 
+@pytest.mark.slow
 def test_ten_interrupts_in_a_row_never_print_a_traceback(tmp_path):
     """Ctrl-C at ten moments of a --jobs 2 run (loading, starting the workers, computing), every other time twice
     as an impatient user does: each exits 130 with the one message, never a traceback."""

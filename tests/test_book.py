@@ -26,6 +26,7 @@ SMALL = '-p n_samples 40 -p n_boot 100 -y "{budgets: [100, 1000], ks: [1, 5, 20]
 RQ_CHAPTERS = ["rq1", "rq2", "rq3", "rq4"]
 EMPTY_DATA = TEST_BUILD / "empty-dataset-cache"
 HIDDEN = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
+pytestmark = pytest.mark.slow  # the small book build: minutes; make test-fast leaves it out
 
 
 def book_env(cache: str) -> dict:

@@ -97,6 +97,7 @@ def _chapter(tmp_path, source: str) -> tuple[subprocess.Popen, Path, Path]:
     return process, output, tmp_path / ".out.part.ipynb"
 
 
+@pytest.mark.slow
 def test_a_chapter_appears_only_once_executed_and_ctrl_c_leaves_nothing(tmp_path):
     import psutil
 
@@ -171,6 +172,7 @@ def busy_cpu():
     hog.wait()
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_workers_start_never_prints_a_traceback(tmp_path, busy_cpu):
     """Ctrl-C sent the moment the first worker process exists (while the pool forks the next one), with a delay
     of 0 to 10 ms, and once before any worker: every run exits 130 with the one message, and no worker survives.

@@ -147,6 +147,7 @@ def test_empty_and_single_label_files(tmp_path):
         datasets.load(one)
 
 
+@pytest.mark.slow
 def test_ten_million_rows_load_in_bounded_memory(tmp_path):
     """1M items x 10 raters; loaded in a fresh process whose peak memory is checked (about 0.9 GiB measured)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))

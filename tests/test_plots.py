@@ -72,6 +72,7 @@ def test_nothing_to_draw_gives_no_figure():
     assert plots.p_value_figure(None, [], 0.3) is None and plots.p_value_heatmaps(None, 0.3) is None
 
 
+@pytest.mark.slow
 def test_figures_fit_the_column_at_the_papers_grid():
     """With the paper's 15 K and 9 budgets, every figure saved as the book saves it (tight box) stays within the
     content column, so the browser never scales it down."""

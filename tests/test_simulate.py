@@ -124,6 +124,7 @@ def _calibration(sim, n, k, n_samples, seed):
     ("S2", "counts", "crossed"), ("S2", "law", "crossed"), ("S2", "responses", "sparse"), ("S3", "responses", "batched"),
     ("S3", "items", "batched"),
 ])
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_null_is_calibrated_at_epsilon_zero(request, sampler, method, fixture, k):
     """At eps = 0, (A*, B*) has the law of (A, B): equal spreads, and p_j < 0.05 for about 5 % of replicates.
