@@ -138,30 +138,27 @@ def test_reading_labels_rater_by_rater_gives_the_same_draws(monkeypatch, sampler
         assert np.array_equal(with_raters.confusion, item_by_item.confusion)
 
 
-def test_the_comparison_tells_the_centred_noise_law_from_the_symmetric_one():
-    """Power: on labels whose shares are far from equal, the symmetric rule's replicates fail against the
-    reference of the centred one (and pass against their own), so the configurations above test the prior."""
+def _skewed():
     table = crossed_table(n_items=30, n_raters=12)
     table["label"] = np.where(np.arange(len(table)) % 10 < 8, 0, table["label"])  # label 0 on most ratings
-    ds = from_table(table, name="skewed")
-    sim = Simulator(ds, "S2", method="counts")
-    got = sim.replicates(20, 5, 0.8, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
-    own = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet")
-    centred = reference_deltas(ds, "S2", 20, 5, 0.8, N_REF, np.random.default_rng(4), False, "dirichlet-shares")
-    assert not same_law(got, own)
-    assert same_law(got, centred)
+    return from_table(table, name="skewed")
 
 
-def test_the_comparison_tells_the_one_label_law_from_the_dirichlet():
-    """Power: at K = 10 the one-label law moves B's plurality far more than Dirichlet(1/C) noise; the Dirichlet
-    rule's replicates fail against the one-label reference (and pass against their own)."""
-    ds = from_table(crossed_table(n_items=30, n_raters=12), name="crossed")
+@pytest.mark.parametrize("data, k, epsilon, other", [
+    (_skewed, 5, 0.8, "dirichlet-shares"),  # labels far from equal shares: the centred prior differs
+    (lambda: from_table(crossed_table(n_items=30, n_raters=12), name="crossed"), 10, 0.5, "one-label"),
+], ids=["centred prior", "one label"])
+def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsilon, other):
+    """Power: the Dirichlet(1/C) rule's replicates pass against their own reference and fail against another law's
+    (the prior centred on skewed label shares; one label per slot, which at K = 10 moves B's plurality far more), so
+    the configurations above test each law."""
+    ds = data()
     sim = Simulator(ds, "S2", method="counts")
-    got = sim.replicates(20, 10, 0.5, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
-    own = reference_deltas(ds, "S2", 20, 10, 0.5, N_REF, np.random.default_rng(4), False, "dirichlet")
-    one = reference_deltas(ds, "S2", 20, 10, 0.5, N_REF, np.random.default_rng(4), False, "one-label")
+    got = sim.replicates(20, k, epsilon, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
+    own = reference_deltas(ds, "S2", 20, k, epsilon, N_REF, np.random.default_rng(4), False, "dirichlet")
+    theirs = reference_deltas(ds, "S2", 20, k, epsilon, N_REF, np.random.default_rng(4), False, other)
     assert not same_law(got, own)
-    assert same_law(got, one)
+    assert same_law(got, theirs)
 
 
 @pytest.mark.parametrize("config", CONFIGURATIONS[:18], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
