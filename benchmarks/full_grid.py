@@ -1,0 +1,20 @@
+"""One full paper grid (all budgets, K and the four epsilons, 1000 + 1000 replicates, no cache) for one sampler, as
+one process: what ``farm-bench`` times whole, paired against another checkout (``benchmarks/README.md``).
+
+    python benchmarks/full_grid.py S3 --jobs 2
+"""
+
+import argparse
+
+from analysis import datasets, grid
+
+DATA = {"S1": "dices-synthetic", "S2": "dices-synthetic", "S3": "toxicity-synthetic"}
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sampler", choices=sorted(DATA))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--n-samples", type=int, default=1000)
+    args = parser.parse_args()
+    grid.run(datasets.load(DATA[args.sampler]), args.sampler, n_samples=args.n_samples, n_jobs=args.jobs,
+             use_cache=False, progress=False)
