@@ -160,6 +160,10 @@ def test_a_chapter_simulates_the_epsilons_it_shows(crossed, dices):
     rq2 = chapter.Setup("rqX", [], extra_data=[dices], epsilon=0.3, appendix_epsilon=0.2, epsilons=None,
                         budgets=[100], ks=[1])
     assert rq2.grid_epsilons == [0.2, 0.3]
+    # a user's file has no paper appendix beside it: RQ2 on it runs its ε alone (half the grid)
+    own = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.3, appendix_epsilon=0.2, epsilons=None,
+                        budgets=[100], ks=[1])
+    assert own.grid_epsilons == [0.3]
     assert chapter.Setup("rqX", [], extra_data=[dices], epsilon=0.3, epsilons=[0.1, 0.4], budgets=[100],
                          ks=[1]).grid_epsilons == [0.1, 0.3, 0.4]
 

@@ -239,7 +239,9 @@ class Setup:
         self.data += list(extra_data)
         p = self.params
         self.epsilon = p["epsilon"]
-        shown = [p["epsilon"]] + ([p["appendix_epsilon"]] if p.get("appendix_epsilon") is not None else [])
+        # the appendix's ε is shown only beside the paper's appendix, for data that are or imitate the paper's
+        appendix = p.get("appendix_epsilon") is not None and any(imitates(ds.name) for ds in self.data)
+        shown = [p["epsilon"]] + ([p["appendix_epsilon"]] if appendix else [])
         self.grid_epsilons = sorted({*grid_epsilons(p.get("epsilons"), shown), p["epsilon"]})
         self.perturbation = p["perturbation"]
 
