@@ -121,6 +121,11 @@ def _rule(results: pd.DataFrame) -> str:
 
 # --------------------------------------------------------------------------------------------- rendering
 
+def _code(text: str) -> str:
+    """Markdown's inline code (```x```) of an escaped text as HTML code elements."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
 class Table:
     """A table for the page: no pandas index, escaped cells, ``**bold**`` marks, long tokens wrapped.
 
@@ -152,11 +157,11 @@ class Table:
 
     def _repr_html_(self) -> str:
         if self.frame.empty:
-            return f"<p>{html.escape(self.empty)}</p>"
+            return f"<p>{_code(html.escape(self.empty))}</p>"
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
         body = "".join("<tr>" + "".join(f"<td>{self._cell(v)}</td>" for v in row) + "</tr>"
                        for row in self.frame.itertuples(index=False))
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        caption = f"<caption>{_code(html.escape(self.caption))}</caption>" if self.caption else ""
         return (f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table>")
 
