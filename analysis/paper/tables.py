@@ -122,7 +122,7 @@ def _rule(results: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------------------------- rendering
 
 def _code(text: str) -> str:
-    """Markdown's inline code (```x```) of an escaped text as HTML code elements."""
+    """An escaped text with its Markdown inline code (a word between backticks) as HTML code elements."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
