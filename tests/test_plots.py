@@ -119,3 +119,5 @@ def test_ratio_figure_draws_each_alternative_at_every_cell_with_a_ratio():
     assert [len(c.get_offsets()) for c in dots] == [4, 4]  # (DICES S1, Toxicity S2) x (accuracy, mae)
     assert np.allclose(dots[0].get_offsets()[:, 1], [1.1, 2.0, 0.5, 0.9])  # the median over seeds per cell
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["DICES S1", "Toxicity S2"]
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert {"0.5", "1", "2"} <= set(labels), labels  # a log axis over less than a decade is labelled, not 10⁰ alone

@@ -32,6 +32,7 @@ STYLE = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": FONT, "axes.titlesi
          "figure.titlesize": FONT + 2, "legend.title_fontsize": FONT}
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+RATIO_TICKS = (0.05, 0.1, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 10.0, 20.0)  # a ratio axis's labelled values
 
 
 def _ncol(n: int) -> int:
@@ -349,6 +350,9 @@ def ratio_figure(by_alternative: dict[str, pd.DataFrame], names, table: str = "t
     ax.set_xticks(starts)
     ax.set_xticklabels([runs[j] for j in starts], rotation=20, ha="right", fontsize=8)
     ax.minorticks_off()
+    low, high = ax.get_ylim()
+    ticks = [v for v in RATIO_TICKS if low <= v <= high]  # a log axis over less than a decade labels only 10⁰
+    ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
     ax.set_ylabel("our Δ / the paper's Δ")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
