@@ -93,7 +93,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
 
     ``runs`` are one or two ``(dataset, sampler)`` runs, drawn with solid and dashed lines; colour is K (a discrete
     legend). The p-axis is logarithmic with p = 0.05 marked; p-values below :data:`P_FLOOR` are drawn at the floor.
-    Designs the data cannot supply (``beyond_data``) are drawn with hollow markers, and the legend says so.
+    Designs the data cannot supply (``beyond_data``) are drawn with hollow markers, and the title says so.
     Returns ``None`` without results or runs.
     """
     if results is None or not runs:
@@ -131,11 +131,10 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
         handles += [Line2D([], [], color="black", ls=LINESTYLES[r % 4], marker=MARKERS[r % 7], ms=3,
                            label=tables.run_label(*run)) for r, run in enumerate(runs)]
         handles.append(Line2D([], [], color="crimson", ls=(0, (4, 2)), label=f"p = {ALPHA}"))
-        if "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any():
-            handles.append(Line2D([], [], color="black", ls="none", marker="o", ms=5, mfc="white",
-                                  label="hollow: beyond the data (extrapolated)"))
         fig.legend(handles=handles, loc="outside lower center", ncol=_ncol(len(handles)), frameon=False)
-        fig.suptitle(title or f"p-value against budget, ε = {epsilon:g}")
+        beyond = "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
+        fig.suptitle((title or f"p-value against budget, ε = {epsilon:g}")
+                     + ("; hollow: beyond the data" if beyond else ""))
     return fig
 
 
