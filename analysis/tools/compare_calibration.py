@@ -131,12 +131,17 @@ def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(columns).rename_axis("metric").reset_index()
 
 
-def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> str:
+def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = False) -> str:
     """What the calibration measured, in words: per design, sampler and test the range of the shares of p < alpha
-    over the metrics, and whether ``alpha`` lies in every metric's band."""
+    over the metrics, and whether ``alpha`` lies in every metric's band; with ``power`` (A truly better), the range
+    alone, as the test's power."""
     parts = []
     for design, table in tables.items():
         for (sampler, test), part in table.groupby(["sampler", "test"], sort=False):
+            if power:
+                parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to "
+                             f"{part['share'].max():.3f} ({int(part['n_sets'].iloc[0])} test sets)")
+                continue
             held = ((part["low"] <= alpha) & (alpha <= part["high"])).all()
             above = (part["low"] > alpha).sum()
             parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to {part['share'].max():.3f} "
@@ -144,4 +149,5 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05) -> str:
                          + (f"{alpha:g} inside every metric's band" if held else
                             f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else
                             f"{alpha:g} outside some bands, never below them") + ")")
-    return "Share of p < " + f"{alpha:g}" + ": " + "; ".join(parts) + "."
+    what = "When A is truly better, the power (the share of p < " if power else "The share of p < "
+    return f"{what}{alpha:g}{')' if power else ''}, over the metrics: " + "; ".join(parts) + "."
