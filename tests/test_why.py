@@ -167,7 +167,7 @@ def test_causes_and_finding_count_what_each_switch_explains():
                            "0 (0–0) of 1 appendix cells (ε = 0.2)")
     assert "in 2 (2–2) of 2 and 0 (0–0) of 1 under the book's choices" in text
     assert "Of the baseline's 3 Δ departures, 2 move" in text and "first 1; the book's choices 2" in text
-    assert "1 stay unexplained: Toxicity S2 1 (ratios 2.00 to 2.00)" in text
+    assert "1 stay unexplained: Toxicity S2 1 (ratio 2.00)" in text
 
 
 def test_fitted_and_predicted_cells_are_counted_apart():

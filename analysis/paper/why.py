@@ -290,7 +290,9 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
     if len(rest):
         by_run = rest.groupby("run", sort=False)["ratio"].agg(["size", "min", "max"])
         lines.append(f"{len(rest)} stay unexplained: " + "; ".join(
-            f"{run} {int(r['size'])} (ratios {r['min']:.2f} to {r['max']:.2f})" for run, r in by_run.iterrows())
+            f"{run} {int(r['size'])} " + (f"(ratio {r['min']:.2f})" if f"{r['min']:.2f}" == f"{r['max']:.2f}" else
+                                          f"(ratios {r['min']:.2f} to {r['max']:.2f})")
+            for run, r in by_run.iterrows())
             + ".")
     rules = departed[departed["departs"] != "Δ"]
     moved = rules[rules["cause"] != "unexplained"]
