@@ -7,12 +7,13 @@ or S3) draws the items and the gold's ``K`` rater columns, and each system answe
 or probabilities, their expected counts rather than ``K`` draws, so that replicates and the observed scores treat
 a system alike). A and B answer the same drawn items (paired).
 
-The interval and the headline p come from the same replicates (:func:`replicate_test`). A replicate's gold has
-``K`` ratings drawn with replacement, a noisier gold than all of an item's ratings, which moves the level of
-non-linear metrics (MAE, Wins, JSD) more than their spread; so each replicate's delta enters as its deviation from
-the replicates' mean added to the observed delta. The 95 % interval is a pair of order statistics of those
-values and the p counts them at 0 (``(1 + #{delta*_b <= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low,
-p_high))``), chosen so that a two-sided p below 0.05 holds exactly when the interval excludes 0.
+The interval and the headline p come from one test, so that a two-sided p below 0.05 holds exactly when the interval
+excludes 0. Under S1 and S3 it is the rater-level t-test of :mod:`analysis.tools.rater_level` (the replicates give
+its items' part). Under S2 it is the percentile bootstrap (:func:`replicate_test`): a replicate's gold has ``K``
+ratings drawn with replacement, a noisier gold than all of an item's ratings, which moves the level of non-linear
+metrics (MAE, Wins, JSD) more than their spread; so each replicate's delta enters as its deviation from the
+replicates' mean added to the observed delta. The 95 % interval is a pair of order statistics of those values and
+the p counts them at 0 (``(1 + #{delta*_b <= 0}) / (1 + B)``, two-sided ``min(1, 2 min(p_low, p_high))``).
 
 A second p, ``p_given_ratings``, holds these raters' labels fixed: every item with A's and B's answers swapped with
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
@@ -53,9 +54,8 @@ SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters wit
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
            "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
 RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's t-test
-
-
-POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}  # what a sampler draws K raters from
+# what a sampler draws K raters from, in words (one, several)
+POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}
 
 
 def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k: int,
@@ -173,14 +173,13 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
         for start in range(0, n_samples, chunk):
             reps = min(chunk, n_samples - start)
             item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
-            alt.append(delta_values(gold, full[1][item], full[2][item]))
+            alt.append(_delta_matrix(gold, full[1][item], full[2][item]))
             swap = swaps.random((reps, ds.n_items))[..., None] < 0.5
             shape = swap.shape[:2] + (ds.n_labels,)
-            null.append(delta_values(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
-                                     np.where(swap, full[1], full[2])))
+            null.append(_delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
+                                      np.where(swap, full[1], full[2])))
             bar.update(reps)
-    stack = lambda parts: np.column_stack([np.concatenate([p[m] for p in parts]) for m in METRICS])  # noqa: E731
-    return stack(alt), stack(null)
+    return np.concatenate(alt), np.concatenate(null)
 
 
 def interval_rank(n_samples: int) -> int:
@@ -272,13 +271,13 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     chosen = check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    if int(seed) != seed or seed < 0:
+        raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
     outputs = [read_system(x) if isinstance(x, (str, Path)) else x for x in (outputs_a, outputs_b)]
     a = read_outputs(ds, outputs[0], "A", item, label, normalize_labels)
     b = read_outputs(ds, outputs[1], "B", item, label, normalize_labels)
     both, left_out = _paired(ds, a, b)
     used = subset(ds, both)
-    if int(seed) != seed or seed < 0:
-        raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
     chosen_sampler = sampler
     sampler = check_sampler(sampler or default_sampler(used))
     k = int(np.median(used.raters_per_item)) if k is None else k
