@@ -68,22 +68,22 @@ class Rule:
 
     def pairs(self, comp: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
         """``P(A's noise = comp[r_a], B's noise = other[r_b])`` given their sizes (``other`` defaults to ``comp``),
-        when both are drawn from one ``eta ~ Dirichlet(prior)``: the two multinomial coefficients times the
-        Dirichlet moment of the sum."""
+        when both are drawn from one ``eta ~ Dirichlet(concentration * prior)``: the two multinomial coefficients
+        times the Dirichlet moment of the sum (its one-hot limit at concentration 0)."""
         other = comp if other is None else other
 
         def log_coef(vectors):
             return gammaln(vectors.sum(1) + 1) - gammaln(vectors + 1).sum(1)
 
         both = comp[:, None, :] + other[None, :, :]
-        coef = np.exp(log_coef(comp)[:, None] + log_coef(other)[None, :])
+        log_coefs = log_coef(comp)[:, None] + log_coef(other)[None, :]
         if self.concentration == 0:  # a one-hot eta: E[prod eta^n] is prior_c when all of n is on label c
             on = (both > 0).sum(2)
-            return coef * np.where(on == 0, 1.0, np.where(on == 1, (self.prior * (both > 0)).sum(2), 0.0))
+            return np.exp(log_coefs) * np.where(on == 0, 1.0, np.where(on == 1, (self.prior * (both > 0)).sum(2), 0.0))
         alpha, total = self.concentration * self.prior, self.concentration
         log_moment = ((gammaln(alpha + both) - gammaln(alpha)).sum(2) - gammaln(total + both.sum(2))
                       + gammaln(total))
-        return coef * np.exp(log_moment)
+        return np.exp(log_coefs + log_moment)
 
     def chain(self, k: int) -> np.ndarray:
         """``chain[c, m, x]``: ``P(X <= x)`` for ``X ~ BetaBinomial(m, prior_c, prior_{c+1} + ... + prior_{C-1})``,
