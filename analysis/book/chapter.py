@@ -103,8 +103,7 @@ class Banner:
         self.title, self.lines, self.kind = title, lines, kind
 
     def _repr_html_(self) -> str:
-        items = "".join("<li>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(line)) + "</li>"
-                        for line in self.lines)
+        items = "".join(f"<li>{tables.code_html(html.escape(line))}</li>" for line in self.lines)
         return (f'<div class="admonition {self.kind}"><p class="admonition-title">{html.escape(self.title)}</p>'
                 f"<ul>{items}</ul></div>")
 

@@ -121,7 +121,7 @@ def _rule(results: pd.DataFrame) -> str:
 
 # --------------------------------------------------------------------------------------------- rendering
 
-def _code(text: str) -> str:
+def code_html(text: str) -> str:
     """An escaped text with its Markdown inline code (a word between backticks) as HTML code elements."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
@@ -157,11 +157,11 @@ class Table:
 
     def _repr_html_(self) -> str:
         if self.frame.empty:
-            return f"<p>{_code(html.escape(self.empty))}</p>"
+            return f"<p>{code_html(html.escape(self.empty))}</p>"
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
         body = "".join("<tr>" + "".join(f"<td>{self._cell(v)}</td>" for v in row) + "</tr>"
                        for row in self.frame.itertuples(index=False))
-        caption = f"<caption>{_code(html.escape(self.caption))}</caption>" if self.caption else ""
+        caption = f"<caption>{code_html(html.escape(self.caption))}</caption>" if self.caption else ""
         return (f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table>")
 
