@@ -141,7 +141,7 @@ def test_measure_compares_the_papers_cells_in_one_call():
 
 def test_choices_refuse_an_unknown_value_of_any_switch():
     for wrong in ({"averaging": "samples"}, {"smoothing": 1e-6}, {"perturbation": "gaussian"},
-                  {"granularity": "ternary"}, {"stand_ins": "v4"}):
+                  {"granularity": "ternary"}, {"stand_ins": "v4"}, {"dices_labels": "two"}):
         with pytest.raises(ParameterError):
             effect_sizes.Choices(**wrong)
 

@@ -153,6 +153,22 @@ def test_binary_variant_collapses_version_2_labels_at_the_published_split():
     assert (two.label == positive.astype(int)).all()  # the same ratings, collapsed: the same rater biases
 
 
+@pytest.mark.parametrize("choice, names, positive", [("unsure-as-no", ("No or Unsure", "Yes"), ("Yes",)),
+                                                     ("unsure-as-yes", ("No", "Unsure or Yes"), ("Unsure", "Yes"))])
+def test_dices_unsure_merged_keeps_every_rating_and_moves_unsure_alone(choice, names, positive):
+    """DICES's label-set switch: the same ratings as the three-label stand-in, Unsure merged into one side; the
+    Choices name the variant, and D3code and Toxicity keep theirs."""
+    from analysis.paper.effect_sizes import Choices
+
+    choices = Choices(dices_labels=choice)
+    assert choices.dataset("d3code-synthetic") == "d3code-synthetic"
+    three, two = datasets.load("dices-synthetic"), datasets.load(choices.dataset("dices-synthetic"))
+    assert two.label_names == names and two.n_ratings == three.n_ratings
+    merged = np.isin(np.asarray(three.label_names, dtype=object)[three.label], positive)
+    assert (two.label == merged.astype(int)).all()
+    assert two.name.endswith(choice.replace("-as-", "-"))
+
+
 @pytest.mark.parametrize("a0, shares", [(2.7, (0.51, 0.2, 0.13, 0.1, 0.06)), (8.83, (0.59, 0.1, 0.31)),
                                         (0.5, (0.5, 0.5))])
 def test_concentration_for_inverts_the_dirichlets_sum_p_squared(a0, shares):

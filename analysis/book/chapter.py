@@ -197,10 +197,9 @@ def read_provenance() -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------ chapter setup
 
-PARAMETER_NAMES = ("epsilon", "epsilons", "appendix_epsilon", "budgets", "ks", "metrics", "n_samples", "seed",
-                   "n_jobs", "perturbation", "averaging", "smoothing", "granularity", "stand_ins", "scheduler", "item",
-                   "rater", "label", "batch")
 SWITCH_NAMES = tuple(f.name for f in fields(Choices))  # the paper comparison's switches, declared once
+PARAMETER_NAMES = ("epsilon", "epsilons", "appendix_epsilon", "budgets", "ks", "metrics", "n_samples", "seed",
+                   "n_jobs", *SWITCH_NAMES, "scheduler", "item", "rater", "label", "batch")
 COLUMN_NAMES = ("item", "rater", "label", "batch")
 
 
@@ -251,9 +250,8 @@ class Setup:
     def record(self, **extra) -> None:
         p = self.params
         record_provenance(self.chapter, self.data, budgets=p["budgets"], ks=p["ks"], epsilons=self.grid_epsilons,
-                          n_samples=p["n_samples"], seed=p["seed"], perturbation=self.perturbation,
-                          averaging=self.choices.averaging, smoothing=self.choices.smoothing,
-                          granularity=self.choices.granularity, stand_ins=self.choices.stand_ins, **extra)
+                          n_samples=p["n_samples"], seed=p["seed"],
+                          **{k: getattr(self.choices, k) for k in SWITCH_NAMES}, **extra)
 
     def banner(self) -> Banner:
         p = self.params

@@ -32,11 +32,14 @@ never the paper's results:
 The rater and noise scales are version 1's (tuned there to the published agreement); the shares of the raw labels
 inside the published binary splits are not published and are our choice.
 
-Two more variants switch one thing each (METHOD section 12), named as such:
+More variants switch one thing each (METHOD section 12), named as such:
 
 * ``-binary`` (D3code and Toxicity): version 2 with its labels collapsed to the published binary split, the
   granularity at which the published Dirichlet fits were made. By the aggregation property the binary labels follow
   the published binary fit exactly, read through the same rater biases.
+* ``-unsure-no`` and ``-unsure-yes`` (DICES): version 2 with Unsure merged into No, or into Yes, the two readings
+  of a three-label question collapsed to two (the paper does not say whether it collapsed Unsure), read through the
+  same rater biases.
 * ``-v3``: version 2 with the concentration ``a0`` read from the paper's K = 1 accuracy-family cells, and nothing
   else: at K = 1 under S2 those cells give the data's ``E[sum_c p_c^2]``
   (:func:`analysis.paper.identities.agreement_moment`), and a Dirichlet with mean ``pi`` has
@@ -76,7 +79,7 @@ class StandIn:
     published_a0: float = 0.0  # the published Dirichlet fit's concentration (of the binary split where so fitted)
     positive: tuple = ()  # the labels on the second side of that binary split; () where every label was fitted
     dirichlet: tuple = ()  # version 2: the per-item law's Dirichlet parameter; () for version 1's ordinal scores
-    binary: bool = False  # labels collapsed to the published binary split (``positive`` against the rest)
+    binary: bool = False  # labels collapsed to two: ``positive`` against the rest (the published split; DICES's merges)
     fitted: bool = False  # version 3: ``a0`` read from the paper's K = 1 cells (:func:`fitted_spec`)
 
     @property
@@ -120,12 +123,17 @@ _CURRENT: dict[str, StandIn] = {
                    ("Krippendorff's alpha", "not published"))),
 }
 V1, V3, BINARY = "-v1", "-v3", "-binary"
-VARIANTS = (V1, V3, BINARY)
+# DICES's Unsure merged into one side: the suffix and the labels on the second side of the split
+UNSURE_MERGED = {"-unsure-no": ("Yes",), "-unsure-yes": ("Unsure", "Yes")}
+VARIANTS = (V1, V3, BINARY, *UNSURE_MERGED)
 STAND_INS: dict[str, StandIn] = {**_CURRENT,
                                  **{name + V1: replace(spec, dirichlet=()) for name, spec in _CURRENT.items()},
                                  **{name + V3: replace(spec, fitted=True) for name, spec in _CURRENT.items()},
                                  **{name + BINARY: replace(spec, binary=True) for name, spec in _CURRENT.items()
-                                    if spec.positive}}
+                                    if spec.positive},
+                                 **{"dices-synthetic" + suffix: replace(_CURRENT["dices-synthetic"], binary=True,
+                                                                        positive=positive)
+                                    for suffix, positive in UNSURE_MERGED.items()}}
 
 
 def base_name(name: str) -> str:
@@ -345,7 +353,10 @@ def stand_ins_against_published() -> pd.DataFrame:
 
 
 def _span(labels) -> str:
-    return f"{labels[0]}–{labels[-1]}" if len(labels) > 1 else str(labels[0])
+    """Labels merged into one, in words: a range of numbers (``2–4``), or names joined (``No or Unsure``)."""
+    if len(labels) == 1:
+        return str(labels[0])
+    return f"{labels[0]}–{labels[-1]}" if not isinstance(labels[0], str) else " or ".join(labels)
 
 
 def measured_a0(ds: AnnotationDataset, spec: StandIn) -> dict[str, dispersion.Fit]:

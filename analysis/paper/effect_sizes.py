@@ -38,6 +38,8 @@ WITHIN = f"Δ within ×{FACTOR:g}"
 
 
 GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
+# DICES's label set: its three labels, or Unsure merged into No or into Yes (stand-ins only)
+DICES_LABELS = {"three": "", "unsure-as-no": "-unsure-no", "unsure-as-yes": "-unsure-yes"}
 STAND_IN_VERSIONS = ("v2", "v3")
 ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a)))  # every variant, simulated once
 
@@ -46,19 +48,21 @@ ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a))
 class Choices:
     """One value of each global switch of METHOD section 12: ``averaging`` of precision, recall and F1
     (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
-    ``granularity`` of D3code's and Toxicity's stand-ins and the ``stand_ins`` version (``v3``: read from the
-    paper's K = 1 cells)."""
+    ``granularity`` of D3code's and Toxicity's stand-ins, DICES's label set (``dices_labels``) and the ``stand_ins``
+    version (``v3``: read from the paper's K = 1 cells)."""
 
     averaging: str = "weighted"
     smoothing: float = SMOOTHING
     perturbation: str = DEFAULT
     granularity: str = "levels"
     stand_ins: str = "v2"
+    dices_labels: str = "three"
 
     def __post_init__(self):
         averaged(self.averaging), check_smoothing(self.smoothing), check_perturbation(self.perturbation)
         for name, value, allowed in (("granularity", self.granularity, GRANULARITIES),
-                                     ("stand_ins", self.stand_ins, STAND_IN_VERSIONS)):
+                                     ("stand_ins", self.stand_ins, STAND_IN_VERSIONS),
+                                     ("dices_labels", self.dices_labels, tuple(DICES_LABELS))):
             if value not in allowed:
                 raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
 
@@ -71,8 +75,9 @@ class Choices:
         """The stand-in these choices put in place of the version 2 stand-in ``name`` (v3 before binary); the name
         itself where the variant would generate the same data (v3 of a dataset without K = 1 cells), is not a
         stand-in with that variant, or is not a stand-in at all."""
-        for wanted, suffix in ((self.stand_ins == "v3", synthetic.V3), (self.granularity == "binary",
-                                                                          synthetic.BINARY)):
+        for wanted, suffix in ((self.stand_ins == "v3", synthetic.V3),
+                               (self.granularity == "binary", synthetic.BINARY),
+                               (self.dices_labels != "three", DICES_LABELS[self.dices_labels])):
             variant = name + suffix
             if wanted and variant in synthetic.STAND_INS and not synthetic.generates_v2(variant):
                 return variant
@@ -81,7 +86,8 @@ class Choices:
     def label(self) -> str:
         """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
         return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
-                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}")
+                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}"
+                + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
 
 
 def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
