@@ -1,13 +1,15 @@
-"""Effect-size agreement with the paper's Table 1 and appendix, by configuration of the unstated choices, over
-several seeds. Outside ``make test`` (minutes at 1000 replicates):
+"""Agreement with the paper's Table 1 and appendix, by configuration of the unstated choices, over several seeds.
+Outside ``make test`` (tens of minutes at the defaults):
 
     .venv/bin/python benchmarks/paper_evidence.py --seeds 0 1 2 --n-samples 1000
 
 Each configuration changes one choice (or two) from the book's former defaults (macro averaging over the labels
-present, s = 1e-9, Dirichlet(1/C) noise, binary D3code and Toxicity stand-ins); the cells are the paper's own
-(N = NK / K, K) of both tables, the appendix at ``--appendix-epsilon``. It prints, per configuration and table, the
-count of cells whose Delta is within x1.25 of the paper's, by run, as median (min-max) over the seeds, and writes
-every cell's ratio to ``--out``.
+present, s = 1e-9, Dirichlet(1/C) noise, binary D3code and Toxicity stand-ins, DICES's three labels). Per
+configuration it runs the five runs of the paper's tables through :func:`analysis.paper.why.simulate`: the grid
+(the paper's budgets and K, budget by budget until every metric is significant) for the best-K class and the
+budget step, and the paper's own cells for Δ, all at ``--n-samples`` replicates. It prints, per configuration and
+table, the three counts and the Δ count by run, as median (min-max) over the seeds, and writes every cell to
+``--out``.
 """
 
 from __future__ import annotations
@@ -20,17 +22,32 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.data import datasets  # noqa: E402
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
-from analysis.paper import effect_sizes as es  # noqa: E402
+from analysis.paper import why  # noqa: E402
+from analysis.paper.effect_sizes import Choices  # noqa: E402
+from analysis.paper.tables import PAPER_EPSILON  # noqa: E402
 
+FORMER = dict(averaging="macro", smoothing=1e-9, granularity="binary")
 CONFIGURATIONS = {
-    "former defaults": es.Choices(averaging="macro", smoothing=1e-9, granularity="binary"),
-    "one-label noise": es.Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label"),
-    "macro over all labels": es.Choices(averaging="macro-all", smoothing=1e-9, granularity="binary"),
-    "one-label + all labels": es.Choices(averaging="macro-all", smoothing=1e-9, granularity="binary",
-                                         perturbation="one-label"),
+    "former defaults": Choices(**FORMER),
+    "one-label noise": Choices(**FORMER, perturbation="one-label"),
+    "macro over all labels": Choices(**{**FORMER, "averaging": "macro-all"}),
+    "DICES Unsure as No": Choices(**FORMER, dices_labels="unsure-as-no"),
+    "DICES Unsure as Yes": Choices(**FORMER, dices_labels="unsure-as-yes"),
+    "adopted (one-label)": Choices(**FORMER, perturbation="one-label"),
 }
+
+
+def by_run(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per table and run, the Δ count as median (min-max) of n over seeds."""
+    rows = []
+    judged = frame.dropna(subset=["within"]).assign(run=lambda f: f["dataset"] + " " + f["sampler"])
+    for (table, run), group in judged.groupby(["table", "run"], sort=False):
+        per_seed = group.groupby("seed")["within"].sum()
+        rows.append({"table": why.TABLES[table], "run": run,
+                     "Δ within ×1.25": f"{why._spread(per_seed)} of {group.groupby('seed').size().max()}"})
+    return pd.DataFrame(rows)
 
 
 def main() -> None:
@@ -38,25 +55,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--n-samples", type=int, default=1000)
     parser.add_argument("--appendix-epsilon", type=float, default=0.2)
+    parser.add_argument("--configurations", nargs="+", default=list(CONFIGURATIONS), choices=list(CONFIGURATIONS))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", default="benchmarks/paper_evidence.csv")
     args = parser.parse_args()
-    cells = es.paper_cells(appendix_epsilon=args.appendix_epsilon)
-    simulated: dict[tuple, pd.DataFrame] = {}
-    parts = []
-    for name, choices in CONFIGURATIONS.items():
-        data = {es.paper_name(n): choices.dataset(n) for n in datasets.PAPER_STAND_INS.values()}
-        key = (choices.perturbation, choices.smoothing, tuple(sorted(data.items())))
-        if key not in simulated:  # the averagings share one simulation
-            simulated[key] = es.simulate(cells, seeds=args.seeds, n_samples=args.n_samples,
-                                         perturbation=choices.perturbation, data=data, n_jobs=args.jobs,
-                                         smoothing=choices.smoothing, metrics=es.ALL_AVERAGINGS)
-        effects = es.effect_sizes(cells, es.select(simulated[key], choices.averaging))
-        parts.append(effects.assign(configuration=name))
-        counts = es.summary(effects)
-        shown = counts[counts["by"].isin(["all", "run"])][["table", "group", "spread"]]
-        print(f"\n{name} ({choices.label()}):\n{shown.to_string(index=False)}", flush=True)
-    write_atomic(args.out, pd.concat(parts, ignore_index=True).to_csv(index=False))
+    chosen = {name: CONFIGURATIONS[name] for name in args.configurations}
+    runs = why.simulate(chosen, PAPER_BUDGETS, PAPER_KS, sorted({PAPER_EPSILON, args.appendix_epsilon}), args.seeds,
+                        args.n_samples, args.appendix_epsilon, n_jobs=args.jobs)
+    frames = {name: why.cells(found, args.appendix_epsilon) for name, found in runs.items()}
+    print(why.counts_table(frames).to_string(index=False))
+    for name, frame in frames.items():
+        print(f"\n{name} ({chosen[name].label()}):\n{by_run(frame).to_string(index=False)}", flush=True)
+    write_atomic(args.out, pd.concat([f.assign(configuration=n) for n, f in frames.items()],
+                                     ignore_index=True).to_csv(index=False))
 
 
 if __name__ == "__main__":

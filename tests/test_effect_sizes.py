@@ -180,6 +180,31 @@ def test_one_simulation_serves_every_averaging_and_micro_recall_is_accuracy():
         weighted.loc[(500, "kl_div")]  # the same replicates
 
 
+def test_rq2_and_the_why_chapter_count_the_same_cells_for_the_same_choices():
+    """RQ2 simulates only its averaging's metrics, the why-chapter every averaging at once: the numbers, and so the
+    counts the two pages print for the book's choices, are the same."""
+    from analysis.book.chapter import Setup
+    from analysis.paper import why
+
+    book = effect_sizes.Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
+    setup = Setup("rq2", ["toxicity-synthetic"], epsilon=0.3, budgets=[500], ks=[1], n_jobs=1,
+                  **{k: getattr(book, k) for k in ("averaging", "smoothing", "granularity", "perturbation")})
+    rq2 = setup.effect_sizes([0, 1], 30, 0.2)
+    cells = effect_sizes.paper_cells(appendix_epsilon=0.2)
+    cells = cells[cells["dataset"] == "Toxicity"]
+    found = effect_sizes.simulate(cells, seeds=[0, 1], n_samples=30, perturbation=book.perturbation,
+                                  data={"Toxicity": book.dataset("toxicity-synthetic")}, smoothing=book.smoothing,
+                                  metrics=effect_sizes.ALL_AVERAGINGS)
+    ours = effect_sizes.effect_sizes(cells, effect_sizes.select(found, book.averaging))
+    key = ["table", "sampler", "metric", "seed"]
+    assert rq2.sort_values(key)["delta"].to_list() == ours.sort_values(key)["delta"].to_list()
+    counted = effect_sizes.summary(rq2).query("by == 'all'").set_index("table")
+    for which in ("table1", "appendix"):
+        median, low, high = why.count_values(ours, which)
+        assert (counted.loc[which, "median"], counted.loc[which, "min"], counted.loc[which, "max"]) == \
+            (median, low, high)
+
+
 def test_the_cells_table_marks_each_printed_cell_by_its_median_ratio():
     cells = es.paper_cells(["table1"]).head(3)
     rows = [cells.assign(seed=seed, delta=cells["paper_delta"] * factor, ratio=factor)

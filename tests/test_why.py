@@ -92,12 +92,30 @@ def test_the_papers_identities_infer_macro_1e_9_and_binary_labels():
     assert found == Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
 
 
+BOOK = Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
+
+
+def test_each_alternative_changes_one_choice_of_the_books_and_the_reference_changes_them_all():
+    found = why.alternatives(BOOK)
+    assert found[why.BASELINE] == BOOK and found[why.REFERENCE] == Choices()
+    for name, choices in found.items():
+        changed = [f for f in why.VALUES if getattr(choices, f) != getattr(BOOK, f)]
+        assert name in (why.BASELINE, why.REFERENCE) or len(changed) == 1, name
+    # every other value of every switch, once: 3 averagings, 1 smoothing, 2 noise laws, 1 granularity, 1 version,
+    # 2 DICES label sets
+    assert len(found) == 2 + 3 + 1 + 2 + 1 + 1 + 2
+    assert found["DICES's Unsure merged into Yes"].dataset("dices-synthetic") == "dices-synthetic-unsure-yes"
+    by_switch = why.choices_by_switch(BOOK)
+    assert by_switch["noise law"] == (why.BASELINE, "Dirichlet(1/C) noise", "noise centred on the label shares")
+    assert by_switch["averaging"] == (why.BASELINE, "weighted averaging", "micro averaging", "macro over all labels")
+
+
 def test_averagings_share_one_simulation_and_other_switches_do_not():
-    groups = why._groups(why.alternatives(Choices(averaging="macro", smoothing=1e-9)))
+    groups = why._groups(why.alternatives(BOOK))
     names = {tuple(v) for v in groups.values()}
-    assert (why.BASELINE, "macro averaging", "micro averaging", "macro over all labels") in names
-    assert ("smoothing 1e-9", why.INFERRED) in names
-    assert len(groups) == len(why.SWITCHES) - 3
+    assert (why.BASELINE, "weighted averaging", "micro averaging", "macro over all labels") in names
+    assert ("smoothing 1e-12",) in names and ("DICES's Unsure merged into No",) in names
+    assert len(groups) == len(why.alternatives(BOOK)) - 3
 
 
 # ------------------------------------------------------------------------------------------ counts
@@ -157,16 +175,16 @@ def test_causes_and_finding_count_what_each_switch_explains():
     base = cells_frame({A: 0.5, B: 0.5, C: 2.0})
     first = cells_frame({A: 1.0, B: 0.5, C: 2.0})
     both = cells_frame({A: 1.0, B: 1.0, C: 2.0})
-    by_alternative = {why.BASELINE: base, "first": first, why.INFERRED: both}
+    by_alternative = {why.BASELINE: base, "first": first, why.REFERENCE: both}
     departed = why.departures(by_alternative)
     causes = why.causes(departed).set_index(["cause", "table"])["departures"]
-    assert causes[("first", "Table 1")] == 1 and causes[(why.INFERRED, "Table 1")] == 2
+    assert causes[("first", "Table 1")] == 1 and causes[(why.REFERENCE, "Table 1")] == 2
     assert causes[("unexplained", "appendix")] == 1
     text = why.finding(by_alternative, departed, 0.2)
     assert text.startswith("Over 3 seeds, our Δ lies within ×1.25 of the paper's in 0 (0–0) of 2 Table 1 cells and "
                            "0 (0–0) of 1 appendix cells (ε = 0.2)")
-    assert "in 2 (2–2) of 2 and 0 (0–0) of 1 under the book's choices" in text
-    assert "Of the baseline's 3 Δ departures, 2 move" in text and "first 1; the book's choices 2" in text
+    assert "(ε = 0.2) under the book's choices, and in 2 (2–2) of 2 and 0 (0–0) of 1 under reference choices" in text
+    assert "Of the 3 Δ departures under the book's choices, 2 move" in text and "first 1; reference choices 2" in text
     assert "1 stay unexplained: Toxicity S2 1 (ratio 2.00)" in text
 
 
@@ -209,13 +227,21 @@ def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():
 
 
 def test_preferred_sentence_names_each_switchs_value_with_its_spread():
-    frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "macro averaging": cells_frame({A: 1.0, B: 1.0}),
+    frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "weighted averaging": cells_frame({A: 1.0, B: 1.0}),
               "micro averaging": cells_frame({A: 2.0, B: 2.0}), "macro over all labels": cells_frame({A: 2.0, B: 2.0}),
               "noise centred on the label shares": cells_frame({A: 2.0, B: [1.0, 1.0, 2.0]}),
-              "one-label noise": cells_frame({A: 2.0, B: 2.0})}
+              "Dirichlet(1/C) noise": cells_frame({A: 2.0, B: 2.0})}
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
-    text = why.preferred_sentence(why.predicted_per_seed(frames, fitted))
-    # A is fitted, so only B counts: macro and the baseline tie at 1 in every seed, so the baseline stays
-    assert "averaging: reference choices (reference choices 1 (1–1), macro averaging 1 (1–1), " \
-           "micro averaging 0 (0–0), macro over all labels 0 (0–0))" in text
-    assert "noise law: reference choices" in text and "granularity" not in text
+    per_seed = why.predicted_per_seed(frames, fitted)
+    table = why.preferred_table(per_seed, BOOK).set_index(["choice", "value"])
+    # A is fitted, so only B counts: weighted and the book's tie at 1 in every seed, so the book's stays
+    assert table.loc[("averaging", "macro averaging (the book's)")].to_list() == ["1 (1–1)", "✓"]
+    assert table.loc[("averaging", "weighted averaging")].to_list() == ["1 (1–1)", ""]
+    assert table.loc[("averaging", "micro averaging")].to_list() == ["0 (0–0)", ""]
+    assert set(table.index.get_level_values("choice")) == {"averaging", "noise law"}  # the others were not run
+    assert why.preferred_sentence(per_seed, BOOK) == ("On the predicted cells, no other value beats the book's "
+                                                      "beyond the reseeded spread for averaging or noise law.")
+    better = {**frames, "weighted averaging": cells_frame({A: 2.0, B: 1.0, C: 1.0})}  # 2 against the book's 1
+    better[why.BASELINE] = cells_frame({A: 2.0, B: 1.0, C: 2.0})
+    assert "Another value beats the book's for: averaging, weighted averaging." in why.preferred_sentence(
+        why.predicted_per_seed(better, fitted), BOOK)

@@ -7,14 +7,17 @@ identities infer). Three comparisons say whether our cell agrees with the paper'
 * **best-K class**: both K at most 10, or both at least 20 (or neither side reaches p < 0.05);
 * **budget**: both smallest significant budgets within one step of the paper's budget grid (or neither reaches it).
 
-Each alternative is one set of global choices (:class:`analysis.paper.effect_sizes.Choices`): the baseline (the
-reference choices), each switch alone, and the book's choices (every switch an identity of
-:mod:`analysis.paper.identities` pins, and the noise law the paper's cells favour: :func:`inferred`). Every alternative runs for several seeds, so a departure is
-attributed to a switch only when the switch moves it beyond the spread of the reseeded runs (:func:`departures`).
+Each alternative is one set of global choices (:class:`analysis.paper.effect_sizes.Choices`): the baseline is the
+book's choices, what the research-question chapters run (every switch an identity of
+:mod:`analysis.paper.identities` pins, and the noise law the paper's cells favour: :func:`inferred`); every other
+alternative changes one switch of it to another value (:func:`alternatives`), and the reference choices change them
+all back at once. Every alternative runs for several seeds, so a departure is attributed to a switch only when the
+switch moves it beyond the spread of the reseeded runs (:func:`departures`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -29,18 +32,21 @@ from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHIN
 COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
 RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
         ("toxicity_kumar2021", "S3"))
-BASELINE = "reference choices"
-INFERRED = "the book's choices"
+BASELINE = "the book's choices"  # what the research-question chapters run (:func:`inferred`)
+REFERENCE = "reference choices"  # the choices written down before the paper's numbers were read (``Choices()``)
 ADOPTED_NOISE = "one-label"  # the noise law the paper's cells favour (no identity pins it; the methods page)
-SWITCHES = {BASELINE: Choices(),
-            "macro averaging": Choices(averaging="macro"),
-            "micro averaging": Choices(averaging="micro"),
-            "macro over all labels": Choices(averaging="macro-all"),
-            "one-label noise": Choices(perturbation="one-label"),
-            "smoothing 1e-9": Choices(smoothing=1e-9),
-            "noise centred on the label shares": Choices(perturbation="dirichlet-shares"),
-            "binary labels (D3code, Toxicity)": Choices(granularity="binary"),
-            "stand-ins v3 (a0 from the K = 1 cells)": Choices(stand_ins="v3")}
+# every value of every switch, in words; each alternative changes one switch of the book's choices to another value
+VALUES = {"averaging": {"weighted": "weighted averaging", "macro": "macro averaging", "micro": "micro averaging",
+                        "macro-all": "macro over all labels"},
+          "smoothing": {s: f"smoothing {s:g}" for s in SMOOTHINGS},
+          "perturbation": {"dirichlet": "Dirichlet(1/C) noise", "dirichlet-shares": "noise centred on the label shares",
+                           "one-label": "one-label noise"},
+          "granularity": {"levels": "five labels (D3code, Toxicity)", "binary": "binary labels (D3code, Toxicity)"},
+          "stand_ins": {"v2": "stand-ins v2", "v3": "stand-ins v3 (a0 from the K = 1 cells)"},
+          "dices_labels": {"three": "three labels (DICES)", "unsure-as-no": "DICES's Unsure merged into No",
+                           "unsure-as-yes": "DICES's Unsure merged into Yes"}}
+SWITCH_WORDS = {"averaging": "averaging", "smoothing": "smoothing", "perturbation": "noise law",
+                "granularity": "granularity", "stand_ins": "stand-ins", "dices_labels": "DICES's labels"}
 TABLES = {"table1": "Table 1", "appendix": "appendix"}
 GRID, PAPER_CELLS = "grid", "paper cells"
 
@@ -49,7 +55,7 @@ GRID, PAPER_CELLS = "grid", "paper cells"
 
 def inferred(smoothing: identities.Inference, averaging: identities.Inference,
              granularity: identities.Inference) -> Choices:
-    """Every switch an identity pins, the rest at the baseline's value: the KL smoothing (where the inferred ``s``
+    """Every switch an identity pins, the rest at its reference value: the KL smoothing (where the inferred ``s``
     with the natural log is one of :data:`analysis.engine.metrics.SMOOTHINGS`); the averaging that no identity rules out
     when exactly one is left (recall unequal to accuracy rules out weighted and micro, F1 unequal to accuracy
     micro); the granularity where every dataset with evidence fits one and the same. The noise law has no
@@ -75,9 +81,22 @@ def inferred(smoothing: identities.Inference, averaging: identities.Inference,
     return Choices(**chosen)
 
 
-def alternatives(choices: Choices) -> dict[str, Choices]:
-    """:data:`SWITCHES` and, under :data:`INFERRED`, ``choices`` (from :func:`inferred`)."""
-    return {**SWITCHES, INFERRED: choices}
+def alternatives(book: Choices) -> dict[str, Choices]:
+    """The book's choices under :data:`BASELINE`; each other value of each switch (:data:`VALUES`), the rest the
+    book's, under its name; and the :data:`REFERENCE` choices, every switch back at once."""
+    out = {BASELINE: book}
+    for switch, values in VALUES.items():
+        out.update({name: replace(book, **{switch: value}) for value, name in values.items()
+                    if value != getattr(book, switch)})
+    out[REFERENCE] = Choices()
+    return out
+
+
+def choices_by_switch(book: Choices) -> dict[str, tuple[str, ...]]:
+    """Per switch in words, the alternatives that differ from the book's choices in it alone, the book's first."""
+    return {SWITCH_WORDS[switch]: (BASELINE, *(name for value, name in values.items()
+                                               if value != getattr(book, switch)))
+            for switch, values in VALUES.items()}
 
 
 # ------------------------------------------------------------------------------------------ simulation
@@ -103,12 +122,13 @@ def settled(results: pd.DataFrame, epsilons, alpha: float = ALPHA) -> bool:
 
 
 def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds: Iterable[int], n_samples: int,
-             appendix_epsilon: float, n_jobs: int = 1, scheduler=None,
+             appendix_epsilon: float, cell_samples: int | None = None, n_jobs: int = 1, scheduler=None,
              loaded: dict | None = None) -> dict[str, dict[int, pd.DataFrame]]:
     """Every alternative's five runs, per seed: the grid ``budgets`` × ``ks`` × ``epsilons``, budget by budget up to
     the first at which every metric is significant (:func:`settled`; larger budgets cannot change the rules), and
-    the paper's own cells (Table 1, and the appendix at ``appendix_epsilon``), the metrics renamed to the paper's
-    columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
+    the paper's own cells (Table 1, and the appendix at ``appendix_epsilon``) at ``cell_samples`` replicates (default
+    ``n_samples``: the cells are few, so they can afford the paper's 1000 where the grid cannot), the metrics renamed
+    to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.book.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
@@ -128,7 +148,8 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
                                                   smoothing=smoothing).assign(part=GRID))
                     if settled(parts[-1], epsilons):
                         break
-            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=n_samples, perturbation=perturbation,
+            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=cell_samples or n_samples,
+                                             perturbation=perturbation,
                                              data=mapping, n_jobs=n_jobs, smoothing=smoothing,
                                              metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
             found = pd.concat([*parts, at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
@@ -197,7 +218,7 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
     A Δ departure is a cell whose median ratio over seeds lies outside ``[1 / factor, factor]``; a rule departure
     a (cell, rule) that fails in most seeds. A switch (any alternative but ``baseline`` and ``exclude``) explains a
     Δ departure when its median ratio lies within the factor and its range of ratios over seeds does not overlap
-    the baseline's (the reseeded spread; :data:`INFERRED` counts as a switch, the combination of its choices); it
+    the baseline's (the reseeded spread; :data:`REFERENCE` counts as a switch, the combination of its values); it
     explains a rule departure when the rule holds in every seed under it
     and fails in every seed of the baseline. Columns: ``table``, ``run``, ``metric``, ``K`` (the paper's),
     ``departs`` (``Δ``, or the rule), ``baseline`` (ratio ``median (min–max)``, or seeds failing), ``ratio`` (the
@@ -261,7 +282,7 @@ def causes(departed: pd.DataFrame) -> pd.DataFrame:
 
 
 def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, appendix_epsilon: float,
-            baseline: str = BASELINE, combined: str = INFERRED) -> str:
+            baseline: str = BASELINE, combined: str = REFERENCE) -> str:
     """The counts of Δ within ×1.25 under the baseline and the combined choices, which switches explain how many
     departures, and what stays unexplained, with its ratios, as Markdown."""
     def counted(name, which):
@@ -273,19 +294,19 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
     seeds = by_alternative[baseline]["seed"].nunique()
     lines = [f"Over {seeds} seeds, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
              f"{counted(baseline, 'table1')} Table 1 cells and {counted(baseline, 'appendix')} appendix cells "
-             f"(ε = {appendix_epsilon:g}) under the {baseline}, and in {counted(combined, 'table1')} and "
+             f"(ε = {appendix_epsilon:g}) under {baseline}, and in {counted(combined, 'table1')} and "
              f"{counted(combined, 'appendix')} under {combined}."]
     delta = departed[departed["departs"] == "Δ"]
     explained = delta[delta["cause"] != "unexplained"]
     table = causes(explained)
     if len(table):
         per_cause = table.groupby("cause", sort=False)["departures"].sum()
-        lines.append(f"Of the baseline's {len(delta)} Δ departures, {len(explained)} move within the factor, "
-                     "beyond the reseeded spread, under one switch: "
-                     + "; ".join(f"{cause} {n}" for cause, n in per_cause.items()) + ".")
+        lines.append(f"Of the {len(delta)} Δ departures under {baseline}, {len(explained)} move within the factor, "
+                     "beyond the reseeded spread, when one choice changes (a departure that several changes move is "
+                     "counted under each): " + "; ".join(f"{cause} {n}" for cause, n in per_cause.items()) + ".")
     else:
-        lines.append(f"No switch moves any of the baseline's {len(delta)} Δ departures within the factor beyond "
-                     "the reseeded spread.")
+        lines.append(f"No change of one choice moves any of the {len(delta)} Δ departures under {baseline} "
+                     "within the factor beyond the reseeded spread.")
     rest = delta[delta["cause"] == "unexplained"]
     if len(rest):
         by_run = rest.groupby("run", sort=False)["ratio"].agg(["size", "min", "max"])
@@ -296,8 +317,8 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
             + ".")
     rules = departed[departed["departs"] != "Δ"]
     moved = rules[rules["cause"] != "unexplained"]
-    lines.append(f"Of {len(rules)} best-K and budget departures, {len(moved)} hold in every seed under a switch "
-                 "where they fail in every seed of the baseline.")
+    lines.append(f"Of {len(rules)} best-K and budget departures, {len(moved)} hold in every seed under a change "
+                 f"where they fail in every seed under {baseline}.")
     return " ".join(lines)
 
 
@@ -360,19 +381,42 @@ def counts_sentence(counts: pd.DataFrame) -> str:
         "; ".join(parts) + "."
 
 
-CHOICES_BY_SWITCH = {"averaging": (BASELINE, "macro averaging", "micro averaging", "macro over all labels"),
-                     "noise law": (BASELINE, "noise centred on the label shares", "one-label noise"),
-                     "granularity": (BASELINE, "binary labels (D3code, Toxicity)"),
-                     # v3's Toxicity is fitted at the binary split, so it is judged against v2 at binary labels
-                     "stand-ins": ("binary labels (D3code, Toxicity)", "stand-ins v3 (a0 from the K = 1 cells)")}
-
-
-def preferred_sentence(per_seed: pd.DataFrame) -> str:
-    """Per switch of :data:`CHOICES_BY_SWITCH`, the value the predicted cells favour (:func:`best_on_predicted`),
-    with each value's count as median (min–max) over seeds, as one sentence."""
+def preferred_table(per_seed: pd.DataFrame, book: Choices) -> pd.DataFrame:
+    """Per choice (:func:`choices_by_switch`) and value, the predicted cells within the factor as median (min–max)
+    over seeds, and ✓ beside the value they favour (:func:`best_on_predicted`: the book's unless another beats it
+    beyond the reseeded spread). Columns: ``choice``, ``value``, ``predicted cells``, ``favoured``."""
     counts = per_seed.groupby("alternative")["predicted"]
     spread = {name: f"{v.median():g} ({v.min()}–{v.max()})" for name, v in counts}
-    parts = [f"{switch}: {best_on_predicted(per_seed, names)} ({', '.join(f'{n} {spread[n]}' for n in names)})"
-             for switch, names in CHOICES_BY_SWITCH.items() if all(n in spread for n in names)]
-    return ("On the predicted cells (both tables together, median (min–max) over seeds), the value each switch "
-            "favours beyond the reseeded spread, else the first named: " + "; ".join(parts) + ".")
+    rows = []
+    for switch, names in choices_by_switch(book).items():
+        if not all(n in spread for n in names):
+            continue
+        best = best_on_predicted(per_seed, names)
+        rows += [{"choice": switch, "value": _value_words(book, switch, n), "predicted cells": spread[n],
+                  "favoured": "✓" if n == best else ""} for n in names]
+    return pd.DataFrame(rows, columns=["choice", "value", "predicted cells", "favoured"])
+
+
+def _value_words(book: Choices, switch_words: str, name: str) -> str:
+    """An alternative's value of one choice in words; the book's own value for :data:`BASELINE`."""
+    if name != BASELINE:
+        return name
+    switch = next(k for k, w in SWITCH_WORDS.items() if w == switch_words)
+    return f"{VALUES[switch][getattr(book, switch)]} (the book's)"
+
+
+def preferred_sentence(per_seed: pd.DataFrame, book: Choices) -> str:
+    """:func:`preferred_table` in one sentence: the choices whose book's value the predicted cells favour, and those
+    where another value beats it beyond the reseeded spread."""
+    kept, moved = [], []
+    for switch, names in choices_by_switch(book).items():
+        if set(names) <= set(per_seed["alternative"]):
+            best = best_on_predicted(per_seed, names)
+            kept.append(switch) if best == BASELINE else moved.append(f"{switch}, {best}")
+    parts = []
+    if kept:
+        listed = kept[0] if len(kept) == 1 else ", ".join(kept[:-1]) + " or " + kept[-1]
+        parts.append(f"On the predicted cells, no other value beats the book's beyond the reseeded spread for {listed}.")
+    if moved:
+        parts.append("Another value beats the book's for: " + "; ".join(moved) + ".")
+    return " ".join(parts)
