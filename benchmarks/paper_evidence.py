@@ -31,11 +31,10 @@ from analysis.paper.tables import PAPER_EPSILON  # noqa: E402
 FORMER = dict(averaging="macro", smoothing=1e-9, granularity="binary")
 CONFIGURATIONS = {
     "former defaults": Choices(**FORMER),
-    "one-label noise": Choices(**FORMER, perturbation="one-label"),
+    "one-label noise (adopted)": Choices(**FORMER, perturbation="one-label"),
     "macro over all labels": Choices(**{**FORMER, "averaging": "macro-all"}),
     "DICES Unsure as No": Choices(**FORMER, dices_labels="unsure-as-no"),
     "DICES Unsure as Yes": Choices(**FORMER, dices_labels="unsure-as-yes"),
-    "adopted (one-label)": Choices(**FORMER, perturbation="one-label"),
 }
 
 

@@ -483,6 +483,9 @@ def test_a_best_k_the_data_cannot_supply_is_marked_in_the_table_and_the_finding(
     ks = shown.frame[shown.frame["statistic"] == "K"].drop(columns=["run", "statistic"])
     marked = ks.apply(lambda column: column.str.endswith(tables.BEYOND_MARK)).to_numpy().sum()
     assert marked == summary["beyond_data"].sum() and tables.BEYOND_MARK in shown.caption
+    moved = tables.shift_table(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.4)  # RQ2's budget-move table
+    marks = moved.frame[["best K, modelled", "best K, S2"]].apply(lambda c: c.str.endswith(tables.BEYOND_MARK))
+    assert marks.to_numpy().sum() == summary["beyond_data"].sum() and tables.BEYOND_MARK in moved.caption
     text = findings.distribution_metrics_favour_large_k(results, 0.4).ours
     assert "cannot supply" in text and "K 20" in text
     assert findings.modelling_shifts_budget_and_k(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.4).ours.count(

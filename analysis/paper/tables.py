@@ -347,7 +347,8 @@ def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd
     """Per metric, the smallest significant budget and its best K under two runs, and the budget ratio.
 
     Columns: ``metric``, ``NK_first``, ``NK_second``, ``K_first``, ``K_second``, ``ratio`` (first / second; missing
-    unless both runs reach significance). Metrics follow the registry's order.
+    unless both runs reach significance), ``beyond_first``, ``beyond_second`` (that K asks for more raters per item
+    than the data hold, the Table 1 rule's ``beyond_data``). Metrics follow the registry's order.
     """
     summary = table1(pd.concat([select(results, first, epsilon), select(results, second, epsilon)]))
     out = []
@@ -358,8 +359,10 @@ def smallest_budgets(results: pd.DataFrame, first, second, epsilon: float) -> pd
             continue
         f, s = rows[0].iloc[0], rows[1].iloc[0]
         out.append({"metric": metric, "NK_first": f["NK"], "NK_second": s["NK"], "K_first": f["K"],
-                    "K_second": s["K"]})
-    table = pd.DataFrame(out, columns=["metric", "NK_first", "NK_second", "K_first", "K_second"])
+                    "K_second": s["K"], "beyond_first": bool(f.get("beyond_data", False)),
+                    "beyond_second": bool(s.get("beyond_data", False))})
+    table = pd.DataFrame(out, columns=["metric", "NK_first", "NK_second", "K_first", "K_second", "beyond_first",
+                                       "beyond_second"])
     for col in ("NK_first", "NK_second", "K_first", "K_second"):
         table[col] = table[col].astype("Float64")
     table["ratio"] = table["NK_first"] / table["NK_second"]
@@ -457,21 +460,25 @@ def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
         paper_name = imitated(results, dataset)
         table = smallest_budgets(results, modelled, independent, epsilon)
         for row in table.itertuples():
-            def cell(value, sampler, stat):
-                text = _fmt(value, stat)
+            def cell(value, sampler, stat, beyond=False):
+                text = _fmt(value, stat) + (BEYOND_MARK if beyond else "")
                 paper = paper_value(paper_name, sampler, row.metric, stat) if paper_name else None
                 return text + (f" ({_fmt(paper, stat)})" if paper_name and np.isclose(epsilon, PAPER_EPSILON)
                                and paper_value_exists(paper_name, sampler, row.metric) else "")
             rows.append({"dataset": dataset, "metric": METRIC_LABELS[row.metric],
                          "NK, modelled": cell(row.NK_first, m_s, "NK"), "NK, S2": cell(row.NK_second, i_s, "NK"),
-                         "best K, modelled": cell(row.K_first, m_s, "K"), "best K, S2": cell(row.K_second, i_s, "K"),
+                         "best K, modelled": cell(row.K_first, m_s, "K", row.beyond_first),
+                         "best K, S2": cell(row.K_second, i_s, "K", row.beyond_second),
                          "modelled sampler": m_s})
     frame = pd.DataFrame(rows)
     if len(frame):
         frame = frame[["dataset", "modelled sampler", "metric", "NK, modelled", "NK, S2", "best K, modelled",
                        "best K, S2"]]
     note = "ours (paper)" if has_paper_values(results) and np.isclose(epsilon, PAPER_EPSILON) else "ours"
-    return Table(frame, f"{note} at ε = {epsilon:g}; {_rule(results)}; – : no budget of the grid reaches p < 0.05")
+    caption = f"{note} at ε = {epsilon:g}; {_rule(results)}; – : no budget of the grid reaches p < 0.05"
+    if any(BEYOND_MARK in str(v) for v in frame.to_numpy().ravel()):
+        caption += f"; {BEYOND_MARK}: {BEYOND_WORDS}"
+    return Table(frame, caption)
 
 
 def paper_value_exists(paper_dataset: str, sampler: str, metric: str, which: str = "table1") -> bool:
