@@ -159,7 +159,7 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
                  f"; perturbation of B: {perturbation}.")
     for ds in dict.fromkeys(data):
         lines.append(f"{ds.name}: {ds.n_ratings:,} ratings, {ds.n_items:,} items, {ds.n_raters:,} raters, "
-                     f"{ds.topology.kind}; sha256 {ds.sha256}; {ds.provenance}")
+                     f"{ds.topology.kind}; sha256 {ds.sha256[:12]}; {ds.provenance}")
     if synthetic or notes:
         return Banner("How this chapter ran", lines, "warning")
     return Banner("Data used", lines, "note")
