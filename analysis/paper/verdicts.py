@@ -205,7 +205,8 @@ class Finding:
 
     def row(self) -> dict:
         """The finding as one row of the intro's results table: claim, the paper (its data names and numbers
-        only), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict."""
+        only), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict (its
+        seed named where other seeds give another)."""
         if not self.checked:
             return {"claim": self.claim, "paper": "; ".join(c.paper for c in self.claims) or self.paper,
                     "ours": "not checked on this build: the data it needs did not run", "verdict": self.verdict}
@@ -217,7 +218,9 @@ class Finding:
                     ". The verdict flips between seeds: " + "; ".join(
                         f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
                     if self.flips else ""),
-                "verdict": self.verdict}
+                # a verdict that another seed does not repeat is not the whole answer: the cell says so
+                "verdict": self.verdict + (f" on seed {next(iter(self.seed_verdicts))}, not on every seed"
+                                           if self.flips else "")}
 
     def _repr_markdown_(self) -> str:
         return self.markdown()
