@@ -1,29 +1,81 @@
-"""The package's kernels are compiled without numba's wrap of negative indices, and nothing else is
-(:mod:`analysis.engine.indices`)."""
+"""No module of the package changes numba: it assigns to no attribute of numba's modules (numba's index fix-up
+was once replaced this way, to compile the kernels without the wrap of negative indices)."""
 
-import numba
-import numpy as np
+import ast
+from pathlib import Path
 
-import analysis.engine  # noqa: F401  (imports the kernels, and with them the unwrapped indices)
-from analysis.engine import indices
+import pytest
 
-
-def compiled_in(module: str):
-    """``x[i]`` compiled as a function of ``module`` (without numba's cache)."""
-    namespace = {"__name__": module}
-    exec("def at(x, i):\n    return x[i]\n", namespace)
-    return numba.njit(namespace["at"])
+PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
+MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
-def test_the_fix_up_is_installed():
-    assert indices.installed(), "numba no longer has numba.np.arrayobj.fix_integer_index: kernels run wrapped"
+def numba_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to numba or to anything imported from it."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "numba" or alias.name.startswith("numba."):
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "numba" or node.module.startswith("numba."):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return names
 
 
-def test_the_package_indexes_unwrapped_and_other_code_wrapped():
-    x = np.arange(5.0)
-    inside, outside = compiled_in("analysis.probe"), compiled_in("elsewhere.probe")
-    assert inside(x, 3) == outside(x, 3) == 3.0
-    assert outside(x, -1) == 4.0  # Python's meaning, as numba gives it
-    wraps = [len([line for line in f.inspect_llvm(f.signatures[0]).splitlines() if "icmp slt" in line])
-             for f in (inside, outside)]
-    assert wraps[0] == 0 < wraps[1], wraps
+def root(node: ast.AST) -> str | None:
+    """The name an attribute or subscript chain starts from (``a`` of ``a.b[c].d``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def targets(node: ast.AST) -> list[ast.AST]:
+    """What an assignment or deletion writes, tuples unpacked."""
+    if isinstance(node, ast.Assign):
+        found = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        found = [node.target]
+    elif isinstance(node, ast.Delete):
+        found = list(node.targets)
+    else:
+        return []
+    while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in found):
+        found = [e for t in found for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else
+                                            [t.value] if isinstance(t, ast.Starred) else [t])]
+    return found
+
+
+def changes_to_numba(source: str) -> list[int]:
+    """The lines that assign to (or delete, or ``setattr``) an attribute of a name bound to numba."""
+    tree = ast.parse(source)
+    names = numba_names(tree)
+    lines = []
+    for node in ast.walk(tree):
+        for target in targets(node):
+            if isinstance(target, (ast.Attribute, ast.Subscript)) and root(target) in names:
+                lines.append(node.lineno)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+                and node.args and root(node.args[0]) in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_scan_finds_a_change_to_numba():
+    """The patch this package once made, and the other ways of writing one, are found."""
+    found = [
+        "import numba.np.arrayobj as arrayobj\narrayobj.fix_integer_index = f\n",
+        "import numba\nnumba.np.arrayobj.fix_integer_index = f\n",
+        "from numba.np import arrayobj\nsetattr(arrayobj, 'fix_integer_index', f)\n",
+        "from numba import config\nconfig.BOUNDSCHECK, x = 1, 2\n",
+        "import numba.core.config\nnumba.core.config.__dict__['X'] += 1\n",
+    ]
+    kept = ["import numba\nx = numba.njit(f)\n", "import numpy as np\nnp.x = 1\n", "import numba\nnumba = 2\n"]
+    assert all(changes_to_numba(source) for source in found)
+    assert not any(changes_to_numba(source) for source in kept)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_module_changes_numba(path):
+    assert not changes_to_numba(path.read_text()), f"{path.name} assigns to numba's attributes"

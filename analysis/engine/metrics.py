@@ -25,8 +25,6 @@ from typing import Callable, NamedTuple
 import numba
 import numpy as np
 
-import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
-
 from analysis.errors import ParameterError
 
 SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (METHOD section 5)
