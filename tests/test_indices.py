@@ -1,13 +1,30 @@
-"""No module of the package changes numba: it assigns to no attribute of numba's modules (numba's index fix-up
-was once replaced this way, to compile the kernels without the wrap of negative indices)."""
+"""The kernels index their arrays without numba's wrap of negative indices (:mod:`analysis.engine.indices`), and
+by public means: no module of the package assigns to an attribute of numba (the package once replaced numba's
+index fix-up, ``numba.np.arrayobj.fix_integer_index``, to the same end)."""
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
 MODULES = sorted(PACKAGE.rglob("*.py"))
+# compiled functions that keep wraps, and why: a slice's bounds keep Python's meaning (numba clamps them), and
+# build_alias builds a cell's tables once, outside the loops over slots
+KEEP_WRAPS = {"analysis.engine.by_item.count_by_rater": "slices a group's labels",
+              "analysis.engine.metrics.store": "copies the sums by slices",
+              "analysis.engine.draws.build_alias": "builds tables, once a cell"}
+# the loops over slots and their callees, which the probe must reach
+HOT = {"analysis.engine.direct." + name for name in
+       ("direct_replicates", "deferred_slots", "tabled_slots", "general_slots", "settle_triples")} | \
+      {"analysis.engine.by_item." + name for name in
+       ("by_item_replicates", "column_law_slots", "read_items", "tabled_items", "untabled_items")} | \
+      {"analysis.engine.counts.count_replicates", "analysis.engine.law.law_replicates",
+       "analysis.engine.split.weigh_columns", "analysis.engine.draws.draw_slots"}
 
 
 def numba_names(tree: ast.AST) -> set[str]:
@@ -79,3 +96,18 @@ def test_the_scan_finds_a_change_to_numba():
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_no_module_changes_numba(path):
     assert not changes_to_numba(path.read_text()), f"{path.name} assigns to numba's attributes"
+
+
+@pytest.mark.slow
+def test_the_compiled_kernels_index_unwrapped(tmp_path):
+    """Every kernel, compiled afresh (tests/wrap_probe.py, about a minute), has no wrap of a signed index left in its
+    optimised code, but the few that slice (``KEEP_WRAPS``). Without the unsigned indices the loops over slots hold
+    hundreds."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}  # numba shows no code of a kernel loaded from its cache
+    probe = subprocess.run([sys.executable, str(Path(__file__).with_name("wrap_probe.py"))], env=env,
+                           capture_output=True, text=True, check=True)
+    wraps = json.loads(probe.stdout)
+    assert HOT <= set(wraps), HOT - set(wraps)
+    assert all(wraps[name] > 0 for name in KEEP_WRAPS if name in wraps), "a kept wrap is gone: drop it from KEEP_WRAPS"
+    left = {name: count for name, count in wraps.items() if count and name not in KEEP_WRAPS}
+    assert not left, f"index wraps left (index with ix(i), analysis.engine.indices): {left}"
