@@ -3,7 +3,7 @@
 numba gives an array access with a *signed* integer index Python's meaning of a negative one (``x[-1]`` is the
 last element): a compare and a select per access (on x86 a shift, a mask and an add), and, in a kernel with twenty
 arrays, a load of the dimension spilled to the stack. An index of an *unsigned* type is used as it is. The kernels
-therefore subscript with ``ix(i)``, ``i`` as ``np.uintp`` (no instruction: the bits stay the same), wherever the
+therefore subscript with ``ix(i)``, ``i`` as ``np.uintp`` (the same bits: no extra instruction), wherever the
 compiler cannot prove ``i`` non-negative itself (it can for most ``range`` counters, which stay as they are). The
 wrap took 10 to 24 % of the time of S3's cells at K = 2 to 10 (``benchmarks/README.md``).
 
