@@ -5,6 +5,7 @@
 #                                  (other chapters: their last executed notebooks, or left out until executed)
 #   make test                      unit, statistical, notebook (nbval) and browser tests
 #   make test-fast                 the same but the slow tests (book build, packaging, signals): the edit-test loop
+#   make test-boundscheck          the reference tests with numba's bounds checks (a kernel's index out of its array)
 #   make bench                     engine benchmark (benchmarks/README.md)
 #   make data                      download the registered real datasets into the cache
 PYTHON ?= python3
@@ -32,7 +33,7 @@ export ANNOTATION_DATA_DIR := $(SHARED_DATA)
 endif
 endif
 
-.PHONY: install test test-fast bench book chapter html browser data clean
+.PHONY: install test test-fast test-boundscheck bench book chapter html browser data clean
 
 # The package itself needs only the engine's dependencies; make installs the extras for the book and the tests.
 EXTRAS ?= book,test,dask,parquet
@@ -63,6 +64,13 @@ test: install browser
 # the edit-test loop: every test but the slow ones (the book build, packaging, signals, ten million rows)
 test-fast: install
 	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile -m "not slow and not packaging"
+
+# The kernels index without numba's wrap of negative indices and without bounds checks (analysis/engine/indices.py):
+# here every plan of the reference tests runs with numba's bounds checks on, an index outside its array an error.
+# The kernels compile afresh into a numba cache of their own: a cached kernel was compiled without the checks.
+test-boundscheck: install
+	rm -rf $(BUILD)/numba-boundscheck
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BUILD)/numba-boundscheck $(PY) -m pytest -q -n $(TEST_JOBS) tests/test_reference.py
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)

@@ -1,29 +1,113 @@
-"""The package's kernels are compiled without numba's wrap of negative indices, and nothing else is
-(:mod:`analysis.engine.indices`)."""
+"""The kernels index their arrays without numba's wrap of negative indices (:mod:`analysis.engine.indices`), and
+by public means: no module of the package assigns to an attribute of numba (the package once replaced numba's
+index fix-up, ``numba.np.arrayobj.fix_integer_index``, to the same end)."""
 
-import numba
-import numpy as np
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-import analysis.engine  # noqa: F401  (imports the kernels, and with them the unwrapped indices)
-from analysis.engine import indices
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+# compiled functions that keep wraps, and why: a slice's bounds keep Python's meaning (numba clamps them), and
+# build_alias builds a cell's tables once, outside the loops over slots
+KEEP_WRAPS = {"analysis.engine.by_item.count_by_rater": "slices a group's labels",
+              "analysis.engine.metrics.store": "copies the sums by slices",
+              "analysis.engine.draws.build_alias": "builds tables, once a cell"}
+# the loops over slots and their callees, which the probe must reach
+HOT = {"analysis.engine.direct." + name for name in
+       ("direct_replicates", "deferred_slots", "tabled_slots", "general_slots", "settle_triples")} | \
+      {"analysis.engine.by_item." + name for name in
+       ("by_item_replicates", "column_law_slots", "read_items", "tabled_items", "untabled_items")} | \
+      {"analysis.engine.counts.count_replicates", "analysis.engine.law.law_replicates",
+       "analysis.engine.split.weigh_columns", "analysis.engine.draws.draw_slots"}
 
 
-def compiled_in(module: str):
-    """``x[i]`` compiled as a function of ``module`` (without numba's cache)."""
-    namespace = {"__name__": module}
-    exec("def at(x, i):\n    return x[i]\n", namespace)
-    return numba.njit(namespace["at"])
+def numba_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to numba or to anything imported from it."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "numba" or alias.name.startswith("numba."):
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "numba" or node.module.startswith("numba."):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return names
 
 
-def test_the_fix_up_is_installed():
-    assert indices.installed(), "numba no longer has numba.np.arrayobj.fix_integer_index: kernels run wrapped"
+def root(node: ast.AST) -> str | None:
+    """The name an attribute or subscript chain starts from (``a`` of ``a.b[c].d``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
-def test_the_package_indexes_unwrapped_and_other_code_wrapped():
-    x = np.arange(5.0)
-    inside, outside = compiled_in("analysis.probe"), compiled_in("elsewhere.probe")
-    assert inside(x, 3) == outside(x, 3) == 3.0
-    assert outside(x, -1) == 4.0  # Python's meaning, as numba gives it
-    wraps = [len([line for line in f.inspect_llvm(f.signatures[0]).splitlines() if "icmp slt" in line])
-             for f in (inside, outside)]
-    assert wraps[0] == 0 < wraps[1], wraps
+def targets(node: ast.AST) -> list[ast.AST]:
+    """What an assignment or deletion writes, tuples unpacked."""
+    if isinstance(node, ast.Assign):
+        found = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        found = [node.target]
+    elif isinstance(node, ast.Delete):
+        found = list(node.targets)
+    else:
+        return []
+    while any(isinstance(t, (ast.Tuple, ast.List, ast.Starred)) for t in found):
+        found = [e for t in found for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else
+                                            [t.value] if isinstance(t, ast.Starred) else [t])]
+    return found
+
+
+def changes_to_numba(source: str) -> list[int]:
+    """The lines that assign to (or delete, or ``setattr``) an attribute of a name bound to numba."""
+    tree = ast.parse(source)
+    names = numba_names(tree)
+    lines = []
+    for node in ast.walk(tree):
+        for target in targets(node):
+            if isinstance(target, (ast.Attribute, ast.Subscript)) and root(target) in names:
+                lines.append(node.lineno)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+                and node.args and root(node.args[0]) in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_scan_finds_a_change_to_numba():
+    """The patch this package once made, and the other ways of writing one, are found."""
+    found = [
+        "import numba.np.arrayobj as arrayobj\narrayobj.fix_integer_index = f\n",
+        "import numba\nnumba.np.arrayobj.fix_integer_index = f\n",
+        "from numba.np import arrayobj\nsetattr(arrayobj, 'fix_integer_index', f)\n",
+        "from numba import config\nconfig.BOUNDSCHECK, x = 1, 2\n",
+        "import numba.core.config\nnumba.core.config.__dict__['X'] += 1\n",
+    ]
+    kept = ["import numba\nx = numba.njit(f)\n", "import numpy as np\nnp.x = 1\n", "import numba\nnumba = 2\n"]
+    assert all(changes_to_numba(source) for source in found)
+    assert not any(changes_to_numba(source) for source in kept)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_module_changes_numba(path):
+    assert not changes_to_numba(path.read_text()), f"{path.name} assigns to numba's attributes"
+
+
+@pytest.mark.slow
+def test_the_compiled_kernels_index_unwrapped(tmp_path):
+    """Every kernel, compiled afresh (tests/wrap_probe.py, about a minute), has no wrap of a signed index left in its
+    optimised code, but the few that slice (``KEEP_WRAPS``). Without the unsigned indices the loops over slots hold
+    hundreds."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}  # numba shows no code of a kernel loaded from its cache
+    probe = subprocess.run([sys.executable, str(Path(__file__).with_name("wrap_probe.py"))], env=env,
+                           capture_output=True, text=True, check=True)
+    wraps = json.loads(probe.stdout)
+    assert HOT <= set(wraps), HOT - set(wraps)
+    assert all(wraps[name] > 0 for name in KEEP_WRAPS if name in wraps), "a kept wrap is gone: drop it from KEEP_WRAPS"
+    left = {name: count for name, count in wraps.items() if count and name not in KEEP_WRAPS}
+    assert not left, f"index wraps left (index with ix(i), analysis.engine.indices): {left}"

@@ -15,6 +15,7 @@ from analysis.engine.tables import alias_draw, draw_fired
 from analysis.engine.samplers import group_layout
 from analysis.engine.path import BY_LABEL_FROM, GATHER_FROM, SKIP_FROM
 from analysis.engine.draws import binomial, draw_label, draw_multiplicities, uniform_index
+from analysis.engine.indices import ix
 
 
 def by_rater(groups, n_labels: int) -> np.ndarray:
@@ -51,8 +52,8 @@ def add_outcome(counts, fixed, j, comp, row_a, row_b, divergence, acc, weight):
     """Add ``weight`` slots of the ``j``-th read item whose perturbable responses came out as rows ``row_a`` (A*)
     and ``row_b`` (B*) of ``comp``, on top of its ``fixed`` counts (G's counts are ``counts[0]``)."""
     for c in range(counts.shape[2]):
-        counts[1, 0, c] = fixed[j, 1, c] + comp[row_a, c]
-        counts[2, 0, c] = fixed[j, 2, c] + comp[row_b, c]
+        counts[1, 0, c] = fixed[ix(j), 1, c] + comp[ix(row_a), c]
+        counts[2, 0, c] = fixed[ix(j), 2, c] + comp[ix(row_b), c]
     add_item(counts[0], counts[1], counts[2], 0, divergence, acc, weight)
 
 
@@ -147,8 +148,8 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
         clear(acc)
         for d in range(n_drawn):
             group = 0 if single_group else uniform_index(rng, n_groups)
-            n_items = item_start[group + 1] - item_start[group]
-            n_raters = rater_start[group + 1] - rater_start[group]
+            n_items = item_start[ix(group + 1)] - item_start[ix(group)]
+            n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
             draw_columns(rng, n_raters, k, epsilon, draw.null, chances.split, work.columns, work.n_perturbed)
             weigh_columns(work.columns, work.n_perturbed, work.seen, work.part_rater, work.part_weight,
                           work.part_len)
@@ -159,7 +160,7 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
             listed = split or not by_label  # whether the slots need the perturbable responses one by one
             draw_multiplicities(rng, per_group, n_items, work.mult)
             if options.rater_major:
-                count_by_rater(labels_by_rater, groups.matrix_start[group], n_items, work.part_rater,
+                count_by_rater(labels_by_rater, groups.matrix_start[ix(group)], n_items, work.part_rater,
                                work.part_weight, work.part_len, shift, work.packed)
             n_held = read_items(groups, group, listed, options.rater_major, shift, work)
             if options.perturbation_tables:
@@ -184,38 +185,39 @@ def column_law_slots(rng, groups, group, per_group, pairs, perturbation, work, a
     mass, touched, terms, first_row = work.mass, work.touched, pairs.terms, pairs.first
     n_vectors = pair_rows(terms)
     k = work.columns.shape[1]
-    n_raters = rater_start[group + 1] - rater_start[group]
+    n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
     h = work.n_perturbed[1]
-    width = n_out[h]
-    width_b = start[k - h + 1] - start[k - h]
+    width = n_out[ix(h)]
+    width_b = start[ix(k - h + 1)] - start[ix(k - h)]
     n_touched = 0
     total = 0.0
-    for local in range(item_start[group + 1] - item_start[group]):
-        row = matrix_start[group] + local * n_raters
+    for local in range(item_start[ix(group + 1)] - item_start[ix(group)]):
+        row = matrix_start[ix(group)] + local * n_raters
         for part in range(5):
             e = 0
             for j in range(part_len[part]):
-                e += part_weight[part, j] * code[matrix[row + part_rater[part, j]]]
+                e += part_weight[part, j] * code[ix(matrix[ix(row + part_rater[part, j])])]
             part_code[part] = e
-        tg = row_of[part_code[0]] - first_row
-        offset = base[h] + ((row_of[part_code[2]] - start[h]) * width_b + row_of[part_code[4]] - start[k - h]) * width
+        tg = row_of[ix(part_code[0])] - first_row
+        offset = (base[ix(h)] + ((row_of[ix(part_code[2])] - start[ix(h)]) * width_b + row_of[ix(part_code[4])]
+                                 - start[ix(k - h)]) * width)
         for o in range(width):
-            chance = pmf[offset + o]
+            chance = pmf[ix(offset + o)]
             if chance == 0.0:
                 continue
-            ta = row_of[part_code[1] + comp_code[out_a[h, o]]] - first_row
-            tb = row_of[part_code[3] + comp_code[out_b[h, o]]] - first_row
+            ta = row_of[ix(part_code[1] + comp_code[ix(out_a[ix(h), o])])] - first_row
+            tb = row_of[ix(part_code[3] + comp_code[ix(out_b[ix(h), o])])] - first_row
             t = (tg * n_vectors + ta) * n_vectors + tb
-            if mass[t] == 0.0:
-                touched[n_touched] = t
+            if mass[ix(t)] == 0.0:
+                touched[ix(n_touched)] = t
                 n_touched += 1
-            mass[t] += chance
+            mass[ix(t)] += chance
             total += chance
     left = per_group
     for j in range(n_touched):  # the slots over the triples, a chain of binomials
         t = touched[j]
-        chance = mass[t]
-        mass[t] = 0.0
+        chance = mass[ix(t)]
+        mass[ix(t)] = 0.0
         if left == 0:
             continue
         x = left if j == n_touched - 1 or chance >= total else binomial(rng, left, chance / total)
@@ -237,16 +239,16 @@ def read_items(groups, group, listed, rater_major, shift, work):
     pert_label, pert_side = work.pert_label, work.pert_side
     part_rater, part_weight, part_len = work.part_rater, work.part_weight, work.part_len
     n_labels = fixed.shape[2]
-    n_raters = rater_start[group + 1] - rater_start[group]
+    n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
     field = (1 << shift) - 1
     n_held = 0
-    for local in range(item_start[group + 1] - item_start[group]):
+    for local in range(item_start[ix(group + 1)] - item_start[ix(group)]):
         if mult[local] == 0:
             continue
-        i = n_held
+        i = ix(n_held)  # an index only
         held[i] = local
         n_held += 1
-        row = matrix_start[group] + local * n_raters
+        row = matrix_start[ix(group)] + local * n_raters
         for side in range(3):
             for c in range(n_labels):
                 fixed[i, side, c] = 0
@@ -255,7 +257,7 @@ def read_items(groups, group, listed, rater_major, shift, work):
             missing[i, 1, side] = 0
         p = 0
         for part in range(5):
-            side = (part + 1) // 2
+            side = ix((part + 1) // 2)  # an index only
             perturbable = part == 2 or part == 4
             if rater_major:  # the counts were read for the whole group: unpack them
                 word = packed[part, local]
@@ -269,24 +271,24 @@ def read_items(groups, group, listed, rater_major, shift, work):
                 if not (perturbable and listed):
                     continue
             for j in range(part_len[part]):
-                label = matrix[row + part_rater[part, j]]
+                label = matrix[ix(row + part_rater[part, j])]
                 w = part_weight[part, j]
                 if perturbable:
                     if listed:
                         for _ in range(w):
-                            pert_label[i, p] = label
-                            pert_side[p] = side
+                            pert_label[i, ix(p)] = label
+                            pert_side[ix(p)] = side
                             p += 1
                     if rater_major:
                         continue
                     if label < 0:
                         missing[i, 1, side] += w
                     else:
-                        pert[i, side, label] += w
+                        pert[i, side, ix(label)] += w
                 elif label < 0:
                     missing[i, 0, side] += w
                 else:
-                    fixed[i, side, label] += w
+                    fixed[i, side, ix(label)] += w
     return n_held
 
 
@@ -305,9 +307,9 @@ def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbat
     n_labels = fixed.shape[2]
     h = work.n_perturbed[1]
     h_b = draw.k - h
-    width = n_out[h]
+    width = n_out[ix(h)]
     for i in range(n_held):
-        m = mult[held[i]]
+        m = mult[ix(held[i])]
         if missing[i].sum() > 0:
             untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, i, i + 1, work, acc)
             continue
@@ -316,14 +318,15 @@ def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbat
         for c in range(n_labels):
             xa += pert[i, 1, c] * code[c]
             xb += pert[i, 2, c] * code[c]
-        offset = base[h] + ((row_of[xa] - start[h]) * (start[h_b + 1] - start[h_b]) + row_of[xb] - start[h_b]) * width
+        offset = base[ix(h)] + ((row_of[ix(xa)] - start[ix(h)]) * (start[ix(h_b + 1)] - start[ix(h_b)])
+                                + row_of[ix(xb)] - start[ix(h_b)]) * width
         e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
         for c in range(n_labels):
             counts[0, 0, c] = fixed[i, 0, c]
             e_g += fixed[i, 0, c] * code[c]
             e_a += fixed[i, 1, c] * code[c]
             e_b += fixed[i, 2, c] * code[c]
-        tg = row_of[e_g] - first_row
+        tg = row_of[ix(e_g)] - first_row
         gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
         if gather:
             for o in range(width):
@@ -331,22 +334,22 @@ def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbat
         for _ in range(m):
             o = alias_draw(rng, t_prob, t_alias, offset, width)
             if gather:
-                outcomes[o] += 1
+                outcomes[ix(o)] += 1
             elif paired:
-                add_pair(tg, row_of[e_a + comp_code[out_a[h, o]]] - first_row,
-                         row_of[e_b + comp_code[out_b[h, o]]] - first_row, terms, acc, 1)
+                add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), ix(o)])])] - first_row,
+                         row_of[ix(e_b + comp_code[ix(out_b[ix(h), ix(o)])])] - first_row, terms, acc, 1)
             else:
-                add_outcome(counts, fixed, i, comp, out_a[h, o], out_b[h, o], divergence, acc, 1)
+                add_outcome(counts, fixed, i, comp, out_a[ix(h), ix(o)], out_b[ix(h), ix(o)], divergence, acc, 1)
         if not gather:
             continue
         for o in range(width):
             if outcomes[o] == 0:
                 continue
             if paired:
-                add_pair(tg, row_of[e_a + comp_code[out_a[h, o]]] - first_row,
-                         row_of[e_b + comp_code[out_b[h, o]]] - first_row, terms, acc, outcomes[o])
+                add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), o])])] - first_row,
+                         row_of[ix(e_b + comp_code[ix(out_b[ix(h), o])])] - first_row, terms, acc, outcomes[o])
             else:
-                add_outcome(counts, fixed, i, comp, out_a[h, o], out_b[h, o], divergence, acc, outcomes[o])
+                add_outcome(counts, fixed, i, comp, out_a[ix(h), o], out_b[ix(h), o], divergence, acc, outcomes[o])
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -372,9 +375,10 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
     n_pert = work.n_perturbed[1] + work.n_perturbed[2]
     keep_all, split, by_label = slot_modes(epsilon, n_pert, n_labels)
     log_keep = math.log1p(-epsilon) if 0.0 < epsilon < 1.0 else 0.0
-    for i in range(lo, hi):
-        m = mult[held[i]]
-        item = items[item_start[group] + held[i]]
+    for read in range(lo, hi):
+        i = ix(read)  # an index only
+        m = mult[ix(held[i])]
+        item = items[ix(item_start[ix(group)] + held[i])]
         if split and m > 1 and missing[i].sum() == 0:
             kept = m if keep_all >= 1.0 else binomial(rng, m, keep_all)
             for side in range(3):
@@ -385,8 +389,8 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
             m -= kept
             if m >= n_labels and n_pert == 1:  # the one replaced response takes its labels by a multinomial
                 old = pert_label[i, 0]
-                side = pert_side[0]
-                counts[side, 0, old] -= 1
+                side = ix(pert_side[0])  # an index only
+                counts[side, 0, ix(old)] -= 1
                 share_out(rng, m, old, shared, steps, spread)
                 for c in range(n_labels):
                     if spread[c] > 0:
@@ -407,7 +411,7 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
                         label = replacement(rng.random(), label, shared, urn, prior)
                     elif q > first:
                         label = perturbed(rng, label, epsilon, shared, urn, prior)
-                    counts[pert_side[q], 0, label] += 1
+                    counts[ix(pert_side[q]), 0, ix(label)] += 1
                 add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
             continue
         for _ in range(m):  # one slot at a time
@@ -415,7 +419,7 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
                 for c in range(n_labels):
                     counts[side, 0, c] = fixed[i, side, c]
                 for _ in range(missing[i, 0, side]):
-                    counts[side, 0, draw_label(rng, item_cum, item)] += 1
+                    counts[side, 0, ix(draw_label(rng, item_cum, item))] += 1
             for c in range(n_labels):
                 urn[c] = 0
             if not by_label:
@@ -423,14 +427,14 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
                     label = pert_label[i, q]
                     if label < 0:
                         label = draw_label(rng, item_cum, item)
-                    counts[pert_side[q], 0, perturbed(rng, label, epsilon, shared, urn, prior)] += 1
+                    counts[ix(pert_side[q]), 0, ix(perturbed(rng, label, epsilon, shared, urn, prior))] += 1
                 add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
                 continue
             for side in range(1, 3):
                 for c in range(n_labels):
                     slot_pert[side, c] = pert[i, side, c]
                 for _ in range(missing[i, 1, side]):
-                    slot_pert[side, draw_label(rng, item_cum, item)] += 1
+                    slot_pert[side, ix(draw_label(rng, item_cum, item))] += 1
                 noised[side] = 0
                 for c in range(n_labels):
                     n_c = slot_pert[side, c]
@@ -442,13 +446,13 @@ def untabled_items(rng, groups, group, draw, chances, divergence, noise_tables, 
                         noised[side] += fired
                         continue
                     for _ in range(fired):
-                        counts[side, 0, replacement(rng.random(), c, shared, urn, prior)] += 1
-            offset = n_base[noised[1], noised[2]] if noised[1] + noised[2] > 0 else -1
+                        counts[side, 0, ix(replacement(rng.random(), c, shared, urn, prior))] += 1
+            offset = n_base[ix(noised[1]), ix(noised[2])] if noised[1] + noised[2] > 0 else -1
             if offset >= 0:  # the replaced responses' labels in one draw from the noise tables
-                o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
+                o = alias_draw(rng, n_prob, n_alias, offset, n_size[ix(noised[1]), ix(noised[2])])
                 for c in range(n_labels):
-                    counts[1, 0, c] += n_comp[n_out_a[offset + o], c]
-                    counts[2, 0, c] += n_comp[n_out_b[offset + o], c]
+                    counts[1, 0, c] += n_comp[ix(n_out_a[ix(offset + o)]), c]
+                    counts[2, 0, c] += n_comp[ix(n_out_b[ix(offset + o)]), c]
             elif noised[1] + noised[2] > 0:  # ... or, beyond them, by a chain of beta-binomials
                 swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
                 for c in range(n_labels):

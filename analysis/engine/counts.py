@@ -17,6 +17,7 @@ from analysis.engine.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import urn_label
 from analysis.engine.tables import draw_fired, draw_from_cdf
 from analysis.engine.draws import add_counts, composition_entry, draw_label, uniform_index
+from analysis.engine.indices import ix
 
 
 class Shares(NamedTuple):
@@ -54,13 +55,14 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
                 m_a = 0
                 m_b = draw_fired(rng, chances, k)
             if tabled:
-                e_g = composition_entry(rng, k, row[item], prob, alias, start)
-                e_a = composition_entry(rng, k - m_a, row[item], prob, alias, start)
-                e_b = composition_entry(rng, k - m_b, row[item], prob, alias, start)
+                table_row = row[ix(item)]
+                e_g = composition_entry(rng, k, table_row, prob, alias, start)
+                e_a = composition_entry(rng, k - m_a, table_row, prob, alias, start)
+                e_b = composition_entry(rng, k - m_b, table_row, prob, alias, start)
                 for c in range(n_labels):
-                    g[0, c] = comp[e_g, c]
-                    a[0, c] = comp[e_a, c]
-                    b[0, c] = comp[e_b, c]
+                    g[0, c] = comp[ix(e_g), c]
+                    a[0, c] = comp[ix(e_a), c]
+                    b[0, c] = comp[ix(e_b), c]
             else:
                 for c in range(n_labels):
                     g[0, c] = 0
@@ -73,13 +75,13 @@ def count_replicates(rng, item_laws, tabled, compositions, draw, chances, diverg
                 urn[c] = 0
             if shared:  # the slot's noise responses, from its urn (written out here: as a helper that
                 for _ in range(m_a):  # writes into the counts, this runs several times slower in numba)
-                    a[0, urn_label(rng.random(), urn, prior)] += 1
+                    a[0, ix(urn_label(rng.random(), urn, prior))] += 1
                 for _ in range(m_b):
-                    b[0, urn_label(rng.random(), urn, prior)] += 1
+                    b[0, ix(urn_label(rng.random(), urn, prior))] += 1
             else:
                 for _ in range(m_a):
-                    a[0, draw_label(rng, noise_cum, item)] += 1
+                    a[0, ix(draw_label(rng, noise_cum, item))] += 1
                 for _ in range(m_b):
-                    b[0, draw_label(rng, noise_cum, item)] += 1
+                    b[0, ix(draw_label(rng, noise_cum, item))] += 1
             add_item(g, a, b, 0, divergence, acc, 1)
         store(acc, out[r], confusion[r])

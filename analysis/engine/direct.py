@@ -53,6 +53,7 @@ from analysis.engine.path import MASK_WORD, RATER_LOOP_PER_K
 from analysis.engine.tables import alias_draw, draw_mask, popcount
 from analysis.engine.samplers import group_layout
 from analysis.engine.draws import binomial, draw_label, draw_slots
+from analysis.engine.indices import ix
 
 
 class Work(NamedTuple):
@@ -124,7 +125,7 @@ def weigh_raters(columns, n_perturbed, n_raters, weight, run):
             weight[rater, part] = 0
     for side in range(3):
         for c in range(k):
-            weight[columns[side, c], 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])] += 1
+            weight[ix(columns[side, c]), 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])] += 1
     q = 0
     for side in range(2):
         for rater in range(n_raters):
@@ -146,25 +147,25 @@ def deferred_slots(rng, groups, draw, chances, work):
     cube = triples.shape[0] // 2
     n_drawn, per_group = group_layout(draw.n, groups.single_group, groups.group_size)
     for d in range(n_drawn):
-        group = slot_group[d * per_group]
-        n_raters = rater_start[group + 1] - rater_start[group]
+        group = slot_group[ix(d * per_group)]
+        n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
         draw_columns(rng, n_raters, draw.k, draw.epsilon, draw.null, h_cdf, columns, n_perturbed)
-        base = matrix_start[group]
+        base = matrix_start[ix(group)]
         triple_base = cube if n_perturbed[1] > 0 else 0
-        first_item = item_start[group]
+        first_item = item_start[ix(group)]
         for s in range(per_group):
-            local = slot_local[d * per_group + s]
+            local = slot_local[ix(d * per_group + s)]
             row = base + local * n_raters
-            label_g = matrix[row + columns[0, 0]]
+            label_g = matrix[ix(row + columns[0, 0])]
             if label_g < 0:
-                label_g = draw_label(rng, item_cum, items[first_item + local])
-            label_a = matrix[row + columns[1, 0]]
+                label_g = draw_label(rng, item_cum, items[ix(first_item + local)])
+            label_a = matrix[ix(row + columns[1, 0])]
             if label_a < 0:
-                label_a = draw_label(rng, item_cum, items[first_item + local])
-            label_b = matrix[row + columns[2, 0]]
+                label_a = draw_label(rng, item_cum, items[ix(first_item + local)])
+            label_b = matrix[ix(row + columns[2, 0])]
             if label_b < 0:
-                label_b = draw_label(rng, item_cum, items[first_item + local])
-            triples[triple_base + (label_g * n_labels + label_a) * n_labels + label_b] += 1
+                label_b = draw_label(rng, item_cum, items[ix(first_item + local)])
+            triples[ix(triple_base + (label_g * n_labels + label_a) * n_labels + label_b)] += 1
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -183,25 +184,25 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
     n_vectors = pair_rows(terms)
     n_drawn, per_group = group_layout(draw.n, groups.single_group, groups.group_size)
     for d in range(n_drawn):
-        group = slot_group[d * per_group]
-        n_raters = rater_start[group + 1] - rater_start[group]
+        group = slot_group[ix(d * per_group)]
+        n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
         h = draw_columns(rng, n_raters, k, draw.epsilon, draw.null, h_cdf, columns, n_perturbed)
-        base = matrix_start[group]
-        first_item = item_start[group]
+        base = matrix_start[ix(group)]
+        first_item = item_start[ix(group)]
         # where B's perturbation tables of this h start, and how many vectors B*'s part has
-        t_base_h, start_h, start_kh, n_out_h = t_base[h], start[h], start[k - h], n_out[h]
-        width_b = start[k - h + 1] - start_kh
+        t_base_h, start_h, start_kh, n_out_h = t_base[ix(h)], start[ix(h)], start[ix(k - h)], n_out[ix(h)]
+        width_b = start[ix(k - h + 1)] - start_kh
         rater_loop = reads_by_rater(options, n_raters, k)
         if rater_loop:
             weigh_raters(columns, n_perturbed, n_raters, weight, run)
         for s in range(per_group):
-            local = slot_local[d * per_group + s]
+            local = slot_local[ix(d * per_group + s)]
             item = first_item + local  # its place in items (read only for a missing label)
             row = base + local * n_raters
-            if rater_loop and complete[item]:  # each rater's label read once, weighted
+            if rater_loop and complete[ix(item)]:  # each rater's label read once, weighted
                 v_g = e_a = f_a = e_b = f_b = 0
                 for rater in range(n_raters):
-                    unit = code[matrix[row + rater]]
+                    unit = code[ix(matrix[ix(row + rater)])]
                     v_g += weight[rater, 0] * unit
                     e_a += weight[rater, 1] * unit
                     f_a += weight[rater, 2] * unit
@@ -210,32 +211,32 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
             else:
                 v_g = 0
                 for c in range(k):
-                    label = matrix[row + columns[0, c]]
+                    label = matrix[ix(row + columns[0, c])]
                     if label < 0:
-                        label = draw_label(rng, item_cum, items[item])
-                    v_g += code[label]
+                        label = draw_label(rng, item_cum, items[ix(item)])
+                    v_g += code[ix(label)]
                 e_a = f_a = e_b = f_b = 0
                 for side in range(1, 3):  # A*'s and B*'s fixed responses, and their perturbable ones
                     e = f = 0
                     for c in range(k):
-                        label = matrix[row + columns[side, c]]
+                        label = matrix[ix(row + columns[side, c])]
                         if label < 0:
-                            label = draw_label(rng, item_cum, items[item])
+                            label = draw_label(rng, item_cum, items[ix(item)])
                         if c < n_perturbed[side]:
-                            f += code[label]
+                            f += code[ix(label)]
                         else:
-                            e += code[label]
+                            e += code[ix(label)]
                     if side == 1:
                         e_a, f_a = e, f
                     else:
                         e_b, f_b = e, f
-            offset = t_base_h + ((row_of[f_a] - start_h) * width_b + row_of[f_b] - start_kh) * n_out_h
+            offset = t_base_h + ((row_of[ix(f_a)] - start_h) * width_b + row_of[ix(f_b)] - start_kh) * n_out_h
             o = alias_draw(rng, t_prob, t_alias, offset, n_out_h)
-            tg = row_of[v_g] - first
-            ta = row_of[e_a + code_a[h, o]] - first
-            tb = row_of[e_b + code_b[h, o]] - first
+            tg = row_of[ix(v_g)] - first
+            ta = row_of[ix(e_a + code_a[ix(h), ix(o)])] - first
+            tb = row_of[ix(e_b + code_b[ix(h), ix(o)])] - first
             if gather:
-                triples[(tg * n_vectors + ta) * n_vectors + tb] += 1
+                triples[ix((tg * n_vectors + ta) * n_vectors + tb)] += 1
             else:
                 add_pair(tg, ta, tb, terms, acc, 1)
 
@@ -264,16 +265,16 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
     use_urn = epsilon > 0.0 and shared and not thinned
     n_drawn, per_group = group_layout(draw.n, groups.single_group, groups.group_size)
     for d in range(n_drawn):
-        group = slot_group[d * per_group]
-        n_raters = rater_start[group + 1] - rater_start[group]
+        group = slot_group[ix(d * per_group)]
+        n_raters = rater_start[ix(group + 1)] - rater_start[ix(group)]
         draw_columns(rng, n_raters, k, epsilon, draw.null, h_cdf, columns, n_perturbed)
-        base = matrix_start[group]
-        first_item = item_start[group]
+        base = matrix_start[ix(group)]
+        first_item = item_start[ix(group)]
         rater_loop = reads_by_rater(options, n_raters, k)
         if rater_loop:
             weigh_raters(columns, n_perturbed, n_raters, weight, run)
         for s in range(per_group):
-            local = slot_local[d * per_group + s]
+            local = slot_local[ix(d * per_group + s)]
             item = first_item + local  # its place in items (read only for a missing label)
             row = base + local * n_raters
             if use_urn:  # a loop, not urn[:] = 0: a slice per slot would take a reference count
@@ -282,13 +283,13 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
             p = 0  # masked: how many perturbable responses are listed in pert_old
             noised[1] = 0  # thinned: how many of A*'s and B*'s responses are replaced
             noised[2] = 0
-            if rater_loop and complete[item]:
+            if rater_loop and complete[ix(item)]:
                 # the item's label from each of the group's raters, read once and weighted by its columns;
                 # B's replaced responses picked by one mask and counted per rater by their bits in its runs
                 mask = draw_mask(rng, k, m_prob, m_alias) if thinned else 0
                 e_g = e_a = e_b = f_a = f_b = 0
                 for rater in range(n_raters):
-                    unit = code[matrix[row + rater]]
+                    unit = code[ix(matrix[ix(row + rater)])]
                     x_a = popcount(mask & run[rater, 0])
                     x_b = popcount(mask & run[rater, 1])
                     noised[1] += x_a
@@ -306,29 +307,29 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                 for side in range(3):
                     e = 0
                     for c in range(k):
-                        label = matrix[row + columns[side, c]]
+                        label = matrix[ix(row + columns[side, c])]
                         if label < 0:
-                            label = draw_label(rng, item_cum, items[item])
+                            label = draw_label(rng, item_cum, items[ix(item)])
                         if c < n_perturbed[side]:
                             if thinned:  # a replaced response counts toward its side's noise, drawn below
                                 bit = mask & 1
                                 mask >>= 1
                                 noised[side] += bit
-                                e += code[label] * (1 - bit)
+                                e += code[ix(label)] * (1 - bit)
                                 continue
                             if masked:
-                                pert_old[p] = label
+                                pert_old[ix(p)] = label
                                 p += 1
                             else:
                                 label = perturbed(rng, label, epsilon, shared, urn, prior)
-                        e += code[label]
+                        e += code[ix(label)]
                     vector[side] = e
             if noised[1] + noised[2] > 0:  # thinned: the replaced responses' labels, from the noise tables
-                offset = n_base[noised[1], noised[2]]
+                offset = n_base[ix(noised[1]), ix(noised[2])]
                 if offset >= 0:
-                    o = alias_draw(rng, n_prob, n_alias, offset, n_size[noised[1], noised[2]])
-                    vector[1] += n_code_a[offset + o]
-                    vector[2] += n_code_b[offset + o]
+                    o = alias_draw(rng, n_prob, n_alias, offset, n_size[ix(noised[1]), ix(noised[2])])
+                    vector[1] += n_code_a[ix(offset + o)]
+                    vector[2] += n_code_b[ix(offset + o)]
                 else:  # more than the tables hold: a chain of beta-binomials, split between the sides
                     swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
                     for c in range(n_labels):
@@ -336,12 +337,13 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                         vector[2] += noise[0 if swapped else 1, c] * code[c]
             for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
                 mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
-                for j in range(m_count[mask]):
-                    q = chunk + m_pos[mask, j]
+                for j in range(m_count[ix(mask)]):
+                    q = chunk + m_pos[ix(mask), j]
                     if q >= p:
                         break
                     side = 1 if q < n_perturbed[1] else 2
-                    vector[side] += code[replacement(rng.random(), pert_old[q], shared, urn, prior)] - code[pert_old[q]]
+                    old = pert_old[ix(q)]
+                    vector[side] += code[ix(replacement(rng.random(), old, shared, urn, prior))] - code[ix(old)]
             if not paired:  # unpack the counts (shift bits a label) for the metric pass
                 for side in range(3):
                     for c in range(n_labels):
@@ -349,9 +351,9 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                 add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
                 continue
             for side in range(3):
-                vector[side] = row_of[vector[side]] - first
+                vector[side] = row_of[ix(vector[side])] - first
             if gather:
-                triples[(vector[0] * n_vectors + vector[1]) * n_vectors + vector[2]] += 1
+                triples[ix((vector[0] * n_vectors + vector[1]) * n_vectors + vector[2])] += 1
             else:
                 add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
 

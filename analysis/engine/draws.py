@@ -17,6 +17,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from analysis.engine.path import BINOMIAL_FROM, MULTIPLICITY_CHAIN_FROM, SMALL_BINOMIAL
+from analysis.engine.indices import ix
 from analysis.engine.samplers import group_layout
 
 @numba.njit(cache=True, inline="always")
@@ -44,7 +45,7 @@ def draw_label(rng, cum, row):
     u = rng.random()
     c = 0
     last = cum.shape[1] - 1
-    while c < last and u >= cum[row, c]:
+    while c < last and u >= cum[ix(row), ix(c)]:
         c += 1
     return c
 
@@ -56,10 +57,10 @@ def draw_slots(rng, item_start, single_group, group_size, n, slot_group, slot_lo
     n_groups = item_start.shape[0] - 1
     for g in range(n_drawn):
         group = 0 if single_group else uniform_index(rng, n_groups)
-        n_items = item_start[group + 1] - item_start[group]
+        n_items = item_start[ix(group + 1)] - item_start[ix(group)]
         for s in range(per_group):
-            slot_group[g * per_group + s] = group
-            slot_local[g * per_group + s] = uniform_index(rng, n_items)
+            slot_group[ix(g * per_group + s)] = group
+            slot_local[ix(g * per_group + s)] = uniform_index(rng, n_items)
     return n_drawn * per_group
 
 
@@ -74,7 +75,7 @@ def draw_multiplicities(rng, n_slots, n_items, mult):
         mult[0] = n_slots
     elif n_slots < MULTIPLICITY_CHAIN_FROM * n_items:
         for _ in range(n_slots):
-            mult[uniform_index(rng, n_items)] += 1
+            mult[ix(uniform_index(rng, n_items))] += 1
     else:
         left = n_slots
         for i in range(n_items - 1):
@@ -92,19 +93,19 @@ def add_counts(rng, k, shares, row, cum, out, j):
     n_labels = out.shape[1]
     if k < BINOMIAL_FROM:
         for _ in range(k):
-            out[j, draw_label(rng, cum, row)] += 1
+            out[ix(j), ix(draw_label(rng, cum, row))] += 1
         return
     left = k
     mass = 1.0
     for c in range(n_labels - 1):
-        p = shares[row, c]
+        p = shares[ix(row), c]
         if left == 0 or mass <= 0.0:
             break
         x = left if p >= mass else rng.binomial(left, max(p / mass, 0.0))
-        out[j, c] += x
+        out[ix(j), c] += x
         left -= x
         mass -= p
-    out[j, n_labels - 1] += left
+    out[ix(j), n_labels - 1] += left
 
 
 # ---------------------------------------------------------------- multinomials from alias tables (S2 on counts)
@@ -213,9 +214,9 @@ def composition_entry(rng, k, table_row, prob, alias, start):
 
     The caller adds ``comp[entry]`` to its counts itself: written inside this helper, that loop runs several
     times slower in numba."""
-    lo = start[k]
-    size = start[k + 1] - lo
+    lo = start[ix(k)]
+    size = start[ix(k + 1)] - lo
     x = rng.random() * size
     t = min(int(x), size - 1)
-    other = alias[table_row, lo + t]
-    return lo + (other if x - t >= prob[table_row, lo + t] else t)  # a select, not a branch
+    other = alias[ix(table_row), ix(lo + t)]
+    return lo + (other if x - t >= prob[ix(table_row), ix(lo + t)] else t)  # a select, not a branch

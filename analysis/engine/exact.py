@@ -18,8 +18,6 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
-
 # Far above the rounding error of a float precision or F1 delta (a few ulps of 1), far below any gap that matters.
 TOLERANCE = 1e-12
 

@@ -35,6 +35,7 @@ from analysis.engine.rule import Rule
 from analysis.engine.path import TAIL_SLOTS
 from analysis.engine.tables import alias_draw
 from analysis.engine.draws import binomial
+from analysis.engine.indices import ix
 from analysis.engine.metrics import accumulator, add_pair, clear, store
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 
@@ -138,27 +139,27 @@ def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
             left = n
             j = 0
             while left > TAIL_SLOTS:
-                x = binomial(rng, left, min(sorted_law[j] / tail[j], 1.0)) if j < positive - 1 else left
+                x = binomial(rng, left, min(sorted_law[ix(j)] / tail[ix(j)], 1.0)) if j < positive - 1 else left
                 if x > 0:
-                    e = order[j]
-                    t = packed[e]
+                    e = order[ix(j)]
+                    t = packed[ix(e)]
                     add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, x)
                     left -= x
                 j += 1
             for _ in range(left):
-                u = rng.random() * tail[j]
+                u = rng.random() * tail[ix(j)]
                 lo, hi = j, positive - 1  # the last entry whose tail sum exceeds u
                 while lo < hi:
                     mid = (lo + hi + 1) // 2
-                    if tail[mid] > u:
+                    if tail[ix(mid)] > u:
                         lo = mid
                     else:
                         hi = mid - 1
-                e = order[lo]
-                t = packed[e]
+                e = order[ix(lo)]
+                t = packed[ix(e)]
                 add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, 1)
         else:
             for _ in range(n):
-                t = packed[alias_draw(rng, prob, alias, 0, size)]
+                t = packed[ix(alias_draw(rng, prob, alias, 0, size))]
                 add_pair(t & MASK20, (t >> 20) & MASK20, t >> 40, terms, acc, 1)
         store(acc, out[r], confusion[r])

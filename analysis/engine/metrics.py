@@ -25,8 +25,7 @@ from typing import Callable, NamedTuple
 import numba
 import numpy as np
 
-import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
-
+from analysis.engine.indices import ix
 from analysis.errors import ParameterError
 
 SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (METHOD section 5)
@@ -481,8 +480,8 @@ def clear(acc):
 @numba.njit(cache=True, inline="always")
 def _add(acc, vg, va, vb, err_a, err_b, kl_a, kl_b, jsd_a, jsd_b, weight):
     """Add ``weight`` slots with these votes and terms: the one writer of the running sums."""
-    acc.conf_a[vg, va] += weight
-    acc.conf_b[vg, vb] += weight
+    acc.conf_a[ix(vg), ix(va)] += weight
+    acc.conf_b[ix(vg), ix(vb)] += weight
     sums = acc.sums
     sums[HITS] += weight * (va == vg)
     sums[HITS + 1] += weight * (vb == vg)
@@ -510,10 +509,10 @@ def add_item(g, a, b, j, divergence, acc, weight):
     vg = va = vb = 0
     err_a = abs(ma - mg)
     err_b = abs(mb - mg)
-    ka = kl_table[mg, ma]
-    kb = kl_table[mg, mb]
-    ja = js_table[mg, ma]
-    jb = js_table[mg, mb]
+    ka = kl_table[ix(mg), ix(ma)]
+    kb = kl_table[ix(mg), ix(mb)]
+    ja = js_table[ix(mg), ix(ma)]
+    jb = js_table[ix(mg), ix(mb)]
     for c in range(1, n_labels):
         ng, na, nb = g[j, c], a[j, c], b[j, c]
         vg = c if ng > mg else vg
@@ -524,10 +523,10 @@ def add_item(g, a, b, j, divergence, acc, weight):
         mb = max(nb, mb)
         err_a += abs(na - ng)
         err_b += abs(nb - ng)
-        ka += kl_table[ng, na]
-        kb += kl_table[ng, nb]
-        ja += js_table[ng, na]
-        jb += js_table[ng, nb]
+        ka += kl_table[ix(ng), ix(na)]
+        kb += kl_table[ix(ng), ix(nb)]
+        ja += js_table[ix(ng), ix(na)]
+        jb += js_table[ix(ng), ix(nb)]
     _add(acc, vg, va, vb, err_a, err_b, ka, kb, jsd_units(ja), jsd_units(jb), weight)
 
 
@@ -546,6 +545,7 @@ def pair_tables(comp: np.ndarray, k: int, smoothing: float = SMOOTHING) -> PairT
 def add_pair(tg, ta, tb, terms, acc, weight):
     """:func:`add_item` from :func:`pair_tables`: ``weight`` items whose count vectors are rows ``tg`` (gold),
     ``ta`` and ``tb`` of the tables' ``comp``."""
+    tg, ta, tb = ix(tg), ix(ta), ix(tb)  # indices only
     _add(acc, terms.vote[tg], terms.vote[ta], terms.vote[tb], terms.err[tg, ta], terms.err[tg, tb],
          terms.kl[tg, ta], terms.kl[tg, tb], terms.jsd[tg, ta], terms.jsd[tg, tb], weight)
 

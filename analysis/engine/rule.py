@@ -36,6 +36,7 @@ from scipy.special import gammaln
 
 from analysis.errors import ParameterError
 from analysis.engine.draws import binomial, build_alias, uniform_index
+from analysis.engine.indices import ix
 
 PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares", "one-label")  # new rules at the end: a cell's stream
 DEFAULT = PERTURBATIONS[0]  # is keyed by its rule's place here
@@ -188,7 +189,7 @@ def urn_label(u, urn, prior):
     :meth:`Rule.urn`: C shares, then the concentration ``a``; label c has weight ``a prior_c + urn_c`` of the total
     ``a + sum(urn)``. An empty urn of concentration 0 draws from the shares. The drawn label is added to the urn."""
     n_labels = urn.shape[0]
-    a = prior[n_labels]
+    a = prior[ix(n_labels)]
     total = a
     for c in range(n_labels):
         total += urn[c]
@@ -199,8 +200,8 @@ def urn_label(u, urn, prior):
     acc = a * prior[0] + urn[0]
     while c < n_labels - 1 and x >= acc:
         c += 1
-        acc += a * prior[c] + urn[c]
-    urn[c] += 1
+        acc += a * prior[ix(c)] + urn[ix(c)]
+    urn[ix(c)] += 1
     return c
 
 
@@ -271,7 +272,7 @@ def dirichlet_noise(rng, m_a, m_b, chain, noise):
         lo, hi = 0, left
         while lo < hi:
             mid = (lo + hi) // 2
-            if u < chain[c, left, mid]:
+            if u < chain[c, ix(left), ix(mid)]:
                 hi = mid
             else:
                 lo = mid + 1
@@ -287,9 +288,9 @@ def dirichlet_noise(rng, m_a, m_b, chain, noise):
         acc = noise[1, 0]
         while acc <= j:
             c += 1
-            acc += noise[1, c]
-        noise[1, c] -= 1
-        noise[0, c] += 1
+            acc += noise[1, ix(c)]
+        noise[1, ix(c)] -= 1
+        noise[0, ix(c)] += 1
         left -= 1
     return m_b < m_a
 

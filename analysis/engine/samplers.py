@@ -28,8 +28,6 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-import analysis.engine.indices  # noqa: F401  (before any kernel compiles: unwrapped indices)
-
 from analysis.data.annotations import BATCHED, FULLY_CROSSED, AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 

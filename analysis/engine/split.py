@@ -12,6 +12,7 @@ import numpy as np
 
 from analysis.engine.tables import draw_from_cdf
 from analysis.engine.draws import uniform_index
+from analysis.engine.indices import ix
 
 
 def split_law(k: int) -> np.ndarray:
@@ -50,14 +51,14 @@ def weigh_columns(columns, n_perturbed, seen, part_rater, part_weight, part_len)
         for c in range(k):
             part = 0 if side == 0 else 2 * side - 1 + (c < n_perturbed[side])
             rater = columns[side, c]
-            j = seen[part, rater]
+            j = seen[part, ix(rater)]
             if j < 0:
                 j = part_len[part]
-                seen[part, rater] = j
-                part_rater[part, j] = rater
-                part_weight[part, j] = 0
+                seen[part, ix(rater)] = j
+                part_rater[part, ix(j)] = rater
+                part_weight[part, ix(j)] = 0
                 part_len[part] += 1
-            part_weight[part, j] += 1
+            part_weight[part, ix(j)] += 1
     for part in range(5):
         for j in range(part_len[part]):
-            seen[part, part_rater[part, j]] = -1
+            seen[part, ix(part_rater[part, j])] = -1

@@ -14,6 +14,7 @@ from analysis.engine.metrics import SMOOTHING, PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.path import packs, paired
 from analysis.engine.draws import composition_index, composition_space
+from analysis.engine.indices import ix
 
 class PairTables(NamedTuple):
     """How the direct kernel numbers count vectors of ``k`` responses: a kernel sums ``code[label]`` over a slot's
@@ -55,7 +56,7 @@ def draw_from_cdf(rng, cdf):
     lo, hi = 0, cdf.shape[0] - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if u < cdf[mid]:
+        if u < cdf[ix(mid)]:
             hi = mid
         else:
             lo = mid + 1
@@ -67,7 +68,7 @@ def alias_draw(rng, prob, alias, offset, size):
     """An index in ``0..size-1`` from the alias table ``prob[offset:offset + size]``, ``alias[...]`` (one uniform)."""
     u = rng.random() * size
     e = min(int(u), size - 1)
-    return alias[offset + e] if u - e >= prob[offset + e] else e
+    return alias[ix(offset + e)] if u - e >= prob[ix(offset + e)] else e
 
 
 @intrinsic
@@ -117,4 +118,4 @@ class Chances(NamedTuple):
 @numba.njit(cache=True, inline="always")
 def draw_fired(rng, chances, n):
     """How many of ``n`` responses are replaced, ``Binomial(n, epsilon)``, from the alias tables of ``chances``."""
-    return alias_draw(rng, chances.fire_prob, chances.fire_alias, chances.fire_start[n], n + 1)
+    return alias_draw(rng, chances.fire_prob, chances.fire_alias, chances.fire_start[ix(n)], n + 1)
