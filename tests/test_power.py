@@ -120,28 +120,6 @@ def test_cli_prints_the_cheapest_design_and_writes_the_table_and_figure(tmp_path
     assert len(pd.read_csv(out)) == 3 * 2 * 8 and fig.stat().st_size > 0
 
 
-def test_table1_prints_small_p_a_legend_and_the_cheapest_significant_design():
-    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": k, "metric": m, "delta": 0.05,
-             "p_value": 0.0001 if m == "accuracy" and nk >= 1000 else 0.2}
-            for nk in (100, 1000) for k in (1, 5) for m in METRICS]
-    text = power.table1_text(pd.DataFrame(rows), data={"items": 40, "raters": 6})
-    assert "< 0.001" in text and "0.000" not in text
-    assert "–: no budget of the grid reaches p < 0.05" in text
-    assert "Accuracy 1000 x 1" in text and "MAE none" in text
-    assert "N = 1,000 items, 25 times the 40 of the data" in text
-    assert "note" not in power.table1_text(pd.DataFrame(rows), data={"items": 5000, "raters": 6})
-
-
-def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, capsys):
-    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": 1, "metric": m, "delta": 0.05,
-             "p_value": 0.01 if nk == 1000 else 0.3} for nk in (100, 1000) for m in METRICS]
-    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
-    (tmp_path / "results.csv.json").write_text('{"data_items": 40, "data_raters_per_item_max": 6}')
-    assert main(["table1", str(tmp_path / "results.csv")]) == 0
-    printed = capsys.readouterr().out
-    assert "N = 1,000 items, 25 times the 40 of the data" in printed and "Accuracy 1000 x 1" in printed
-
-
 def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_and_figure(pilot):
     """The pilot has 6 raters: K = 12 redraws them. With K = 12 the only design of the grid, it is the cheapest
     wherever anything reaches the target, and every view says it is an extrapolation."""
