@@ -1,0 +1,175 @@
+"""The population a pilot's ratings come from, as the stand-ins' model (:mod:`analysis.data.synthetic`, version 2):
+fitted to a pilot, then drawn from with any number of items and of distinct raters.
+
+The model: item ``i`` has a label law ``p_i ~ Dirichlet(a0 * shares)``; rater ``r`` of item ``i`` gives the label
+whose interval of ``p_i``'s cumulative law holds ``Phi(sqrt(rho) z_r + sqrt(1 - rho) e_ir)``, with a persistent
+``z_r`` per rater and a fresh ``e_ir`` per rating, both standard normal. ``rho`` is the share of the latent's variance
+that a rater carries from item to item (the stand-ins' ``rater_sd**2 / (rater_sd**2 + noise_sd**2)``), and
+``sqrt(rho)`` the rater spread. Labels may be nominal: the model orders them by their codes, as the stand-ins do.
+
+What :func:`fit` estimates, and how:
+
+* ``shares``: the pilot's label shares over all its ratings (the model keeps them: ``Phi`` of the latent is uniform).
+* ``a0``: the moment estimator of :func:`analysis.data.dispersion.moment_concentration`, which corrects for the
+  finite ratings per item; then corrected by simulation for the persistent rater biases, which make the few raters
+  of a pilot look more alike across items than fresh raters would (the ratio of the estimator's median on
+  simulated pilots to the ``a0`` they were drawn with, at the fitted ``rho``).
+* ``rho``: simulated moments. The statistic (:func:`rater_consistency`) is how consistently a rater sits above or
+  below the other raters of the items it rated: a rating's position among its item's other ratings (the share below
+  it, ties counted half, less one half), averaged per rater; the raters' sum of squares of those means over the total
+  sum of squares. Pilots are simulated with the pilot's own design (its items, raters and who rated what) on a grid
+  of ``rho``, with common random numbers across the grid; ``rho`` is where the statistic's median meets the pilot's.
+* the interval of ``rho``: the same simulated pilots, a parametric bootstrap of the pilot's items and raters at
+  each ``rho`` of the grid, inverted (the ``rho`` whose central ``level`` range of the statistic holds the pilot's).
+  A percentile interval of a nonparametric bootstrap of the pilot's items and raters covers too rarely when the
+  pilot has few raters (``benchmarks/plan_model_checks.py`` measures both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.data import dispersion
+from analysis.data.annotations import AnnotationDataset
+from analysis.data.synthetic import StandIn, draw, draw_labels
+from analysis.errors import DataError, ParameterError
+
+SPREADS = np.linspace(0.0, 0.95, 20)  # the grid of rater spreads sqrt(rho) the pilot is simulated at
+LEVEL = 0.9  # the interval's coverage
+PILOTS = 200  # pilots simulated at each rho of the grid
+A0_BOUNDS = (1e-3, float(np.exp(dispersion.LOG_BOUNDS[1])))  # items all clear-cut; no spread beyond multinomial noise
+
+
+@dataclass(frozen=True)
+class Population:
+    """A fitted population: label shares, the laws' concentration ``a0``, the rater share ``rho`` and its interval."""
+
+    labels: tuple
+    shares: tuple
+    a0: float
+    rho: float
+    rho_interval: tuple[float, float]
+    level: float = LEVEL
+
+    @property
+    def spread(self) -> float:
+        """The rater spread, ``sqrt(rho)``: the s.d. of a rater's persistent bias in units of the latent's s.d."""
+        return float(np.sqrt(self.rho))
+
+    @property
+    def spread_interval(self) -> tuple[float, float]:
+        return float(np.sqrt(self.rho_interval[0])), float(np.sqrt(self.rho_interval[1]))
+
+    def spec(self, n_items: int, n_raters: int, raters_per_batch: int = 0, batch_size: int = 0,
+             rho: float | None = None) -> StandIn:
+        """The stand-in parameters of this population for a design: fully crossed unless ``batch_size`` is given,
+        then batches of ``batch_size`` items with ``raters_per_batch`` raters each, from a pool of ``n_raters``."""
+        rho = self.rho if rho is None else rho
+        return StandIn(imitates="a fitted population", design="batched" if batch_size else "crossed",
+                       labels=self.labels, label_shares=self.shares, rater_sd=float(np.sqrt(rho)),
+                       noise_sd=float(np.sqrt(1 - rho)), n_items=int(n_items), n_raters=int(n_raters),
+                       raters_per_batch=int(raters_per_batch), batch_size=int(batch_size),
+                       dirichlet=tuple(self.a0 * np.asarray(self.shares)))
+
+    def draw(self, n_items: int, raters: int, seed: int, batch_size: int = 0, pool: int = 0,
+             name: str = "population") -> AnnotationDataset:
+        """A dataset drawn from the population: ``n_items`` items rated by ``raters`` distinct raters, fully
+        crossed; or, given ``batch_size``, batches of that many items each rated by ``raters`` raters of a pool of
+        up to ``pool`` (``n_items`` a multiple of ``batch_size``; the stand-ins' pairing of raters with batches
+        can leave a few of the pool out)."""
+        check_raters(raters)
+        if batch_size and (n_items % batch_size or not raters <= pool <= n_items // batch_size * raters):
+            raise ParameterError(f"a batched population needs items in whole batches of {batch_size} and a pool of "
+                                 f"{raters} to {n_items // batch_size * raters} raters; got {n_items} items and "
+                                 f"a pool of {pool}")
+        spec = self.spec(n_items, pool if batch_size else raters, raters, batch_size)
+        design = f"batches of {batch_size} items x {raters} raters" if batch_size else f"{raters} raters, crossed"
+        return draw(spec, np.random.default_rng(seed), name,
+                    f"drawn from {self.describe()} (seed {seed}): {n_items} items, {design}")
+
+    def describe(self) -> str:
+        """The fitted parameters in one line."""
+        low, high = self.rho_interval
+        return (f"a population model with label shares {' / '.join(f'{s:.2f}' for s in self.shares)}, a0 "
+                f"{self.a0:.3g} and rater share rho {self.rho:.3g} ({100 * self.level:.0f} % interval "
+                f"{low:.3g} to {high:.3g})")
+
+
+def check_raters(raters: int) -> None:
+    """A population's study needs two distinct raters or more: one rater's bias is seen only beside another's."""
+    if int(raters) != raters or raters < 2:
+        raise ParameterError(f"the number of distinct raters R must be an integer >= 2, got {raters!r}")
+
+
+def rater_consistency(item: np.ndarray, rater: np.ndarray, label: np.ndarray, n_items: int, n_raters: int,
+                      n_labels: int) -> float:
+    """How consistently raters sit above or below their items' other raters (the module docstring): the raters'
+    sum of squares of their mean positions over the total sum of squares of the positions; about ``raters /
+    ratings`` without rater biases, larger with them. Items with one rating are left out."""
+    counts = np.bincount(item * n_labels + label, minlength=n_items * n_labels).reshape(n_items, n_labels)
+    per_item = counts.sum(1)
+    below = np.cumsum(counts, 1) - counts
+    used = per_item[item] >= 2
+    item, rater, label = item[used], rater[used], label[used]
+    position = (below[item, label] + 0.5 * (counts[item, label] - 1)) / (per_item[item] - 1) - 0.5
+    total = np.square(position).sum()
+    if total == 0:
+        return 0.0
+    n = np.bincount(rater, minlength=n_raters)
+    sums = np.bincount(rater, weights=position, minlength=n_raters)
+    return float((np.square(sums[n > 0]) / n[n > 0]).sum() / total)
+
+
+def _usable(ds: AnnotationDataset) -> None:
+    """Refuse a pilot the rater share cannot be measured on."""
+    per_item = ds.raters_per_item
+    shared = np.unique(ds.rater[per_item[ds.item] >= 2])
+    if (per_item >= 2).sum() < 2 or len(shared) < 2:
+        raise DataError(f"{ds.name}: a population model needs two items or more with two raters or more, and two "
+                        f"raters or more on such items; found {(per_item >= 2).sum()} such items and {len(shared)} "
+                        "such raters")
+
+
+def _concentration(counts: np.ndarray) -> float:
+    """The moment estimator of ``a0`` (:func:`analysis.data.dispersion.moment_concentration`), kept in
+    :data:`A0_BOUNDS`: sampling noise can take it below 0 or to infinity."""
+    return float(np.clip(dispersion.moment_concentration(counts), *A0_BOUNDS))
+
+
+def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS,
+        progress=None) -> Population:
+    """Fit the population model to a pilot (module docstring): ``pilots`` simulated pilots at each rater spread of
+    :data:`SPREADS`, from ``seed``; the interval of ``rho`` covers with probability ``level``. ``progress`` (a
+    tqdm bar) is advanced by one per simulated pilot."""
+    if not 0 < level < 1:
+        raise ParameterError(f"the interval's level must lie in (0, 1), got {level:g}")
+    if int(pilots) != pilots or pilots < 10:
+        raise ParameterError(f"pilots must be an integer >= 10, got {pilots!r}")
+    _usable(ds)
+    counts = ds.item_label_counts
+    shares = counts.sum(0) / counts.sum()
+    observed_a0 = _concentration(counts)
+    first = Population(ds.label_names, tuple(shares), observed_a0, 0.0, (0.0, 0.0), level)
+    rhos = np.square(SPREADS)
+    statistic = np.empty((len(rhos), pilots))
+    a0s = np.empty((len(rhos), pilots))
+    for j, stream in enumerate(np.random.SeedSequence(seed).spawn(pilots)):
+        for g, rho in enumerate(rhos):  # common random numbers: every rho of the grid reads the same draws
+            spec = first.spec(ds.n_items, ds.n_raters, rho=rho)
+            label = draw_labels(spec, ds.item, ds.rater, np.random.default_rng(stream))
+            statistic[g, j] = rater_consistency(ds.item, ds.rater, label, ds.n_items, ds.n_raters, ds.n_labels)
+            a0s[g, j] = _concentration(
+                np.bincount(ds.item * ds.n_labels + label, minlength=counts.size).reshape(counts.shape))
+        if progress is not None:
+            progress.update()
+    observed = rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)
+    tail = (1 - level) / 2
+    low_curve, median, high_curve = (np.maximum.accumulate(np.quantile(statistic, q, axis=1))
+                                     for q in (tail, 0.5, 1 - tail))
+    rho = float(np.interp(observed, median, rhos))
+    interval = (float(np.interp(observed, high_curve, rhos)), float(np.interp(observed, low_curve, rhos)))
+    hidden = np.interp(rho, rhos, np.log(np.median(a0s, axis=1)))  # what rater biases leave of a0, in logs
+    a0 = float(np.clip(observed_a0 * np.exp(np.log(observed_a0) - hidden), *A0_BOUNDS))
+    return Population(ds.label_names, tuple(shares), a0, rho, interval, level)
