@@ -1,7 +1,10 @@
 """Planning (METHOD section 11): a design's power agrees with an independent simulation within its band, the
-cheapest design is the brute-force one, and bad plans are refused with one line."""
+cheapest design is the brute-force one, and bad plans are refused with one line; planning the number of raters R
+beside the pilot's own, from a population model fitted to it, marks what it models and tracks the true power."""
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +16,7 @@ from analysis.__main__ import main
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import Cell, simulate_cell
+from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.metrics import METRICS
 from analysis.engine import Simulator
 from conftest import crossed_table
@@ -246,3 +250,168 @@ def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
         os.umask(old)
     assert (tmp_path / "plan.png").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["plan.png"]
+
+
+# ------------------------------------------------------------------------------------------ planning R
+
+OLD_DESIGN_COLUMNS = ["metric", "N", "K", "cost", "power", "power_low", "power_high", "delta", "extrapolated",
+                      "beyond_raters"]
+
+
+@pytest.fixture(scope="module")
+def planned_r(pilot):
+    """The 6-rater pilot planned at R = 12 and 24 beside its own 6; K = 12 is beyond the pilot's raters."""
+    return power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6, 12], n_samples=40, power=0.3,
+                      metrics=["mae", "accuracy"], raters=[24, 12])
+
+
+def test_without_raters_the_plan_is_the_pilots_alone(pilot, planned_r):
+    """No R, no modelled, no population: the columns and numbers of the pilot's own designs, as before planning R."""
+    alone = power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6, 12], n_samples=40, power=0.3,
+                       metrics=["mae", "accuracy"])
+    assert list(alone.designs.columns) == OLD_DESIGN_COLUMNS and list(alone.pilot.columns) == [
+        "metric", "N", "K", "cost", "power", "power_low", "power_high", "smallest_epsilon", "smallest_delta"]
+    assert "population" not in alone.provenance and "raters" not in alone.provenance["parameters"]
+    own = planned_r.designs[~planned_r.designs["modelled"]]
+    pd.testing.assert_frame_equal(own[OLD_DESIGN_COLUMNS].reset_index(drop=True), alone.designs)
+    pd.testing.assert_frame_equal(planned_r.pilot[alone.pilot.columns], alone.pilot)
+    assert not any("R =" in line or "modelled" in line for line in power.summary_lines(alone))
+
+
+def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
+    designs = planned_r.designs
+    assert list(designs.columns) == OLD_DESIGN_COLUMNS + ["R", "modelled"]
+    assert set(designs.loc[~designs["modelled"], "R"]) == {6} and set(designs.loc[designs["modelled"], "R"]) == {12, 24}
+    for r, group in designs[designs["modelled"]].groupby("R"):
+        assert sorted(set(group["K"])) == [2, 6, 12] and not group["beyond_raters"].any()
+        assert sorted(set(group["N"])) == [20, 40]
+    assert planned_r.provenance["parameters"]["raters"] == [12, 24]
+    fitted = planned_r.provenance["population"]
+    assert fitted["rho_interval"][0] <= fitted["rho"] <= fitted["rho_interval"][1]
+    for _, p in planned_r.pilot.iterrows():  # the best power of the pilot's own 6 raters, K up to 6
+        own = designs[(designs["metric"] == p["metric"]) & ~designs["modelled"] & (designs["K"] <= 6)]
+        assert p["best_power"] == own["power"].max() and p["best_K"] <= 6
+
+
+def test_the_cheapest_design_with_r_is_the_cheapest_then_most_powerful_then_fewest_raters():
+    rows = [(100, 0.85, 6, False), (100, 0.85, 12, True), (100, 0.90, 24, True), (50, 0.70, 48, True),
+            (100, 0.85, 6, True)]
+    designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "R": r, "modelled": m}
+                            for c, p, r, m in rows])
+    assert power.cheapest(designs, 0.8).iloc[0][["R", "power"]].tolist() == [24, 0.90]
+    assert power.cheapest(designs[designs["R"] != 24], 0.8).iloc[0][["R", "modelled"]].tolist() == [6, False]
+    assert power.cheapest(designs, 0.6).iloc[0]["R"] == 48
+
+
+def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(planned_r, tmp_path):
+    modelled = planned_r.designs[planned_r.designs["modelled"]]
+    result = replace(planned_r, cheapest=power.cheapest(modelled, 0.0))  # as if only modelled designs reached it
+    r = int(result.cheapest["R"].iloc[0])
+    line = power.summary_lines(result)[0]
+    assert f"of R = {r} raters" in line and f"R = {r} raters drawn from the population model fitted to the pilot" in line
+    assert "With its own 6 raters the best power any N of the grid reaches is" in line
+    text = power.summary(result)
+    assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
+    assert "within the pilot's items and raters" in text
+    cell = power.readable(result)["cheapest N × K"].iloc[0]
+    assert f", R = {r} (extrapolated: R = {r} modelled)" in cell
+    assert "best power with the pilot's 6 raters" in power.readable(result).columns
+    fig = power.figure(result, ["mae"])
+    assert [ax.get_title() for ax in fig.axes] == ["MAE, R = 6 (the pilot)", "MAE, R = 12 (modelled)",
+                                                   "MAE, R = 24 (modelled)"]
+    stars = [(i, line) for i, ax in enumerate(fig.axes) for line in ax.lines if line.get_marker() == "*"]
+    assert len(stars) == 1 and stars[0][0] == [6, 12, 24].index(r) and stars[0][1].get_markerfacecolor() == "white"
+    power.save(result, str(tmp_path / "plan.csv"))
+    table = pd.read_csv(tmp_path / "plan.csv")
+    assert {"R", "modelled"} <= set(table.columns) and table["modelled"].dtype == bool
+    note = json.loads((tmp_path / "plan.csv.json").read_text())
+    assert note["cheapest"][0]["modelled"] is True and note["population"]["description"].startswith("a population")
+    assert "best_power" in note["pilot"][0]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--raters", "1,12"], "R must be an integer >= 2"),
+    (["--raters", "3", "--ks", "5,10"], "R = 3 (--raters) is below every K of --ks (5, 10)"),
+    (["--raters", "12", "--sampler", "S2"], "S2 draws an item's raters afresh")])
+def test_cli_refuses_bad_raters_with_one_line_and_writes_nothing(tmp_path, pilot, capsys, options, message):
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    out = tmp_path / "plan.csv"
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.3", *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err and message in err, err
+    assert not out.exists()
+
+
+def test_cli_plans_r_and_names_a_cheapest_design_with_its_r_or_none(tmp_path, pilot):
+    """The command as a user runs it, in a process of its own: per metric a cheapest (N, K, R), or none."""
+    import re
+    import subprocess
+    import sys
+
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    done = subprocess.run([sys.executable, "-m", "analysis", "plan", "--data", str(tmp_path / "pilot.csv"),
+                           "--raters", "6,12,24", "--epsilon", "0.3", "--ns", "20,40", "--ks", "2,6",
+                           "--n-samples", "40", "--metrics", "mae,accuracy", "--out", str(tmp_path / "plan.csv")],
+                          capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("MAE:", "Accuracy:"))]
+    named = re.compile(r"cheapest with power >= 0.8: (N = [\d,]+ items x K = \d+ of R = (6|12|24) raters|no design "
+                       r"of the grid reaches it)")
+    assert len(lines) == 2 and all(named.search(line) for line in lines), done.stdout
+    assert "sampler S1" in done.stdout and "population model" in done.stderr
+    assert set(pd.read_csv(tmp_path / "plan.csv")["R"]) == {6, 12, 24}
+
+
+def pooled_power(studies, cell, n_samples, seed, metric, rng, boot=200):
+    """Reference: the power of ``metric`` over replicates shared out among ``studies`` (each its own seed), and its
+    Monte Carlo standard error by a bootstrap of the studies with their replicates: all of a cell's replicates are
+    judged against one finite null sample, so the error is larger than a binomial one."""
+    per = np.diff(np.linspace(0, n_samples, len(studies) + 1).astype(int))
+    parts = [simulate_cell(Simulator(s, "S1"), cell, int(m), seed + i) for i, (s, m) in enumerate(zip(studies, per))]
+    m = METRICS.index(metric)
+
+    def share(chosen):
+        alt = np.concatenate([parts[i][0][:, m] for i in chosen])
+        null = np.concatenate([parts[i][1][:, m] for i in chosen])
+        return np.mean(replicate_p_values(null, alt) < 0.05)
+
+    everyone = np.arange(len(parts))
+    return share(everyone), np.std([share(rng.choice(everyone, len(parts))) for _ in range(boot)])
+
+
+@pytest.mark.slow
+def test_planned_power_matches_the_true_populations_at_five_designs():
+    """A pilot of 200 items x 12 raters from a known population; five designs, at its 12 raters and at 48. The
+    plan's power (from the population fitted to the pilot) against the power on 300 fresh studies from the true
+    population, within z = 3.4 (two-sided 0.01 over the 15 comparisons) standard errors of their difference; each
+    side's Monte Carlo error by a bootstrap of studies (the plan's from an independent run of the same size)."""
+    from analysis.data.population import Population
+    from analysis.tools.modelled import PANELS, study
+
+    truth = Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0.25, 0.25))
+    pilot = truth.draw(200, 12, seed=1, name="pilot")
+    metrics, n = ["mae", "jsd", "accuracy"], 300
+    result = power.plan(pilot, sampler="S1", epsilon=0.3, ns=[40, 80], ks=[4, 8, 16], n_samples=n, raters=[12, 48],
+                        metrics=metrics)
+    planned = result.designs[result.designs["modelled"]].set_index(["N", "K", "R", "metric"])["power"]
+    fitted = Population(**{k: v for k, v in result.provenance["population"].items() if k != "description"})
+    rng = np.random.default_rng(0)
+    z = stats.norm.isf(0.005 / 15)
+    for n_items, k, r in [(40, 4, 12), (80, 8, 12), (40, 4, 48), (80, 8, 48), (80, 16, 48)]:
+        cell = Cell("S1", "dirichlet", 0.3, n_items * k, k)
+        fresh = [study(truth, pilot, "S1", 200, r, 7, p) for p in range(n)]
+        again = [study(fitted, pilot, "S1", 200, r, 8, p) for p in range(PANELS)]
+        for metric in metrics:
+            true, true_se = pooled_power(fresh, cell, n, 70_000, metric, rng)
+            _, plan_se = pooled_power(again, cell, n, 80_000, metric, rng)
+            gap = planned[(n_items, k, r, metric)] - true
+            assert abs(gap) <= z * np.hypot(true_se, plan_se), (n_items, k, r, metric, planned[(n_items, k, r, metric)],
+                                                                 true, true_se, plan_se)
+
+
+def test_s3_plans_r_on_batched_studies(batched):
+    result = power.plan(batched, sampler="S3", epsilon=0.5, ns=[30], ks=[2, 4], n_samples=20, metrics=["mae"],
+                        raters=[8])
+    modelled = result.designs[result.designs["modelled"]]
+    assert set(modelled["R"]) == {8} and set(modelled["K"]) == {2, 4} and result.provenance["raters"] == 4
+    assert "a batch's 4 raters of the pilot" in power.summary(result)
