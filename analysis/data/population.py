@@ -138,38 +138,66 @@ def _concentration(counts: np.ndarray) -> float:
     return float(np.clip(dispersion.moment_concentration(counts), *A0_BOUNDS))
 
 
-def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS,
-        progress=None) -> Population:
-    """Fit the population model to a pilot (module docstring): ``pilots`` simulated pilots at each rater spread of
-    :data:`SPREADS`, from ``seed``; the interval of ``rho`` covers with probability ``level``. ``progress`` (a
-    tqdm bar) is advanced by one per simulated pilot."""
-    if not 0 < level < 1:
-        raise ParameterError(f"the interval's level must lie in (0, 1), got {level:g}")
+@dataclass(frozen=True)
+class Calibration:
+    """Pilots simulated with a pilot's own design at each ``rho`` of the grid (:func:`calibrate`), from the pilot's
+    label shares and plain moment estimate of ``a0``: the statistic of :func:`rater_consistency` and the moment
+    estimate of ``a0`` on each, one row per ``rho``."""
+
+    shares: tuple
+    a0: float  # the pilot's plain moment estimate, the simulated pilots' a0
+    rhos: np.ndarray
+    statistic: np.ndarray  # (rhos, pilots)
+    a0s: np.ndarray  # (rhos, pilots)
+
+    def rho_at(self, value, quantile: float = 0.5):
+        """The ``rho`` whose ``quantile`` of the statistic is ``value`` (the grid's ends beyond it)."""
+        curve = np.maximum.accumulate(np.quantile(self.statistic, quantile, axis=1))
+        return np.interp(value, curve, self.rhos)
+
+    def a0_left(self, rho: float) -> float:
+        """The median moment estimate of ``a0`` on pilots drawn at ``rho``, between the grid's values (in logs)."""
+        return float(np.exp(np.interp(rho, self.rhos, np.log(np.median(self.a0s, axis=1)))))
+
+
+def calibrate(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progress=None) -> Calibration:
+    """Simulate ``pilots`` pilots with ``ds``'s design (its items, raters and who rated what) from its label shares
+    and moment estimate of ``a0`` at each rater share of the grid (:data:`SPREADS` squared), with common random
+    numbers across the grid. ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
     if int(pilots) != pilots or pilots < 10:
         raise ParameterError(f"pilots must be an integer >= 10, got {pilots!r}")
     _usable(ds)
     counts = ds.item_label_counts
-    shares = counts.sum(0) / counts.sum()
-    observed_a0 = _concentration(counts)
-    first = Population(ds.label_names, tuple(shares), observed_a0, 0.0, (0.0, 0.0), level)
+    model = Population(ds.label_names, tuple(counts.sum(0) / counts.sum()), _concentration(counts), 0.0, (0.0, 0.0))
     rhos = np.square(SPREADS)
-    statistic = np.empty((len(rhos), pilots))
-    a0s = np.empty((len(rhos), pilots))
+    statistic, a0s = np.empty((len(rhos), pilots)), np.empty((len(rhos), pilots))
     for j, stream in enumerate(np.random.SeedSequence(seed).spawn(pilots)):
-        for g, rho in enumerate(rhos):  # common random numbers: every rho of the grid reads the same draws
-            spec = first.spec(ds.n_items, ds.n_raters, rho=rho)
-            label = draw_labels(spec, ds.item, ds.rater, np.random.default_rng(stream))
+        for g, rho in enumerate(rhos):  # every rho of the grid reads the same draws
+            label = draw_labels(model.spec(ds.n_items, ds.n_raters, rho=rho), ds.item, ds.rater,
+                                np.random.default_rng(stream))
             statistic[g, j] = rater_consistency(ds.item, ds.rater, label, ds.n_items, ds.n_raters, ds.n_labels)
-            a0s[g, j] = _concentration(
-                np.bincount(ds.item * ds.n_labels + label, minlength=counts.size).reshape(counts.shape))
+            a0s[g, j] = _concentration(np.bincount(ds.item * ds.n_labels + label, minlength=counts.size)
+                                       .reshape(counts.shape))
         if progress is not None:
             progress.update()
+    return Calibration(model.shares, model.a0, rhos, statistic, a0s)
+
+
+def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS,
+        progress=None) -> Population:
+    """Fit the population model to a pilot (module docstring): ``pilots`` simulated pilots at each rater spread of
+    :data:`SPREADS` (:func:`calibrate`), from ``seed``; the interval of ``rho`` covers with probability ``level``.
+    ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
+    if not 0 < level < 1:
+        raise ParameterError(f"the interval's level must lie in (0, 1), got {level:g}")
+    return estimate(ds, calibrate(ds, pilots, seed, progress), level)
+
+
+def estimate(ds: AnnotationDataset, found: Calibration, level: float = LEVEL) -> Population:
+    """The population :func:`fit` finds from the pilot's statistic and its calibration."""
     observed = rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)
     tail = (1 - level) / 2
-    low_curve, median, high_curve = (np.maximum.accumulate(np.quantile(statistic, q, axis=1))
-                                     for q in (tail, 0.5, 1 - tail))
-    rho = float(np.interp(observed, median, rhos))
-    interval = (float(np.interp(observed, high_curve, rhos)), float(np.interp(observed, low_curve, rhos)))
-    hidden = np.interp(rho, rhos, np.log(np.median(a0s, axis=1)))  # what rater biases leave of a0, in logs
-    a0 = float(np.clip(observed_a0 * np.exp(np.log(observed_a0) - hidden), *A0_BOUNDS))
-    return Population(ds.label_names, tuple(shares), a0, rho, interval, level)
+    rho = float(found.rho_at(observed))
+    interval = (float(found.rho_at(observed, 1 - tail)), float(found.rho_at(observed, tail)))
+    a0 = found.a0 * found.a0 / found.a0_left(rho)  # undo what the rater biases hide of a0
+    return Population(ds.label_names, found.shares, float(np.clip(a0, *A0_BOUNDS)), rho, interval, level)

@@ -16,7 +16,10 @@ import numpy as np
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.data.population import Population, check_raters
+from analysis.engine import Simulator
 from analysis.errors import ParameterError
+from analysis.experiment.grid import ALPHA, Cell, simulate_cell
+from analysis.experiment.pvalues import replicate_p_values
 
 RATER_SAMPLERS = ("S1", "S3")  # the samplers whose replicates keep raters across items, so that R bounds the power
 PANELS = 20  # studies drawn per R, each with its own raters and items, among which a design's replicates are shared
@@ -55,3 +58,21 @@ def study(population: Population, pilot: AnnotationDataset, sampler: str, n_item
     pool = int(np.clip(round(n_batches * raters * pilot.n_raters / pairs), raters, n_batches * raters))
     return population.draw(n_batches * batch_size, raters, seed, batch_size=batch_size, pool=pool, name=name)
 
+
+def pooled_power(studies, sampler: str, cell: Cell, n_samples: int, seed: int, rng: np.random.Generator,
+                 alpha: float = ALPHA, boot: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """The power per metric of ``cell`` with ``n_samples`` replicates shared out among ``studies`` (the ``i``-th
+    study seeded ``seed + i``), and its Monte Carlo standard error by a bootstrap of the studies with their
+    replicates. Every replicate is judged against the same finite null sample, so that error is larger than a
+    binomial one. One study per replicate measures the power on fresh studies from a population (the model's check,
+    ``benchmarks/plan_model_checks.py``)."""
+    per = np.diff(np.linspace(0, n_samples, len(studies) + 1).astype(int))
+    parts = [simulate_cell(Simulator(one, sampler), cell, int(m), seed + i)
+             for i, (one, m) in enumerate(zip(studies, per))]
+
+    def power(chosen):
+        alt, null = (np.concatenate([parts[i][side] for i in chosen]) for side in (0, 1))
+        return np.array([(replicate_p_values(null[:, m], alt[:, m]) < alpha).mean() for m in range(alt.shape[1])])
+
+    everyone = np.arange(len(parts))
+    return power(everyone), np.std([power(rng.choice(everyone, len(parts))) for _ in range(boot)], axis=0)
