@@ -286,7 +286,7 @@ def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
         assert sorted(set(group["N"])) == [20, 40]
     assert planned_r.provenance["parameters"]["raters"] == [12, 24]
     fitted = planned_r.provenance["population"]
-    assert fitted["rho_interval"][0] <= fitted["rho"] <= fitted["rho_interval"][1]
+    assert 0 <= fitted["rho_interval"][0] < fitted["rho_interval"][1] <= 1 and fitted["level"] == 0.9
     for _, p in planned_r.pilot.iterrows():  # the best power of the pilot's own 6 raters, K up to 6
         own = designs[(designs["metric"] == p["metric"]) & ~designs["modelled"] & (designs["K"] <= 6)]
         assert p["best_power"] == own["power"].max() and p["best_K"] <= 6

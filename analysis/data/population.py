@@ -19,10 +19,10 @@ What :func:`fit` estimates, and how:
   it, ties counted half, less one half), averaged per rater; the raters' sum of squares of those means over the total
   sum of squares. Pilots are simulated with the pilot's own design (its items, raters and who rated what) on a grid
   of ``rho``, with common random numbers across the grid; ``rho`` is where the statistic's median meets the pilot's.
-* the interval of ``rho``: the same simulated pilots, a parametric bootstrap of the pilot's items and raters at
-  each ``rho`` of the grid, inverted (the ``rho`` whose central ``level`` range of the statistic holds the pilot's).
-  A percentile interval of a nonparametric bootstrap of the pilot's items and raters covers too rarely when the
-  pilot has few raters (``benchmarks/plan_model_checks.py`` measures both).
+* the interval of ``rho``: a bootstrap of the pilot's items and raters (both drawn with replacement; a rater drawn
+  twice counts as two raters), each replicate's statistic read as a ``rho`` through the same simulated pilots; the
+  percentile interval of those. ``benchmarks/plan_model_checks.py`` measures its coverage over known populations,
+  beside the interval that inverts the simulated pilots' central range of the statistic.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from analysis.errors import DataError, ParameterError
 SPREADS = np.linspace(0.0, 0.95, 20)  # the grid of rater spreads sqrt(rho) the pilot is simulated at
 LEVEL = 0.9  # the interval's coverage
 PILOTS = 200  # pilots simulated at each rho of the grid
+BOOT = 200  # bootstrap replicates of the pilot's items and raters for the interval of rho
 A0_BOUNDS = (1e-3, float(np.exp(dispersion.LOG_BOUNDS[1])))  # items all clear-cut; no spread beyond multinomial noise
 
 
@@ -183,21 +184,45 @@ def calibrate(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progre
     return Calibration(model.shares, model.a0, rhos, statistic, a0s)
 
 
-def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS,
+def _counting(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., n - 1 for each ``n`` of ``lengths``, one after the other."""
+    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+def resampled_consistency(ds: AnnotationDataset, rng: np.random.Generator) -> float:
+    """:func:`rater_consistency` of one bootstrap replicate of the pilot: its items and its raters each drawn with
+    replacement, an item or a rater drawn twice counting as two, each keeping the ratings it has."""
+    by_item = np.argsort(ds.item, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(ds.raters_per_item)])
+    drawn = rng.integers(0, ds.n_items, ds.n_items)
+    lengths = ds.raters_per_item[drawn]
+    rows = by_item[np.repeat(starts[drawn], lengths) + _counting(lengths)]
+    item = np.repeat(np.arange(ds.n_items), lengths)
+    counts = np.bincount(rng.integers(0, ds.n_raters, ds.n_raters), minlength=ds.n_raters)
+    copies = counts[ds.rater[rows]]
+    rows, item, copy = np.repeat(rows, copies), np.repeat(item, copies), _counting(copies)
+    rater = (np.cumsum(counts) - counts)[ds.rater[rows]] + copy
+    return rater_consistency(item, rater, ds.label[rows], ds.n_items, ds.n_raters, ds.n_labels)
+
+
+def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS, boot: int = BOOT,
         progress=None) -> Population:
     """Fit the population model to a pilot (module docstring): ``pilots`` simulated pilots at each rater spread of
-    :data:`SPREADS` (:func:`calibrate`), from ``seed``; the interval of ``rho`` covers with probability ``level``.
-    ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
+    :data:`SPREADS` (:func:`calibrate`) and ``boot`` bootstrap replicates of the pilot, from ``seed``; the interval
+    of ``rho`` covers with probability ``level``. ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
     if not 0 < level < 1:
         raise ParameterError(f"the interval's level must lie in (0, 1), got {level:g}")
-    return estimate(ds, calibrate(ds, pilots, seed, progress), level)
+    if int(boot) != boot or boot < 10:
+        raise ParameterError(f"boot must be an integer >= 10, got {boot!r}")
+    return estimate(ds, calibrate(ds, pilots, seed, progress), seed, level, boot)
 
 
-def estimate(ds: AnnotationDataset, found: Calibration, level: float = LEVEL) -> Population:
-    """The population :func:`fit` finds from the pilot's statistic and its calibration."""
-    observed = rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)
-    tail = (1 - level) / 2
-    rho = float(found.rho_at(observed))
-    interval = (float(found.rho_at(observed, 1 - tail)), float(found.rho_at(observed, tail)))
+def estimate(ds: AnnotationDataset, found: Calibration, seed: int = 0, level: float = LEVEL,
+             boot: int = BOOT) -> Population:
+    """The population :func:`fit` reads from the pilot through its calibration ``found``."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(found.statistic.shape[1],)))  # not a pilot's
+    replicates = found.rho_at(np.array([resampled_consistency(ds, rng) for _ in range(boot)]))
+    rho = float(found.rho_at(rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)))
+    interval = tuple(float(v) for v in np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2]))
     a0 = found.a0 * found.a0 / found.a0_left(rho)  # undo what the rater biases hide of a0
     return Population(ds.label_names, found.shares, float(np.clip(a0, *A0_BOUNDS)), rho, interval, level)
