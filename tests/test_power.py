@@ -292,14 +292,17 @@ def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
         assert p["best_power"] == own["power"].max() and p["best_K"] <= 6
 
 
-def test_the_cheapest_design_with_r_is_the_cheapest_then_most_powerful_then_fewest_raters():
-    rows = [(100, 0.85, 6, False), (100, 0.85, 12, True), (100, 0.90, 24, True), (50, 0.70, 48, True),
-            (100, 0.85, 6, True)]
+def test_the_cheapest_design_with_r_is_the_cheapest_then_the_fewest_raters_then_the_most_powerful():
+    """Recruiting raters costs what the cost formula leaves out: on equal cost fewer raters win, the pilot's own
+    before a modelled design of the same R, and only then the more powerful."""
+    rows = [(100, 0.95, 24, True), (100, 0.85, 12, True), (100, 0.90, 12, True), (50, 0.70, 48, True),
+            (100, 0.82, 6, True), (100, 0.81, 6, False)]
     designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "R": r, "modelled": m}
                             for c, p, r, m in rows])
-    assert power.cheapest(designs, 0.8).iloc[0][["R", "power"]].tolist() == [24, 0.90]
-    assert power.cheapest(designs[designs["R"] != 24], 0.8).iloc[0][["R", "modelled"]].tolist() == [6, False]
+    assert power.cheapest(designs, 0.8).iloc[0][["R", "modelled", "power"]].tolist() == [6, False, 0.81]
+    assert power.cheapest(designs[designs["R"] > 6], 0.8).iloc[0][["R", "power"]].tolist() == [12, 0.90]
     assert power.cheapest(designs, 0.6).iloc[0]["R"] == 48
+    assert power.cheapest(designs, 0.92).iloc[0]["R"] == 24
 
 
 def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(planned_r, tmp_path):

@@ -314,12 +314,12 @@ def _best(designs: pd.DataFrame, metric: str) -> dict:
 
 
 def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
-    """Per metric, the cheapest design whose power reaches ``target`` (the more powerful one on equal cost), with
-    the columns of ``designs``; NaN in all but ``metric`` where no design of the grid does."""
+    """Per metric, the cheapest design whose power reaches ``target`` (on equal cost: fewer raters, the pilot's own
+    before a modelled one, then more power), with the columns of ``designs``; NaN but ``metric`` where none does."""
     rows = []
-    order = ["cost", "power", "R", "modelled"][:4 if "R" in designs else 2]  # fewer raters, then the pilot's own
+    order = ["cost", "R", "modelled", "power"] if "R" in designs else ["cost", "power"]
     for metric, group in designs.groupby("metric", sort=False):
-        enough = group[group["power"] >= target].sort_values(order, ascending=[True, False, True, True][:len(order)])
+        enough = group[group["power"] >= target].sort_values(order, ascending=[True] * (len(order) - 1) + [False])
         rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}, index=designs.columns))
     return pd.DataFrame(rows, columns=designs.columns).reset_index(drop=True)
 
