@@ -435,9 +435,9 @@ def _table1(args) -> None:
         results["p_value"] = p
     if results.empty:
         raise AnalysisError(f"{args.results} has no result row (only a header)")
-    from analysis.tools import power
+    from analysis.experiment import table1
 
-    print(power.table1_text(results, args.alpha, power.data_size(args.results)))
+    print(table1.table1_text(results, args.alpha, table1.data_size(args.results)))
 
 
 def main(argv: list[str] | None = None) -> int:

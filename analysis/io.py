@@ -1,12 +1,15 @@
-"""Files the package writes: atomic writes, and the checks that make a user's output path safe before any work."""
+"""Files the package writes: atomic writes, values made ready for JSON, and the checks that make a user's output path safe before any work."""
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
+
+import numpy as np
 
 from analysis.errors import ParameterError
 
@@ -110,3 +113,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return a.resolve() == b.resolve()
+
+
+def json_ready(value):
+    """``value`` with NaN as None and numpy scalars as Python ones, so that ``json.dumps`` writes valid JSON."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

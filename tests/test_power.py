@@ -1,7 +1,10 @@
 """Planning (METHOD section 11): a design's power agrees with an independent simulation within its band, the
-cheapest design is the brute-force one, and bad plans are refused with one line."""
+cheapest design is the brute-force one, and bad plans are refused with one line; planning the number of raters R
+beside the pilot's own, from a population model fitted to it, marks what it models and tracks the true power."""
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -118,28 +121,6 @@ def test_cli_prints_the_cheapest_design_and_writes_the_table_and_figure(tmp_path
     printed = capsys.readouterr()
     assert "cheapest with power >= 0.8" in printed.out and "extrapolation" in printed.err
     assert len(pd.read_csv(out)) == 3 * 2 * 8 and fig.stat().st_size > 0
-
-
-def test_table1_prints_small_p_a_legend_and_the_cheapest_significant_design():
-    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": k, "metric": m, "delta": 0.05,
-             "p_value": 0.0001 if m == "accuracy" and nk >= 1000 else 0.2}
-            for nk in (100, 1000) for k in (1, 5) for m in METRICS]
-    text = power.table1_text(pd.DataFrame(rows), data={"items": 40, "raters": 6})
-    assert "< 0.001" in text and "0.000" not in text
-    assert "–: no budget of the grid reaches p < 0.05" in text
-    assert "Accuracy 1000 x 1" in text and "MAE none" in text
-    assert "N = 1,000 items, 25 times the 40 of the data" in text
-    assert "note" not in power.table1_text(pd.DataFrame(rows), data={"items": 5000, "raters": 6})
-
-
-def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, capsys):
-    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": 1, "metric": m, "delta": 0.05,
-             "p_value": 0.01 if nk == 1000 else 0.3} for nk in (100, 1000) for m in METRICS]
-    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
-    (tmp_path / "results.csv.json").write_text('{"data_items": 40, "data_raters_per_item_max": 6}')
-    assert main(["table1", str(tmp_path / "results.csv")]) == 0
-    printed = capsys.readouterr().out
-    assert "N = 1,000 items, 25 times the 40 of the data" in printed and "Accuracy 1000 x 1" in printed
 
 
 def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_and_figure(pilot):
@@ -268,3 +249,154 @@ def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
         os.umask(old)
     assert (tmp_path / "plan.png").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["plan.png"]
+
+
+# ------------------------------------------------------------------------------------------ planning R
+
+OLD_DESIGN_COLUMNS = ["metric", "N", "K", "cost", "power", "power_low", "power_high", "delta", "extrapolated",
+                      "beyond_raters"]
+
+
+@pytest.fixture(scope="module")
+def planned_r(pilot):
+    """The 6-rater pilot planned at R = 12 and 24 beside its own 6; K = 12 is beyond the pilot's raters."""
+    return power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6, 12], n_samples=40, power=0.3,
+                      metrics=["mae", "accuracy"], raters=[24, 12])
+
+
+def test_without_raters_the_plan_is_the_pilots_alone(pilot, planned_r):
+    """No R, no modelled, no population: the columns and numbers of the pilot's own designs, as before planning R."""
+    alone = power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6, 12], n_samples=40, power=0.3,
+                       metrics=["mae", "accuracy"])
+    assert list(alone.designs.columns) == OLD_DESIGN_COLUMNS and list(alone.pilot.columns) == [
+        "metric", "N", "K", "cost", "power", "power_low", "power_high", "smallest_epsilon", "smallest_delta"]
+    assert "population" not in alone.provenance and "raters" not in alone.provenance["parameters"]
+    own = planned_r.designs[~planned_r.designs["modelled"]]
+    pd.testing.assert_frame_equal(own[OLD_DESIGN_COLUMNS].reset_index(drop=True), alone.designs)
+    pd.testing.assert_frame_equal(planned_r.pilot[alone.pilot.columns], alone.pilot)
+    assert not any("R =" in line or "modelled" in line for line in power.summary_lines(alone))
+
+
+def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
+    designs = planned_r.designs
+    assert list(designs.columns) == OLD_DESIGN_COLUMNS + ["R", "modelled"]
+    assert set(designs.loc[~designs["modelled"], "R"]) == {6} and set(designs.loc[designs["modelled"], "R"]) == {12, 24}
+    for r, group in designs[designs["modelled"]].groupby("R"):
+        assert sorted(set(group["K"])) == [2, 6, 12] and not group["beyond_raters"].any()
+        assert sorted(set(group["N"])) == [20, 40]
+    assert planned_r.provenance["parameters"]["raters"] == [12, 24]
+    fitted = planned_r.provenance["population"]
+    assert 0 <= fitted["rho_interval"][0] < fitted["rho_interval"][1] <= 1 and fitted["level"] == 0.9
+    for _, p in planned_r.pilot.iterrows():  # the best power of the pilot's own 6 raters, K up to 6
+        own = designs[(designs["metric"] == p["metric"]) & ~designs["modelled"] & (designs["K"] <= 6)]
+        assert p["best_power"] == own["power"].max() and p["best_K"] <= 6
+
+
+def test_the_cheapest_design_with_r_is_the_cheapest_then_the_fewest_raters_then_the_most_powerful():
+    """Recruiting raters costs what the cost formula leaves out: on equal cost fewer raters win, the pilot's own
+    before a modelled design of the same R, and only then the more powerful."""
+    rows = [(100, 0.95, 24, True), (100, 0.85, 12, True), (100, 0.90, 12, True), (50, 0.70, 48, True),
+            (100, 0.82, 6, True), (100, 0.81, 6, False)]
+    designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "R": r, "modelled": m}
+                            for c, p, r, m in rows])
+    assert power.cheapest(designs, 0.8).iloc[0][["R", "modelled", "power"]].tolist() == [6, False, 0.81]
+    assert power.cheapest(designs[designs["R"] > 6], 0.8).iloc[0][["R", "power"]].tolist() == [12, 0.90]
+    assert power.cheapest(designs, 0.6).iloc[0]["R"] == 48
+    assert power.cheapest(designs, 0.92).iloc[0]["R"] == 24
+
+
+def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(planned_r, tmp_path):
+    modelled = planned_r.designs[planned_r.designs["modelled"]]
+    result = replace(planned_r, cheapest=power.cheapest(modelled, 0.0))  # as if only modelled designs reached it
+    r = int(result.cheapest["R"].iloc[0])
+    line = power.summary_lines(result)[0]
+    assert f"of R = {r} raters" in line and f"R = {r} raters drawn from the population model fitted to the pilot" in line
+    assert "With its own 6 raters the best power any N of the grid reaches is" in line
+    text = power.summary(result)
+    assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
+    assert "within the pilot's items and raters" in text
+    cell = power.readable(result)["cheapest N × K"].iloc[0]
+    assert f", R = {r} (extrapolated: R = {r} modelled)" in cell
+    assert "best power with the pilot's 6 raters" in power.readable(result).columns
+    fig = power.figure(result, ["mae"])
+    assert [ax.get_title() for ax in fig.axes] == ["MAE, R = 6 (the pilot)", "MAE, R = 12 (modelled)",
+                                                   "MAE, R = 24 (modelled)"]
+    stars = [(i, line) for i, ax in enumerate(fig.axes) for line in ax.lines if line.get_marker() == "*"]
+    assert len(stars) == 1 and stars[0][0] == [6, 12, 24].index(r) and stars[0][1].get_markerfacecolor() == "white"
+    power.save(result, str(tmp_path / "plan.csv"))
+    table = pd.read_csv(tmp_path / "plan.csv")
+    assert {"R", "modelled"} <= set(table.columns) and table["modelled"].dtype == bool
+    note = json.loads((tmp_path / "plan.csv.json").read_text())
+    assert note["cheapest"][0]["modelled"] is True and note["population"]["description"].startswith("a population")
+    assert "best_power" in note["pilot"][0]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--raters", "1,12"], "R must be an integer >= 2"),
+    (["--raters", "3", "--ks", "5,10"], "R = 3 (--raters) is below every K of --ks (5, 10)"),
+    (["--raters", "12", "--sampler", "S2"], "S2 draws an item's raters afresh")])
+def test_cli_refuses_bad_raters_with_one_line_and_writes_nothing(tmp_path, pilot, capsys, options, message):
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    out = tmp_path / "plan.csv"
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.3", *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error:" in err and message in err, err
+    assert not out.exists()
+
+
+def test_cli_plans_r_and_names_a_cheapest_design_with_its_r_or_none(tmp_path, pilot):
+    """The command as a user runs it, in a process of its own: per metric a cheapest (N, K, R), or none."""
+    import re
+    import subprocess
+    import sys
+
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    done = subprocess.run([sys.executable, "-m", "analysis", "plan", "--data", str(tmp_path / "pilot.csv"),
+                           "--raters", "6,12,24", "--epsilon", "0.3", "--ns", "20,40", "--ks", "2,6",
+                           "--n-samples", "40", "--metrics", "mae,accuracy", "--out", str(tmp_path / "plan.csv")],
+                          capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("MAE:", "Accuracy:"))]
+    named = re.compile(r"cheapest with power >= 0.8: (N = [\d,]+ items x K = \d+ of R = (6|12|24) raters|no design "
+                       r"of the grid reaches it)")
+    assert len(lines) == 2 and all(named.search(line) for line in lines), done.stdout
+    assert "sampler S1" in done.stdout and "population model" in done.stderr
+    assert set(pd.read_csv(tmp_path / "plan.csv")["R"]) == {6, 12, 24}
+
+
+@pytest.mark.slow
+def test_planned_power_matches_the_true_populations_at_five_designs():
+    """A pilot of 200 items x 12 raters from a known population; five designs, at its 12 raters and at 48. The
+    plan's power (from the population fitted to the pilot) against the power on 300 fresh studies from the true
+    population, within z = 3.4 (two-sided 0.01 over the 15 comparisons) standard errors of their difference; each
+    side's Monte Carlo error by a bootstrap of studies (the plan's from an independent run of the same size)."""
+    from analysis.data.population import Population
+    from analysis.tools.modelled import PANELS, pooled_power, study
+
+    truth = Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0.25, 0.25))
+    pilot = truth.draw(200, 12, seed=1, name="pilot")
+    metrics, n = ["mae", "jsd", "accuracy"], 300
+    result = power.plan(pilot, sampler="S1", epsilon=0.3, ns=[40, 80], ks=[4, 8, 16], n_samples=n, raters=[12, 48],
+                        metrics=metrics)
+    planned = result.designs[result.designs["modelled"]].set_index(["N", "K", "R", "metric"])["power"]
+    fitted = Population(**{k: v for k, v in result.provenance["population"].items() if k != "description"})
+    rng, chosen = np.random.default_rng(0), [METRICS.index(m) for m in metrics]
+    z = stats.norm.isf(0.005 / 15)
+    for n_items, k, r in [(40, 4, 12), (80, 8, 12), (40, 4, 48), (80, 8, 48), (80, 16, 48)]:
+        cell = Cell("S1", "dirichlet", 0.3, n_items * k, k)
+        fresh = [study(truth, pilot, "S1", 200, r, 7, p) for p in range(n)]
+        true, true_se = pooled_power(fresh, "S1", cell, n, 70_000, rng)
+        again = [study(fitted, pilot, "S1", 200, r, 8, p) for p in range(PANELS)]
+        _, plan_se = pooled_power(again, "S1", cell, n, 80_000, rng)  # the plan's own error, from a run like it
+        for metric, m in zip(metrics, chosen):
+            gap = planned[(n_items, k, r, metric)] - true[m]
+            assert abs(gap) <= z * np.hypot(true_se[m], plan_se[m]), (n_items, k, r, metric, gap, true_se[m],
+                                                                       plan_se[m])
+
+
+def test_s3_plans_r_on_batched_studies(batched):
+    result = power.plan(batched, sampler="S3", epsilon=0.5, ns=[30], ks=[2, 4], n_samples=20, metrics=["mae"],
+                        raters=[8])
+    modelled = result.designs[result.designs["modelled"]]
+    assert set(modelled["R"]) == {8} and set(modelled["K"]) == {2, 4} and result.provenance["raters"] == 4
+    assert "a batch's 4 raters of the pilot" in power.summary(result)

@@ -6,7 +6,9 @@ import pytest
 
 from analysis.engine import metrics
 from analysis.paper import tables
-from analysis.experiment.table1 import table1
+from analysis.__main__ import main
+from analysis.engine.metrics import METRICS
+from analysis.experiment.table1 import table1, table1_text
 from conftest import falling, grid_results as results_for
 
 
@@ -89,3 +91,25 @@ def test_departures_name_pairs_far_from_the_paper():
     found = tables.departures(results, 0.3)
     # ours: every metric first significant at 10,000; the paper's Toxicity S2 budgets are 500 or 1,000
     assert len(found) == 8 and found["how"].str.contains("budget 10,000").all()
+
+
+def test_table1_prints_small_p_a_legend_and_the_cheapest_significant_design():
+    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": k, "metric": m, "delta": 0.05,
+             "p_value": 0.0001 if m == "accuracy" and nk >= 1000 else 0.2}
+            for nk in (100, 1000) for k in (1, 5) for m in METRICS]
+    text = table1_text(pd.DataFrame(rows), data={"items": 40, "raters": 6})
+    assert "< 0.001" in text and "0.000" not in text
+    assert "–: no budget of the grid reaches p < 0.05" in text
+    assert "Accuracy 1000 x 1" in text and "MAE none" in text
+    assert "N = 1,000 items, 25 times the 40 of the data" in text
+    assert "note" not in table1_text(pd.DataFrame(rows), data={"items": 5000, "raters": 6})
+
+
+def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, capsys):
+    rows = [{"dataset": "d", "sampler": "S2", "epsilon": 0.3, "NK": nk, "K": 1, "metric": m, "delta": 0.05,
+             "p_value": 0.01 if nk == 1000 else 0.3} for nk in (100, 1000) for m in METRICS]
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "results.csv.json").write_text('{"data_items": 40, "data_raters_per_item_max": 6}')
+    assert main(["table1", str(tmp_path / "results.csv")]) == 0
+    printed = capsys.readouterr().out
+    assert "N = 1,000 items, 25 times the 40 of the data" in printed and "Accuracy 1000 x 1" in printed

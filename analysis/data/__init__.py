@@ -3,6 +3,7 @@
 - :mod:`~analysis.data.annotations`: one row per rating -> :class:`AnnotationDataset` (ids, label codes, topology);
 - :mod:`~analysis.data.datasets`: the registry, the dataset cache and ``load(name)``;
 - :mod:`~analysis.data.synthetic`: the stand-ins' generator; :mod:`~analysis.data.dispersion`: per-item laws.
+- :mod:`~analysis.data.population`: the stand-ins' model fitted to a pilot, and studies drawn from it.
 
 The lowest layer above :mod:`analysis.errors` and :mod:`analysis.io`: it imports no other part of the package.
 """

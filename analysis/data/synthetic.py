@@ -263,8 +263,9 @@ def _assign_raters(spec: StandIn, rng: np.random.Generator) -> tuple[np.ndarray,
     return item, rater, batch
 
 
-def _labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Label codes of the rows (item, rater) under the stand-in's model (module docstring)."""
+def draw_labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Label codes of the rows (item, rater) under the stand-in's model (module docstring): ``spec.n_items`` item
+    laws and ``spec.n_raters`` rater biases are drawn, then one noise per row."""
     from scipy.stats import norm  # here, not at the top: scipy.stats takes a second to import
     if spec.version == 1:
         z = rng.normal(0.0, 1.0, spec.n_items)
@@ -287,15 +288,6 @@ def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
     spec = fitted_spec(name)
     stream = sorted(_CURRENT).index(base_name(name))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
-    item, rater, batch = _assign_raters(spec, rng)
-    codes = _labels(spec, item, rater, rng)
-    labels = spec.labels
-    if spec.binary:
-        codes = np.isin(np.asarray(spec.labels, dtype=object)[codes], spec.positive).astype(int)
-        labels = spec.binary_labels
-    table = pd.DataFrame({"item": item, "rater": rater, "label": np.asarray(labels, dtype=object)[codes]})
-    if batch is not None:
-        table["batch"] = batch
     law = (f"per-item laws Dirichlet({', '.join(f'{a:.2f}' for a in spec.dirichlet)})" if spec.dirichlet else
            "ordinal item scores, target label shares " +
            " / ".join(f"{label} {share:.0%}" for label, share in zip(spec.labels, spec.label_shares)))
@@ -303,15 +295,26 @@ def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
         law += " (a0 read from the paper's K = 1 cells)" if spec.dirichlet != STAND_INS[name].dirichlet else \
             " (no K = 1 cell in the paper: version 2's law)"
     if spec.binary:
-        law += f", labels collapsed to {labels[0]} against {labels[1]}"
-    return from_table(
-        table,
-        batch="batch" if batch is not None else None,
-        label_order=labels,
-        name=name,
-        provenance=(f"synthetic stand-in {name} (version {spec.version}) for {spec.imitates} (seed {seed}): {law}, "
-                    f"rater_sd {spec.rater_sd}, noise_sd {spec.noise_sd}"),
-    )
+        law += f", labels collapsed to {spec.binary_labels[0]} against {spec.binary_labels[1]}"
+    return draw(spec, rng, name,
+                f"synthetic stand-in {name} (version {spec.version}) for {spec.imitates} (seed {seed}): {law}, "
+                f"rater_sd {spec.rater_sd}, noise_sd {spec.noise_sd}")
+
+
+def draw(spec: StandIn, rng: np.random.Generator, name: str, provenance: str) -> AnnotationDataset:
+    """A dataset drawn under ``spec``: its design (who rated what), then its labels (:func:`draw_labels`), collapsed
+    to the binary split where ``spec.binary``."""
+    item, rater, batch = _assign_raters(spec, rng)
+    codes = draw_labels(spec, item, rater, rng)
+    labels = spec.labels
+    if spec.binary:
+        codes = np.isin(np.asarray(spec.labels, dtype=object)[codes], spec.positive).astype(int)
+        labels = spec.binary_labels
+    table = pd.DataFrame({"item": item, "rater": rater, "label": np.asarray(labels, dtype=object)[codes]})
+    if batch is not None:
+        table["batch"] = batch
+    return from_table(table, batch="batch" if batch is not None else None, label_order=labels, name=name,
+                      provenance=provenance)
 
 
 def nominal_alpha(ds: AnnotationDataset) -> float:

@@ -1,6 +1,9 @@
-"""The paper's Table 1 rule (METHOD section 6): per metric, the smallest budget at which some K is significant."""
+"""The paper's Table 1 rule (METHOD section 6): per metric, the smallest budget at which some K is significant; and
+Table 1 of a results file as the command line prints it."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -63,3 +66,53 @@ def table1_wide(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     wide = pd.DataFrame.from_dict(rows, orient="index")
     wide.index = pd.MultiIndex.from_tuples(wide.index, names=["run", "stat"])
     return wide
+
+
+def data_size(results_path: str) -> dict | None:
+    """The data's item count and largest rater pool, from the provenance 'run' writes beside its results (None
+    when that file or those fields are missing)."""
+    try:
+        note = json.loads(open(f"{results_path}.json", encoding="utf-8").read())
+        return {"items": int(note["data_items"]), "raters": int(note["data_raters_per_item_max"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None = None) -> str:
+    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001"; where a "–" appears,
+    its legend and per run a hint (larger budgets, unless under S1 the grid's K already reaches the data's raters,
+    which then bound the power); per run and metric the cheapest significant design (the smallest budget N x K,
+    then the smallest p); and, given the data's size (:func:`data_size`), a note on every reported design with
+    more items than the data have or more ratings per item than an item has."""
+    summary = table1(results, alpha=alpha)
+    wide = table1_wide(summary)
+    is_p = wide.index.get_level_values("stat") == "p-value"
+    wide[is_p] = wide[is_p].replace("0.000", "< 0.001")
+    lines = [wide.to_string(), ""]
+    missing = summary[summary["NK"].isna()]
+    if len(missing):
+        lines.append(f"–: no budget of the grid reaches p < {alpha:g} for that metric.")
+    for (dataset, sampler, epsilon), _ in missing.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        run = results[(results["dataset"] == dataset) & (results["sampler"] == sampler)
+                      & (results["epsilon"] == epsilon)]
+        bounded = sampler == "S1" and data is not None and run["K"].max() >= data["raters"]
+        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + (
+            f"the grid's K reaches the data's {data['raters']} raters, and under S1 every replicate redraws those "
+            "same raters, which bound the power: larger --budgets would add items, not raters, and are unlikely "
+            "to help" if bounded else "try larger --budgets (or more --ks)"))
+    lines.append(f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):")
+    for (dataset, sampler, epsilon), run in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
+        designs = [f"{METRIC_LABELS[r.metric]} " + ("none" if pd.isna(r.NK) else f"{r.NK // r.K} x {r.K}")
+                   for r in run.itertuples()]
+        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + "; ".join(designs))
+    found = summary.dropna(subset=["NK"])
+    for r in found.itertuples() if data else ():
+        n = r.NK // r.K
+        if n > data["items"]:
+            lines.append(f"note: {METRIC_LABELS[r.metric]} at NK {r.NK}, K {r.K} means N = {n:,} items, "
+                         f"{n / data['items']:.3g} times the {data['items']:,} of the data: items are drawn with "
+                         "replacement, so this design is an extrapolation")
+        if r.K > data["raters"]:
+            lines.append(f"note: {METRIC_LABELS[r.metric]} at K {r.K} asks for more ratings per item than any item "
+                         f"has ({data['raters']}): raters are drawn with replacement")
+    return "\n".join(lines)

@@ -11,7 +11,9 @@ pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
 A design whose K exceeds the raters a replicate can draw from (:func:`raters_available`: an item's raters under
 S2, the pool under S1, a batch's raters under S3) redraws the same people: it is marked as an extrapolation too
 (METHOD section 11), in the table, the summary and the figure. Under S1 and S3 the number of distinct raters bounds
-the power, and a plan keeps the pilot's raters.
+the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan (``raters``,
+``--raters``): then each R's designs are simulated on studies drawn from a population model fitted to the pilot
+(:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -33,11 +35,13 @@ from analysis.errors import ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
-from analysis.io import output_file, replace_atomic, write_atomic
+from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.tools.options import data_arguments, ints, load_data
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, raters_available
+from analysis.data import population as populations
+from analysis.tools.modelled import PANELS, check_plan_raters, study
 from analysis.engine import DEFAULT, Simulator, check_perturbation
 
 Z95 = 1.959963984540054
@@ -61,7 +65,8 @@ def design_cost(n, k, cost_item: float, cost_rating: float):
 
 @dataclass
 class Planner:
-    """Simulates designs on one pilot dataset and sampler; results are kept per (N, K, epsilon)."""
+    """Simulates designs on one pilot dataset and sampler, or on ``studies`` drawn from a population (the
+    replicates shared out among them and pooled); results are kept per (N, K, epsilon)."""
 
     ds: AnnotationDataset
     sampler: str
@@ -70,17 +75,22 @@ class Planner:
     alpha: float = ALPHA
     perturbation: str = DEFAULT
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
+    studies: tuple = field(default=(), repr=False)
     _done: dict = field(default_factory=dict, repr=False)
 
-    def __post_init__(self):
-        self.simulator = Simulator(self.ds, self.sampler)
+    def __post_init__(self):  # each study its own stream
+        seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
+        self.simulators = [(Simulator(d, self.sampler), s)
+                           for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
         """(power, Delta) per metric (METRICS order) of N items with K ratings each at ``epsilon``."""
         key = (int(n), int(k), round(float(epsilon), 9))
         if key not in self._done:
-            alt, null = simulate_cell(self.simulator, Cell(self.sampler, self.perturbation, key[2], n * k, k),
-                                      self.n_samples, self.seed)
+            cell = Cell(self.sampler, self.perturbation, key[2], n * k, k)
+            shares = np.diff(np.linspace(0, self.n_samples, len(self.simulators) + 1).astype(int))
+            parts = [simulate_cell(sim, cell, int(share), seed) for (sim, seed), share in zip(self.simulators, shares)]
+            alt, null = (np.concatenate(part) for part in zip(*parts))
             power = np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
                               for m in range(len(METRICS))])
             self._done[key] = power, alt.mean(0)
@@ -125,8 +135,12 @@ def default_grid(ds: AnnotationDataset, sampler: str = "S2") -> tuple[list[int],
     raters available (:func:`raters_available`), since a larger K only redraws the same people."""
     n, k = pilot_design(ds)
     ns = sorted({max(2, int(round(n * f))) for f in DEFAULT_N_FACTORS})
-    ks = sorted(v for v in {1, 2, 3, 5, 10, 20, k, 2 * k} if v <= max(1, raters_available(ds, sampler)))
-    return ns, ks
+    return ns, candidate_ks(k, max(1, raters_available(ds, sampler)))
+
+
+def candidate_ks(pilot_k: int, raters: int) -> list[int]:
+    """K from 1 to 20 and the pilot's K and twice it, up to ``raters``."""
+    return sorted(v for v in {1, 2, 3, 5, 10, 20, pilot_k, 2 * pilot_k} if v <= raters)
 
 
 def smallest_alpha(n_samples: int) -> float:
@@ -175,63 +189,97 @@ class Plan:
     pilot: pd.DataFrame  # metric, N, K, cost, power, power_low, power_high, smallest_epsilon, smallest_delta
     epsilon: float
     target: float
-    provenance: dict  # dataset, data_sha256, engine, raters (available to a drawn item), parameters
+    provenance: dict  # dataset, data_sha256, engine, raters (available to a drawn item), parameters (, population)
 
 
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = DEFAULT, progress: bool = False) -> Plan:
+         metrics="all", perturbation: str = DEFAULT, progress: bool = False, raters=None) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
     ``designs`` has one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
     95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
     :func:`raters_available`). ``progress`` shows a bar of simulated designs on stderr.
+
+    ``raters`` (numbers of distinct raters R, S1 and S3 only) adds, for each R, the designs with K <= R simulated
+    on studies with R raters drawn from a population model fitted to the pilot (:mod:`analysis.tools.modelled`;
+    the default Ks for R are those of the default grid up to R); ``designs`` and ``cheapest`` then have the columns
+    R and modelled (True for those designs, False for the pilot's own, whose R is :func:`raters_available`), and
+    ``pilot`` the best power a design of the pilot's own R reaches within its raters.
     """
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
     chosen = check_metrics(metrics)
     sampler = check_sampler(sampler or default_sampler(ds))
     grid_ns, grid_ks = default_grid(ds, sampler)
-    ns, ks = sorted(set(ns or grid_ns)), sorted(set(ks or grid_ks))
+    given = sorted(set(ks)) if ks else None
+    ns, ks = sorted(set(ns or grid_ns)), given or grid_ks
     if min(ns + ks) < 1:
         raise ParameterError(f"N and K values must be >= 1, got {min(ns + ks)}")
+    modelled = {}  # R: its Ks, those given, else the default grid's up to R
+    if raters is not None:
+        modelled = {r: [k for k in given or candidate_ks(pilot_design(ds)[1], r) if k <= r]
+                    for r in check_plan_raters(raters, sampler, given)}
     searches = (BISECTION_STEPS + 4 if target_delta else 0) + len(chosen) * (BISECTION_STEPS + 1)
     compiling = progress and not kernels_compiled()
     if compiling:  # the first design waits for the compiler: an estimate of the time left would be far off
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
               "s); no estimate of the time left this run", file=sys.stderr)
-    bar = tqdm(total=len(ns) * len(ks) + searches, desc=f"plan {ds.name} {sampler}", unit="design",
+    unit = "step" if modelled else "design"  # planning R counts the population model's simulated pilots too
+    bar = tqdm(total=len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches
+               + (populations.PILOTS if modelled else 0), desc=f"plan {ds.name} {sampler}", unit=unit,
                disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
-               bar_format="{desc}: {n_fmt}/{total_fmt} designs [{elapsed}]" if compiling else None)
+               bar_format=f"{{desc}}: {{n_fmt}}/{{total_fmt}} {unit}s [{{elapsed}}]" if compiling else None)
     planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
     with bar:
-        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power)
+        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled)
         bar.total = bar.n  # the searches stop early where the power is reached or never is
     return result
 
 
-def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power) -> Plan:
-    """:func:`plan`'s work once its arguments are checked."""
+def _rows(planner: Planner, chosen, epsilon, ns, ks, cost_item, cost_rating, items: int, raters: int) -> list:
+    """One row per metric and design of the grid ``ns`` x ``ks``, simulated by ``planner``; ``items`` and
+    ``raters`` are what the pilot has, beyond which a design is an extrapolation."""
+    rows = []
+    for n in ns:
+        for k in ks:
+            powers, effect = planner.cell(n, k, epsilon)
+            low, high = wilson(np.rint(powers * planner.n_samples), planner.n_samples)
+            for m, metric in enumerate(METRICS):
+                if metric in chosen:
+                    rows.append({"metric": metric, "N": n, "K": k, "cost": float(design_cost(n, k, cost_item,
+                                                                                          cost_rating)),
+                                 "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
+                                 "extrapolated": n > items, "beyond_raters": k > raters})
+    return rows
+
+
+def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power,
+          modelled: dict) -> Plan:
+    """:func:`plan`'s work once its arguments are checked; ``modelled`` maps each R to plan to its Ks."""
     ds, n_samples = planner.ds, planner.n_samples
     raters = raters_available(ds, planner.sampler)
     pilot_n, pilot_k = pilot_design(ds)
     if target_delta is not None:
         metric, value = target_delta
         epsilon = planner.epsilon_for(pilot_n, pilot_k, METRICS.index(check_metrics([metric])[0]), value)
-    rows = []
-    for n in ns:
-        for k in ks:
-            powers, effect = planner.cell(n, k, epsilon)
-            low, high = wilson(np.rint(powers * n_samples), n_samples)
-            for m, metric in enumerate(METRICS):
-                if metric in chosen:
-                    rows.append({"metric": metric, "N": n, "K": k, "cost": float(design_cost(n, k, cost_item,
-                                                                                          cost_rating)),
-                                 "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
-                                 "extrapolated": n > ds.n_items, "beyond_raters": k > raters})
-    designs = pd.DataFrame(rows)
+    designs = pd.DataFrame(_rows(planner, chosen, epsilon, ns, ks, cost_item, cost_rating, ds.n_items, raters))
+    population = None
+    if modelled:
+        designs = designs.assign(R=raters, modelled=False)
+        planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: fitting a population model")
+        population = populations.fit(ds, planner.seed, progress=planner.progress)
+        for r, r_ks in modelled.items():
+            planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: R = {r}, modelled")
+            studies = tuple(study(population, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
+                            for panel in range(min(PANELS, n_samples)))
+            simulated = Planner(ds, planner.sampler, n_samples, planner.seed, planner.alpha, planner.perturbation,
+                                planner.progress, studies)
+            rows = _rows(simulated, chosen, epsilon, ns, r_ks, cost_item, cost_rating, ds.n_items, r)
+            designs = pd.concat([designs, pd.DataFrame(rows).assign(R=r, modelled=True)], ignore_index=True)
+        planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}")
     pilot_rows = []
     for m, metric in enumerate(METRICS):
         if metric in chosen:
@@ -243,21 +291,35 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                                "power": powers[m], "power_low": float(low), "power_high": float(high),
                                "smallest_epsilon": smallest,
                                "smallest_delta": np.nan if smallest is None else
-                               planner.cell(pilot_n, pilot_k, smallest)[1][m]})
+                               planner.cell(pilot_n, pilot_k, smallest)[1][m],
+                               **(_best(designs, metric) if modelled else {})})
     provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(), "raters": raters,
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
                                  "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating,
                                  "power": power, "alpha": planner.alpha, "n_samples": int(n_samples),
                                  "seed": int(planner.seed), "perturbation": planner.perturbation}}
+    if population is not None:
+        provenance["parameters"]["raters"] = list(modelled)
+        provenance["population"] = {**asdict(population), "description": population.describe()}
     return Plan(designs, cheapest(designs, power), pd.DataFrame(pilot_rows), float(epsilon), power, provenance)
 
 
+def _best(designs: pd.DataFrame, metric: str) -> dict:
+    """The most power a design of the pilot's own R reaches within its raters (K up to them), and that design."""
+    own = designs[(designs["metric"] == metric) & ~designs["modelled"] & ~designs["beyond_raters"]]
+    if own.empty:
+        return {"best_power": np.nan, "best_N": np.nan, "best_K": np.nan}
+    top = own.sort_values(["power", "cost"], ascending=[False, True]).iloc[0]
+    return {"best_power": top["power"], "best_N": top["N"], "best_K": top["K"]}
+
+
 def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
-    """Per metric, the cheapest design whose power reaches ``target`` (the more powerful one on equal cost), with
-    the columns of ``designs``; NaN in all but ``metric`` where no design of the grid does."""
+    """Per metric, the cheapest design whose power reaches ``target`` (on equal cost: fewer raters, the pilot's own
+    before a modelled one, then more power), with the columns of ``designs``; NaN but ``metric`` where none does."""
     rows = []
+    order = ["cost", "R", "modelled", "power"] if "R" in designs else ["cost", "power"]
     for metric, group in designs.groupby("metric", sort=False):
-        enough = group[group["power"] >= target].sort_values(["cost", "power"], ascending=[True, False])
+        enough = group[group["power"] >= target].sort_values(order, ascending=[True] * (len(order) - 1) + [False])
         rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}, index=designs.columns))
     return pd.DataFrame(rows, columns=designs.columns).reset_index(drop=True)
 
@@ -274,6 +336,9 @@ def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     if row["beyond_raters"] == 1:
         why.append(f"K > the {raters} raters" if short else
                    f"K above the {raters} raters a drawn item has, the same people redrawn")
+    if row.get("modelled") == 1:
+        why.append(f"R = {int(row['R'])} modelled" if short else
+                   f"R = {int(row['R'])} raters drawn from the population model fitted to the pilot")
     return why
 
 
@@ -283,16 +348,32 @@ def raters_note(result: Plan) -> str | None:
     if sampler == "S2":
         return None
     where = "the pool of" if sampler == "S1" else "a batch's"
-    return (f"Under {sampler} every simulated study draws its raters from {where} {raters} raters of the pilot: the "
-            "number of distinct raters bounds the power, and this plan keeps the pilot's raters (more items or more "
-            "ratings per item do not add new people).")
+    said = (f"Under {sampler} every simulated study draws its raters from {where} {raters} raters of the pilot: the "
+            "number of distinct raters bounds the power")
+    if "population" in result.provenance:
+        others = ", ".join(map(str, result.provenance["parameters"]["raters"]))
+        return (f"{said}; the designs with R = {others} raters are simulated on studies drawn from "
+                f"{result.provenance['population']['description']}, fitted to the pilot.")
+    return (f"{said}, and this plan keeps the pilot's raters (more items or more ratings per item do not add new "
+            "people).")
 
 
 def _design(row, result: Plan) -> str:
     why = extrapolations(row, result)
     note = f" (an extrapolation: {'; '.join(why)})" if why else ""
-    return (f"N = {int(row['N']):,} items x K = {int(row['K'])} (cost {row['cost']:,.6g}), power {row['power']:.2f} "
-            f"[{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
+    raters = f" of R = {int(row['R'])} raters" if "R" in row else ""
+    return (f"N = {int(row['N']):,} items x K = {int(row['K'])}{raters} (cost {row['cost']:,.6g}), power "
+            f"{row['power']:.2f} [{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
+
+
+def _best_words(p, result: Plan) -> str:
+    """The best power of the pilot's own R, in words (planning R only)."""
+    if "best_power" not in p:
+        return ""
+    raters = result.provenance["raters"]
+    return (f" With its own {raters} raters no design of the grid within them has power" if pd.isna(p["best_power"])
+            else f" With its own {raters} raters the best power any N of the grid reaches is {p['best_power']:.2f} "
+                 f"(N = {int(p['best_N']):,} x K = {int(p['best_K'])})") + "."
 
 
 def summary_lines(result: Plan) -> list[str]:
@@ -307,7 +388,7 @@ def summary_lines(result: Plan) -> list[str]:
                     f"epsilon {p['smallest_epsilon']:.3g} (Delta {p['smallest_delta']:.3g})")
         lines.append(f"{METRIC_LABELS[metric]}: cheapest with power >= {result.target:g}: {best}. The pilot's "
                      f"N = {int(p['N']):,} x K = {int(p['K'])}: power {p['power']:.2f} [{p['power_low']:.2f}, "
-                     f"{p['power_high']:.2f}]; smallest detectable effect {smallest}.")
+                     f"{p['power_high']:.2f}]; smallest detectable effect {smallest}.{_best_words(p, result)}")
     return lines
 
 
@@ -321,12 +402,14 @@ def summary(result: Plan) -> str:
              f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."
              + (f" {raters_note(result)}" if raters_note(result) else "")]
     pilot = result.pilot.set_index("metric")
-    inside = result.designs[~result.designs["extrapolated"] & ~result.designs["beyond_raters"]]
+    far = result.designs["extrapolated"] | result.designs["beyond_raters"]
+    inside = result.designs[~(far | result.designs["modelled"]) if "modelled" in result.designs else ~far]
     within = cheapest(inside, result.target).set_index("metric") if len(inside) else None
     for _, row in result.cheapest.iterrows():
         p = pilot.loc[row["metric"]]
         why = extrapolations(row, result) if pd.notna(row["N"]) else []
-        best = (f"{int(row['N']):,} items × {int(row['K'])} ratings (cost {row['cost']:,.6g}) reach power "
+        best = (f"{int(row['N']):,} items × {int(row['K'])} ratings"
+                + (f" of R = {int(row['R'])} raters" if "R" in row else "") + f" (cost {row['cost']:,.6g}) reach power "
                 f"{row['power']:.2f}" + (f", an extrapolation ({'; '.join(why)})" if why else "")
                 if pd.notna(row["N"]) else f"no design of the grid reaches power {result.target:g}")
         if why:
@@ -337,7 +420,7 @@ def summary(result: Plan) -> str:
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
                     f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
-                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.")
+                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.{_best_words(p, result)}")
     return "\n".join(lines)
 
 
@@ -345,7 +428,8 @@ def readable(result: Plan) -> pd.DataFrame:
     """Per metric, the cheapest design reaching the target power and the pilot's own design, as people read them.
 
     Columns: metric, cheapest N × K (with "extrapolated: …" where it is one), its cost, its power, pilot N × K,
-    pilot power, smallest ε (Δ) at the pilot.
+    pilot power, smallest ε (Δ) at the pilot; planning R names the cheapest design's R and adds the best power of
+    the pilot's own R.
     """
     best = result.cheapest.set_index("metric")
     rows = []
@@ -355,6 +439,7 @@ def readable(result: Plan) -> pd.DataFrame:
         why = extrapolations(b, result, short=True) if reached else []
         rows.append({"metric": METRIC_LABELS[p["metric"]],
                      "cheapest N × K": (f"{int(b['N']):,} × {int(b['K'])}"
+                                        + (f", R = {int(b['R'])}" if "R" in b else "")
                                         + (f" (extrapolated: {'; '.join(why)})" if why else "")) if reached
                      else "none in the grid",
                      "its cost": f"{b['cost']:,.6g}" if reached else "–",
@@ -362,40 +447,51 @@ def readable(result: Plan) -> pd.DataFrame:
                      "pilot N × K": f"{int(p['N']):,} × {int(p['K'])}",
                      "pilot power": f"{p['power']:.2f} [{p['power_low']:.2f}, {p['power_high']:.2f}]",
                      "smallest ε (Δ) at the pilot": "–" if pd.isna(p["smallest_epsilon"]) else
-                     f"{p['smallest_epsilon']:.3g} ({p['smallest_delta']:.3g})"})
+                     f"{p['smallest_epsilon']:.3g} ({p['smallest_delta']:.3g})",
+                     **({f"best power with the pilot's {result.provenance['raters']} raters":
+                         "–" if pd.isna(p["best_power"]) else
+                         f"{p['best_power']:.2f} ({int(p['best_N']):,} × {int(p['best_K'])})"}
+                        if "best_power" in p else {})})
     return pd.DataFrame(rows)
 
 
 def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
     """Power against cost, one panel per metric (those of ``metrics`` the plan has, else its first four) and one line
     per K with its band; a star marks the cheapest design reaching the target power; hollow markers (and a hollow
-    star) mark extrapolations, in N or in K."""
+    star) mark extrapolations, in N, in K or in R. Planning R draws one row of panels per R: the pilot's own, then
+    the modelled ones."""
     import matplotlib.pyplot as plt
 
     shown = [m for m in metrics if m in set(result.designs["metric"])] or list(result.cheapest["metric"])[:4]
-    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharey=True, squeeze=False)
+    groups = (list(result.designs.groupby(["modelled", "R"])) if "R" in result.designs else
+              [((False, None), result.designs)])
+    fig, axes = plt.subplots(len(groups), len(shown), figsize=(3.2 * len(shown), 3.0 * len(groups)), sharey=True,
+                             squeeze=False)
     best = result.cheapest.set_index("metric")
-    for ax, metric in zip(axes[0], shown):
-        table = result.designs[result.designs["metric"] == metric]
-        for k, line in table.groupby("K"):
-            line = line.sort_values("cost")
-            beyond = " (K > raters)" if line["beyond_raters"].any() else ""
-            drawn = ax.plot(line["cost"], line["power"], marker="o", ms=3, lw=1.2, label=f"K = {k}{beyond}",
-                            ls=":" if beyond else "-")[0]
-            ax.fill_between(line["cost"], line["power_low"], line["power_high"], color=drawn.get_color(), alpha=0.15)
-            far = line[line["extrapolated"] | line["beyond_raters"]]
-            ax.plot(far["cost"], far["power"], "o", ms=5, mfc="white", color=drawn.get_color())
-        b = best.loc[metric]
-        if pd.notna(b["N"]):
-            ax.plot(b["cost"], b["power"], "*", ms=14, color="black", zorder=5,
-                    mfc="white" if extrapolations(b, result) else "black")
-        ax.axhline(result.target, color="grey", ls="--", lw=0.8)
-        ax.set_xscale("log")
-        ax.minorticks_off()
-        ax.set_title(METRIC_LABELS[metric])
-        ax.set_xlabel("cost")
-    axes[0][0].set_ylabel("power")
-    axes[0][-1].legend(fontsize=7, loc="lower right", title="hollow: extrapolated", title_fontsize=7)
+    for row, ((modelled, r), group) in zip(axes, groups):
+        for ax, metric in zip(row, shown):
+            table = group[group["metric"] == metric]
+            for k, line in table.groupby("K"):
+                line = line.sort_values("cost")
+                beyond = " (K > raters)" if line["beyond_raters"].any() else ""
+                drawn = ax.plot(line["cost"], line["power"], marker="o", ms=3, lw=1.2, label=f"K = {k}{beyond}",
+                                ls=":" if beyond else "-")[0]
+                ax.fill_between(line["cost"], line["power_low"], line["power_high"], color=drawn.get_color(),
+                                alpha=0.15)
+                far = line if modelled else line[line["extrapolated"] | line["beyond_raters"]]
+                ax.plot(far["cost"], far["power"], "o", ms=5, mfc="white", color=drawn.get_color())
+            b = best.loc[metric]
+            if pd.notna(b["N"]) and (r is None or (b["modelled"], b["R"]) == (modelled, r)):
+                ax.plot(b["cost"], b["power"], "*", ms=14, color="black", zorder=5,
+                        mfc="white" if extrapolations(b, result) else "black")
+            ax.axhline(result.target, color="grey", ls="--", lw=0.8)
+            ax.set_xscale("log")
+            ax.minorticks_off()
+            ax.set_title(METRIC_LABELS[metric] + ("" if r is None else
+                                                  f", R = {r} ({'modelled' if modelled else 'the pilot'})"))
+            ax.set_xlabel("cost")
+        row[0].set_ylabel("power")
+        row[-1].legend(fontsize=7, loc="lower right", title="hollow: extrapolated", title_fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -413,82 +509,17 @@ def check_figure(path: str) -> None:
                              f"end the name in one of {', '.join('.' + f for f in sorted(formats))}")
 
 
-def _json_ready(value):
-    """``value`` with NaN as None and numpy scalars as Python ones, so that ``json.dumps`` writes valid JSON."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def save(result: Plan, path: str) -> None:
     """Every design's power as CSV, and the pilot's design and the provenance as ``<path>.json``."""
     write_atomic(path, result.designs.to_csv(index=False))
     note = {**result.provenance, "epsilon_used": result.epsilon,
             "cheapest": result.cheapest.to_dict("records"), "pilot": result.pilot.to_dict("records")}
-    write_atomic(f"{path}.json", json.dumps(_json_ready(note), indent=2, allow_nan=False))
+    write_atomic(f"{path}.json", json.dumps(json_ready(note), indent=2, allow_nan=False))
 
 
 def save_figure(fig, path: str) -> None:
     """Write a figure atomically (a temporary file in the same folder, then a rename); its format from the suffix."""
     replace_atomic(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight"), suffix=Path(path).suffix)
-
-
-def data_size(results_path: str) -> dict | None:
-    """The data's item count and largest rater pool, from the provenance 'run' writes beside its results (None
-    when that file or those fields are missing)."""
-    try:
-        note = json.loads(open(f"{results_path}.json", encoding="utf-8").read())
-        return {"items": int(note["data_items"]), "raters": int(note["data_raters_per_item_max"])}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def table1_text(results: pd.DataFrame, alpha: float = ALPHA, data: dict | None = None) -> str:
-    """Table 1 of a results table as the command line prints it: p below 0.001 as "< 0.001"; where a "–" appears,
-    its legend and per run a hint (larger budgets, unless under S1 the grid's K already reaches the data's raters,
-    which then bound the power); per run and metric the cheapest significant design (the smallest budget N x K,
-    then the smallest p); and, given the data's size (:func:`data_size`), a note on every reported design with
-    more items than the data have or more ratings per item than an item has."""
-    from analysis.experiment.table1 import table1, table1_wide
-
-    summary = table1(results, alpha=alpha)
-    wide = table1_wide(summary)
-    is_p = wide.index.get_level_values("stat") == "p-value"
-    wide[is_p] = wide[is_p].replace("0.000", "< 0.001")
-    lines = [wide.to_string(), ""]
-    missing = summary[summary["NK"].isna()]
-    if len(missing):
-        lines.append(f"–: no budget of the grid reaches p < {alpha:g} for that metric.")
-    for (dataset, sampler, epsilon), _ in missing.groupby(["dataset", "sampler", "epsilon"], sort=False):
-        run = results[(results["dataset"] == dataset) & (results["sampler"] == sampler)
-                      & (results["epsilon"] == epsilon)]
-        bounded = sampler == "S1" and data is not None and run["K"].max() >= data["raters"]
-        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + (
-            f"the grid's K reaches the data's {data['raters']} raters, and under S1 every replicate redraws those "
-            "same raters, which bound the power: larger --budgets would add items, not raters, and are unlikely "
-            "to help" if bounded else "try larger --budgets (or more --ks)"))
-    lines.append(f"Cheapest significant design per metric (smallest budget N x K with p < {alpha:g}):")
-    for (dataset, sampler, epsilon), run in summary.groupby(["dataset", "sampler", "epsilon"], sort=False):
-        designs = [f"{METRIC_LABELS[r.metric]} " + ("none" if pd.isna(r.NK) else f"{r.NK // r.K} x {r.K}")
-                   for r in run.itertuples()]
-        lines.append(f"  {dataset}:{sampler} (ε={epsilon:g}): " + "; ".join(designs))
-    found = summary.dropna(subset=["NK"])
-    for r in found.itertuples() if data else ():
-        n = r.NK // r.K
-        if n > data["items"]:
-            lines.append(f"note: {METRIC_LABELS[r.metric]} at NK {r.NK}, K {r.K} means N = {n:,} items, "
-                         f"{n / data['items']:.3g} times the {data['items']:,} of the data: items are drawn with "
-                         "replacement, so this design is an extrapolation")
-        if r.K > data["raters"]:
-            lines.append(f"note: {METRIC_LABELS[r.metric]} at K {r.K} asks for more ratings per item than any item "
-                         f"has ({data['raters']}): raters are drawn with replacement")
-    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------ command line
@@ -522,6 +553,10 @@ def add_cli(commands) -> None:
     cli.add_argument("--ks", type=ints, default=None,
                      help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's, up to the "
                           "raters a drawn item has)")
+    cli.add_argument("--raters", type=ints, default=None,
+                     help="comma-separated numbers of distinct raters R to plan beside the pilot's own (S1, S3): "
+                          "each R's designs are simulated on studies drawn from a population model fitted to the "
+                          "pilot, and marked as modelled")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -541,7 +576,8 @@ def run_cli(args: argparse.Namespace) -> None:
     result = plan(load_data(args), sampler=args.sampler, epsilon=args.epsilon, target_delta=args.target_delta,
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
-                  metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet)
+                  metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet,
+                  raters=args.raters)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
           f"{args.n_samples} replicates per design; power is the share of replicates with p < {args.alpha:g}")
