@@ -8,14 +8,14 @@ from analysis.experiment import timing
 def runs(seconds, changed=()):
     return pd.DataFrame({"chapter": list(seconds), "seconds": list(seconds.values()),
                          "parameters changed from the defaults": [
-                             "n_samples = 40" if name in changed else "none (paper-scale defaults)"
+                             "n_samples = 40" if name in changed else "none (the chapter's own defaults)"
                              for name in seconds]})
 
 
 def test_build_time_sums_the_executed_chapters_and_says_when_they_ran_small():
     full = timing.build_time(runs({"rq1": 250.0, "rq2": 130.4, "why": None}))
     assert "2 chapters of this build took 6 min 20 s" in full and "rq1 the longest at 4 min 10 s" in full
-    assert "paper-scale defaults" in full
+    assert "every chapter at its own defaults" in full
     small = timing.build_time(runs({"rq1": 25.0, "rq2": 5.0}, changed=("rq1",)))
     assert "took 30 s" in small and "1 of them ran with parameters changed" in small
     assert "no total" in timing.build_time(runs({}))

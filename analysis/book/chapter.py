@@ -396,7 +396,7 @@ def read_runs() -> pd.DataFrame:
         params = meta.get("parameters") or {}
         rows.append({"chapter": path.stem,
                      "parameters changed from the defaults": "; ".join(f"{k} = {v}" for k, v in params.items())
-                     or "none (paper-scale defaults)",
+                     or "none (the chapter's own defaults)",
                      "executed": str(meta.get("end_time") or "").replace("T", " ")[:19] or "–",
                      "seconds": round(float(meta["duration"])) if meta.get("duration") is not None else None})
     return pd.DataFrame(rows, columns=["chapter", "parameters changed from the defaults", "executed", "seconds"])

@@ -348,6 +348,7 @@ def ratio_figure(by_alternative: dict[str, pd.DataFrame], names, table: str = "t
     starts = [j for j in range(len(runs)) if j == 0 or runs[j] != runs[j - 1]]
     ax.set_xticks(starts)
     ax.set_xticklabels([runs[j] for j in starts], rotation=20, ha="right", fontsize=8)
+    ax.set_xlabel("the paper's cells, grouped by run (dataset and sampler)")
     ax.minorticks_off()
     low, high = ax.get_ylim()
     ticks = [v for v in RATIO_TICKS if low <= v <= high]  # a log axis over less than a decade labels only 10⁰

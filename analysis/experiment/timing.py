@@ -82,8 +82,8 @@ def build_time(runs: pd.DataFrame) -> str:
     changed = int((~timed["parameters changed from the defaults"].str.startswith("none")).sum())
     if changed:
         return text + (f"; {changed} of them ran with parameters changed from the defaults, so this is not the time "
-                       "of the paper-scale book.")
-    return text + ", every chapter at its paper-scale defaults."
+                       "of the book at its defaults.")
+    return text + ", every chapter at its own defaults."
 
 
 def vet_comparison(reference: pd.DataFrame) -> str:

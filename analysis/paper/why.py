@@ -273,12 +273,12 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
 
 
 def causes(departed: pd.DataFrame) -> pd.DataFrame:
-    """Per switch, the departures it explains, per table and kind; columns ``cause``, ``table``, ``departs``,
-    ``departures``. A departure explained by two switches counts for each."""
+    """Per switch, the departures it explains, per table and kind, sorted by cause; columns ``cause``, ``table``,
+    ``departs``, ``departures``. A departure explained by two switches counts for each."""
     rows = [{"cause": c.strip(), "table": r.table, "departs": r.departs}
             for r in departed.itertuples() for c in r.cause.split(";")]
     frame = pd.DataFrame(rows, columns=["cause", "table", "departs"])
-    return frame.groupby(["cause", "table", "departs"], sort=False).size().rename("departures").reset_index()
+    return frame.groupby(["cause", "table", "departs"]).size().rename("departures").reset_index()
 
 
 def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, appendix_epsilon: float,
