@@ -5,14 +5,17 @@ import numpy as np
 import pytest
 
 from analysis.tools.compare import compare
-from analysis.tools.compare_calibration import Population, calibration, contrast, draw_test_set, readable, summary
+from analysis.tools.compare_calibration import (Population, advice, calibration, contrast, draw_test_set, readable,
+                                               summary)
 from analysis.errors import ParameterError
 
 
-def test_the_two_systems_are_equally_good_in_the_population():
+@pytest.mark.parametrize("raters", [5, 4])
+def test_the_two_systems_are_equally_good_in_the_population(raters):
     """Over 150 test sets the mean observed accuracy delta is within 3 standard errors of 0, while on single sets
-    it is often far from 0 (the raters of a set lean by chance)."""
-    population = Population(n_items=40)
+    it is often far from 0 (the raters of a set lean by chance). With 4 raters, 2-2 ties are frequent and go to the
+    lower label code: without the random reversal of each item's codes, B (leaning to label 0) would win them."""
+    population = Population(n_items=40, n_raters=raters)
     deltas = np.array([compare(*draw_test_set(population, seed), n_samples=2, metrics=["accuracy"])["delta"].iloc[0]
                        for seed in range(150)])
     assert abs(deltas.mean()) <= 3 * deltas.std(ddof=1) / np.sqrt(len(deltas))
@@ -24,7 +27,9 @@ def test_a_test_set_is_crossed_and_seeded():
     assert (ds.n_items, ds.n_raters, ds.n_ratings) == (30, 4, 120) and ds.topology.kind == "fully crossed"
     again = draw_test_set(Population(n_items=30, n_raters=4), 7)
     assert ds.sha256 == again[0].sha256 and a.equals(again[1])
-    assert np.allclose(a[["p_0", "p_1"]].sum(axis=1), 1) and (a["p_1"] >= b["p_1"]).all()
+    assert np.allclose(a[["p_0", "p_1"]].sum(axis=1), 1)
+    reversed_codes = (a["p_1"] < b["p_1"]).sum()  # A leans to label 1, except where an item's codes are reversed
+    assert 6 <= reversed_codes <= 24  # Binomial(30, 1/2) falls outside in about 1 of 3,000 seeds
 
 
 def test_without_rater_bias_every_sampler_holds_its_level():
@@ -69,3 +74,11 @@ def test_the_calibration_is_reported_as_measured():
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level t): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
+    powered = calibration(Population(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
+                          metrics=["accuracy", "jsd"])
+    power = powered[powered["sampler"] == "S1"]["share"]
+    said = advice({"5 raters": table}, {"5 raters": powered})
+    assert said.startswith("- **5 raters**: ") and said.count("\n") == 0
+    assert f"in {s1.min():.0%} to {s1.max():.0%} of test sets where neither" in said
+    assert f"in {power.min():.0%} to {power.max():.0%} where A was better" in said
+    assert ("weak evidence of no difference" in said) == (power.max() < 0.8)

@@ -6,7 +6,12 @@ An item has a latent score ``z ~ N(0, 1)``, a rater a persistent bias ``b ~ N(0,
 the cut-points -0.5 and 0.5). System A answers every item with the label probabilities that a rater of bias
 ``+lean`` would have, system B with those of a rater of bias ``-lean``. Flipping every sign (scores,
 biases, noise) swaps the labels and turns A into B, and every metric is unchanged by relabelling, so over the
-population A and B are equally good: the hypothesis of no difference holds exactly. A test set draws new items and
+population A and B are equally good: the hypothesis of no difference holds exactly. One thing breaks that symmetry:
+a plurality tie goes to the lowest label code (METHOD section 5), which favours the system that leans toward label
+0, so with an even number of raters (or three labels) B would be truly better on the vote metrics. Each item's label
+codes are therefore reversed with probability 1/2 (the labels and both systems' probabilities alike), so that a tie
+favours A on half the items and B on the other half, and the hypothesis holds for every metric. A test set draws new
+items and
 new raters; its few raters lean one way or the other by chance, and the system that sides with them looks better.
 A sampler that redraws those raters as the same people across items (S1) sees that chance; one that redraws each
 item's raters as independent (S2) does not, and is expected to reject more often than its level.
@@ -56,6 +61,8 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
     bias = rng.normal(0, population.rater_sd, (batch[-1] + 1, r))  # each batch its own raters
     latent = score[:, None] + bias[batch] + rng.normal(0, population.noise_sd, (n, r))
     rating = (latent[..., None] > population.cuts).sum(-1)
+    reversed_codes = rng.random(n) < 0.5  # ties to the lowest code favour neither system (module docstring)
+    rating = np.where(reversed_codes[:, None], population.n_labels - 1 - rating, rating)
     item, column = np.divmod(np.arange(n * r), r)
     table = pd.DataFrame({"item": item, "rater": batch[item] * r + column, "label": rating.ravel()})
     if population.batch_size:
@@ -66,6 +73,7 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
     def system(lean: float) -> pd.DataFrame:
         above = ndtr((score[:, None] + lean - population.cuts) / population.noise_sd)  # P(label > each cut)
         shares = -np.diff(np.column_stack([np.ones(n), above, np.zeros(n)]), axis=1)
+        shares = np.where(reversed_codes[:, None], shares[:, ::-1], shares)
         return pd.DataFrame(shares, columns=[f"p_{c}" for c in range(population.n_labels)]).assign(item=np.arange(n))
 
     lean_b = -population.lean if population.lean_b is None else population.lean_b
@@ -129,6 +137,26 @@ def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             columns.setdefault(f"{design}, {row['sampler']} {row['test']}", {})[METRIC_LABELS[row["metric"]]] = (
                 f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
     return pd.DataFrame(columns).rename_axis("metric").reset_index()
+
+
+def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test: str = TESTS[0],
+           sampler: str = "S1", alpha: float = 0.05) -> str:
+    """What a user with each design's raters can conclude from ``test``'s p under ``sampler``, as Markdown bullets:
+    per design (the keys of ``sizes`` and ``powers``, :func:`calibration`'s tables without and with a real
+    difference) the range over the metrics of the share of p < ``alpha`` when neither system is better, and when A
+    is."""
+    lines = []
+    for design, size in sizes.items():
+        chosen = [t[(t["sampler"] == sampler) & (t["test"] == test)] for t in (size, powers[design])]
+        if any(c.empty for c in chosen):
+            continue
+        (low, high), (weak, strong) = ((c["share"].min(), c["share"].max()) for c in chosen)
+        lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
+                     f"neither model was better (the level is {alpha:.0%}), and in {weak:.0%} to {strong:.0%} where A "
+                     "was better; " + (f"a p above {alpha:g} is therefore weak evidence of no difference"
+                                       if strong < 0.8 else f"a p above {alpha:g} is fair evidence against a "
+                                                            "difference of this size"))
+    return "\n".join(lines)
 
 
 def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = False) -> str:
