@@ -86,7 +86,7 @@ def test_chapters_are_narrative_and_calls(name):
     text = (ROOT / "notebooks" / f"{name}.md").read_text()
     assert "## What this shows" in text
     if name in RQ_CHAPTERS:
-        assert f"{{glue:md}} {name}_finding" in text and "perturbation = " in text
+        assert f"{{glue:md}} {name}_finding" in text and "the book's choices by default" in text
 
 
 @pytest.fixture(scope="session")

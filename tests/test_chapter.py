@@ -1,12 +1,14 @@
 """The helpers the chapters call: sampler choices, comparisons, banners and provenance records."""
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
 from analysis.book import chapter
 from analysis.paper import effect_sizes, tables
+from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
 from analysis.experiment.grid import run
 
@@ -58,8 +60,10 @@ def test_setup_loads_runs_and_identifies_runs_by_columns(tmp_path, monkeypatch):
                                                          "ks": [1, 5], "n_samples": 20, "seed": 1, "n_jobs": 1,
                                                          "perturbation": "dirichlet", "unrelated": 3})
     assert book.grid_epsilons == [0.3] and "unrelated" not in book.params
+    # the switches a chapter does not name are the book's: binary labels put the binary stand-in in place
+    assert book.choices == replace(BOOK, perturbation="dirichlet") and book.params["averaging"] == BOOK.averaging
     comparisons = book.comparisons()
-    assert comparisons == [(("toxicity-synthetic", "S3"), ("toxicity-synthetic", "S2"))]
+    assert comparisons == [(("toxicity-synthetic-binary", "S3"), ("toxicity-synthetic-binary", "S2"))]
     results = book.simulate(book.pairs(comparisons))
     assert set(results["origin"]) == {"stand-in"} and set(results["imitates"]) == {"Toxicity"}
     assert set(results["perturbation"]) == {"dirichlet"} and list(dict.fromkeys(results["sampler"])) == ["S3", "S2"]
@@ -172,14 +176,14 @@ def test_the_switches_are_chapter_parameters_and_replace_stand_ins(crossed):
     found = chapter.Setup("x", ["toxicity-synthetic-binary"], epsilon=0.3, budgets=[100], ks=[1], granularity="binary",
                           averaging="macro", smoothing=1e-9, extra_data=[crossed])
     assert set(chapter.SWITCH_NAMES) <= set(chapter.PARAMETER_NAMES)
-    assert found.choices == effect_sizes.Choices(averaging="macro", smoothing=1e-9, granularity="binary")
+    assert found.choices == BOOK
     assert found.dataset("toxicity-synthetic").name == "toxicity-synthetic-binary"
     assert "Choices the paper leaves unstated (methods page): macro averaging, s = 1e-09" in repr(found.banner())
 
 
 def test_a_chapter_simulates_the_chosen_averaging_under_the_papers_names(crossed):
     macro = chapter.Setup("x", [], epsilon=0.3, budgets=[100], ks=[4], epsilons=[0.3], n_samples=20, seed=1,
-                          averaging="macro", smoothing=1e-9, extra_data=[crossed])
+                          averaging="macro", smoothing=1e-9, perturbation="dirichlet", extra_data=[crossed])
     found = macro.simulate([(crossed, "S2")]).set_index("metric")
     direct = run(crossed, "S2", budgets=[100], ks=[4], epsilons=[0.3], n_samples=20, seed=1, use_cache=False,
                  progress=False, smoothing=1e-9, metrics=["recall_macro", "kl_div"]).set_index("metric")

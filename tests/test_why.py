@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.paper import effect_sizes, identities, tables, why
-from analysis.paper.effect_sizes import Choices
+from analysis.paper.effect_sizes import BOOK, Choices
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
@@ -87,12 +87,11 @@ def test_inferred_leaves_a_switch_no_identity_pins_at_the_baseline():
     assert found == Choices(perturbation=why.ADOPTED_NOISE)
 
 
-def test_the_papers_identities_infer_macro_1e_9_and_binary_labels():
+def test_the_papers_identities_infer_the_books_declared_choices():
+    """The one declaration of the book's choices (what every chapter runs by default) is what the paper's own
+    cells infer: macro averaging, s = 1e-9, binary labels, and the one-label noise law."""
     found = why.inferred(identities.kl_smoothing(), identities.averaging(), identities.granularity())
-    assert found == Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
-
-
-BOOK = Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
+    assert found == BOOK == Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
 
 
 def test_each_alternative_changes_one_choice_of_the_books_and_the_reference_changes_them_all():

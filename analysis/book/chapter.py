@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 import re
 import os
 from pathlib import Path
@@ -28,7 +28,7 @@ from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
 from analysis.engine.samplers import allowed_samplers, default_sampler
-from analysis.paper.effect_sizes import Choices
+from analysis.paper.effect_sizes import BOOK, Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
@@ -220,14 +220,15 @@ class Setup:
     ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
     not in the cache, ``setup.grid_epsilons`` the epsilons simulated (:func:`grid_epsilons`; the chapter's ε always
     included), ``setup.choices`` the global switches (:class:`analysis.paper.effect_sizes.Choices`, from the parameters
-    named in :data:`SWITCH_NAMES`): a stand-in is replaced by the variant they name (binary labels, v3).
+    named in :data:`SWITCH_NAMES`, the book's :data:`analysis.paper.effect_sizes.BOOK` where a chapter does not name one):
+    a stand-in is replaced by the variant they name (binary labels, v3).
     """
 
     def __init__(self, chapter: str, names: list[str], optional: bool = False, extra_data=(), **params):
         self.chapter = chapter
-        self.params = {"perturbation": DEFAULT, "metrics": "all", "n_jobs": 1, "seed": 0,
-                       "n_samples": PAPER_N_SAMPLES, **params}
-        self.choices = Choices(**{k: self.params[k] for k in SWITCH_NAMES if self.params.get(k) is not None})
+        self.params = {"metrics": "all", "n_jobs": 1, "seed": 0, "n_samples": PAPER_N_SAMPLES, **params}
+        self.choices = replace(BOOK, **{k: self.params[k] for k in SWITCH_NAMES if self.params.get(k) is not None})
+        self.params.update({k: getattr(self.choices, k) for k in SWITCH_NAMES})
         names = [self.choices.dataset(name) for name in names]
         columns = {k: self.params.get(k) for k in COLUMN_NAMES}
         if optional:

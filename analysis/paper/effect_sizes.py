@@ -90,6 +90,11 @@ class Choices:
                 + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
 
 
+# The choices the book's chapters run, declared once: the why-chapter infers them from the paper's own cells (a
+# test checks that the inference gives these), and a chapter's parameters override any one of them by name.
+BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
+
+
 def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
     """The rows of the eight metrics under ``averaging``, each renamed to the paper's column it stands for
     (``recall_macro`` -> ``recall``) and in the paper's column order within each cell, so the paper's tables
