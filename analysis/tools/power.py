@@ -450,7 +450,7 @@ def readable(result: Plan) -> pd.DataFrame:
                      f"{p['smallest_epsilon']:.3g} ({p['smallest_delta']:.3g})",
                      **({f"best power with the pilot's {result.provenance['raters']} raters":
                          "–" if pd.isna(p["best_power"]) else
-                         f"{p['best_power']:.2f} ({int(p['best_N']):,} × {int(p['best_K'])})"}
+                         f"{p['best_power']:.2f}".replace("1.00", "1") + f" ({int(p['best_N']):,} × {int(p['best_K'])})"}
                         if "best_power" in p else {})})
     return pd.DataFrame(rows)
 
