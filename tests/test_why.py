@@ -154,6 +154,8 @@ def test_a_switch_explains_a_departure_only_beyond_the_reseeded_spread():
     departed = why.departures({why.BASELINE: base, "switch": moves}).set_index(["run", "metric"])
     assert departed.loc[("DICES S2", "Accuracy"), "cause"] == "switch"
     assert departed.loc[("DICES S2", "Accuracy"), "under the cause"] == "1.00 (0.95–1.05)"
+    both = why.departures({why.BASELINE: base, "switch": moves, "other": moves}).set_index(["run", "metric"])
+    assert both.loc[("DICES S2", "Accuracy"), "under the cause"] == "switch: 1.00 (0.95–1.05); other: 1.00 (0.95–1.05)"
     assert departed.loc[("DICES S2", "MAE"), "cause"] == "unexplained"  # the baseline reaches 0.9 in one seed
     assert departed.loc[("Toxicity S2", "JSD"), "cause"] == "unexplained"
     assert departed.loc[("Toxicity S2", "JSD"), "baseline"] == "2.00 (2.00–2.00)"

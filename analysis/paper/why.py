@@ -222,7 +222,8 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
     explains a rule departure when the rule holds in every seed under it
     and fails in every seed of the baseline. Columns: ``table``, ``run``, ``metric``, ``K`` (the paper's),
     ``departs`` (``Δ``, or the rule), ``baseline`` (ratio ``median (min–max)``, or seeds failing), ``ratio`` (the
-    baseline's median ratio), ``cause`` (the switches that explain it, or ``unexplained``), ``under the cause``.
+    baseline's median ratio), ``cause`` (the switches that explain it, or ``unexplained``), ``under the cause`` (what each shows, prefixed with
+    its name where there are several).
     """
     base = by_alternative[baseline]
     keys = ["table", "dataset", "sampler", "metric"]
@@ -263,7 +264,8 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
     out = [{"table": TABLES[key[0]], "run": f"{key[1]} {key[2]}", "metric": METRIC_LABELS[key[3]],
             "K": k_of.get(key, np.nan), "departs": departs, "baseline": shown, "ratio": ratio,
             "cause": "; ".join(f.split(":")[0] for f in found) or "unexplained",
-            "under the cause": "; ".join(f.split(": ", 1)[1] for f in found) if found else "–"}
+            "under the cause": ("; ".join(found) if len(found) > 1 else found[0].split(": ", 1)[1]) if found
+            else "–"}
            for key, departs, shown, ratio, found in rows]
     frame = pd.DataFrame(out, columns=["table", "run", "metric", "K", "departs", "baseline", "ratio", "cause",
                                        "under the cause"])
