@@ -78,7 +78,7 @@ def build_time(runs: pd.DataFrame) -> str:
         return "No other chapter of this build has been executed yet, so there is no total to give."
     slowest = timed.loc[timed["seconds"].idxmax()]
     text = (f"Executing the {len(timed)} chapters of this build took {_duration(timed['seconds'].sum())} in all on "
-            f"this machine, {slowest['chapter']} the longest at {_duration(slowest['seconds'])}")
+            f"this machine, the longest being {slowest['chapter']} at {_duration(slowest['seconds'])}")
     changed = int((~timed["parameters changed from the defaults"].str.startswith("none")).sum())
     if changed:
         return text + (f"; {changed} of them ran with parameters changed from the defaults, so this is not the time "
