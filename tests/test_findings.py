@@ -75,6 +75,9 @@ def test_partly_names_what_holds_and_what_does_not():
     assert box.startswith(":::{admonition} Finding: partly agrees") and "{cite}`pandita2026multilevel`" in box
     assert "*two*: the paper: p; ours: o; **does not hold**" in box and "{ref}`verdict-rules`" in box
     assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
+    row = finding.row()  # two sub-claims: numbered alike in both columns, so each value finds its claim
+    assert row["ours"].startswith("(1) o (holds") and "; (2) o (does not hold)" in row["ours"]
+    assert row["paper"].startswith("(1) ") and "; (2) " in row["paper"]
 
 
 def test_methods_page_holds_every_rule_in_one_table():

@@ -381,8 +381,12 @@ def run(
         The annotation dataset.
     sampler : str
         ``"S1"``, ``"S2"`` or ``"S3"``.
-    budgets, ks, epsilons : sequences of int, int and float
-        The grid; cells with ``NK // K < 1`` are skipped.
+    budgets : sequence of int
+        The total budgets N × K of the grid (default the paper's nine).
+    ks : sequence of int
+        The ratings per item K (default the paper's fifteen); a cell with ``NK // K < 1`` items is skipped.
+    epsilons : sequence of float
+        The perturbation strengths of model B (default the paper's four, 0.1 to 0.4).
     metrics : sequence of str or "all"
         Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight the paper reports); the eight
         are always simulated, with any other metric asked for.
@@ -391,7 +395,7 @@ def run(
     seed : int
         The run's seed; the same seed gives identical tables for any ``n_jobs`` and ``chunk_size``.
     n_jobs : int
-        Worker processes (1 runs in this process, as does a grid of less than ``POOL_FROM`` responses).
+        Worker processes (1 runs in this process, as does a grid too small to repay starting workers).
     chunk_size : int
         Cells handed to a worker at a time.
     cache_dir : str or Path, optional
@@ -399,20 +403,23 @@ def run(
     use_cache : bool
         Read finished cells back from ``cache_dir`` and store new ones there.
     progress : bool
-        Show a progress bar on standard error.
+        Show a progress bar on the standard error stream (stderr).
     perturbation : str
-        How B is perturbed, one of ``PERTURBATIONS`` (default the Dirichlet rule of the authors' toolkit).
+        How B is perturbed: ``"dirichlet"`` (the default here: Dirichlet(1/C) noise, the rule of the authors'
+        toolkit), ``"one-label"`` (the book's chapters' rule), ``"uniform"`` or ``"dirichlet-shares"``.
     scheduler : str, optional
         The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
 
     smoothing : float
-        The constant added to every count before KL and JSD (:data:`analysis.engine.metrics.SMOOTHINGS`).
+        The constant added to every count before KL and JSD, ``1e-12`` (the default here) or ``1e-9`` (the book's
+        chapters'). The chapters also average Precision, Recall and F1 over classes by macro average: ask for
+        ``metrics`` with ``precision_macro``, ``recall_macro`` and ``f1_macro`` to get theirs.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (epsilon, budget NK, K, metric), with the columns of ``RESULT_COLUMNS``: the p-value, the mean
+        One row per (epsilon, budget NK, K, metric): the p-value, the mean
         effect ``delta`` and the null's spread, ``beyond_data`` (a design the data cannot supply: K above the raters a
         drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
         extrapolation), and what reproduces the row (seed, data sha256, engine, version).

@@ -205,16 +205,20 @@ class Finding:
 
     def row(self) -> dict:
         """The finding as one row of the intro's results table: claim, the paper (its data names and numbers
-        only), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict (its
+        only; several sub-claims numbered in both columns), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict (its
         seed named where other seeds give another)."""
         if not self.checked:
             return {"claim": self.claim, "paper": "; ".join(c.paper for c in self.claims) or self.paper,
                     "ours": "not checked on this build: the data it needs did not run", "verdict": self.verdict}
+        many = len(self.claims) > 1  # numbered, so that a reader matches our value to the paper's sub-claim
+
+        def number(i):
+            return f"({i}) " if many else ""
         return {"claim": self.claim,
-                "paper": "; ".join(f"{c.paper_name}: {c.paper}" for c in self.claims),
-                "ours": "; ".join(f"{c.ours} ({c.mark}" + (
+                "paper": "; ".join(f"{number(i)}{c.paper_name}: {c.paper}" for i, c in enumerate(self.claims, 1)),
+                "ours": "; ".join(f"{number(i)}{c.ours} ({c.mark}" + (
                     f"; {'flips' if c.flips else 'the same'} over {len(c.seeds)} seeds" if len(c.seeds) > 1
-                    else "") + ")" for c in self.claims) + (
+                    else "") + ")" for i, c in enumerate(self.claims, 1)) + (
                     ". The verdict flips between seeds: " + "; ".join(
                         f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
                     if self.flips else ""),

@@ -246,7 +246,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
             progress: bool = False, percentile: bool = False) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
-    ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`read_system`) with
+    ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`.read_system`) with
     an ``item`` column and either a ``label`` column (one row per item, or several: sampled labels) or
     ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
     median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and

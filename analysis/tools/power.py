@@ -8,7 +8,7 @@ items than the pilot has resamples its items with replacement: an extrapolation,
 ``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
 pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
 
-A design whose K exceeds the raters a replicate can draw from (:func:`raters_available`: an item's raters under
+A design whose K exceeds the raters a replicate can draw from (:func:`.raters_available`: an item's raters under
 S2, the pool under S1, a batch's raters under S3) redraws the same people: it is marked as an extrapolation too
 (METHOD section 11), in the table, the summary and the figure. Under S1 and S3 the number of distinct raters bounds
 the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan (``raters``,
@@ -132,7 +132,7 @@ def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
 
 def default_grid(ds: AnnotationDataset, sampler: str = "S2") -> tuple[list[int], list[int]]:
     """Item counts from a quarter to sixteen times the pilot's; K from 1 to 20 and twice the pilot's, up to the
-    raters available (:func:`raters_available`), since a larger K only redraws the same people."""
+    raters available (:func:`.raters_available`), since a larger K only redraws the same people."""
     n, k = pilot_design(ds)
     ns = sorted({max(2, int(round(n * f))) for f in DEFAULT_N_FACTORS})
     return ns, candidate_ks(k, max(1, raters_available(ds, sampler)))
@@ -201,12 +201,12 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
 
     ``designs`` has one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
     95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
-    :func:`raters_available`). ``progress`` shows a bar of simulated designs on stderr.
+    :func:`.raters_available`). ``progress`` shows a bar of simulated designs on stderr.
 
     ``raters`` (numbers of distinct raters R, S1 and S3 only) adds, for each R, the designs with K <= R simulated
     on studies with R raters drawn from a population model fitted to the pilot (:mod:`analysis.tools.modelled`;
     the default Ks for R are those of the default grid up to R); ``designs`` and ``cheapest`` then have the columns
-    R and modelled (True for those designs, False for the pilot's own, whose R is :func:`raters_available`), and
+    R and modelled (True for those designs, False for the pilot's own, whose R is :func:`.raters_available`), and
     ``pilot`` the best power a design of the pilot's own R reaches within its raters.
     """
 
