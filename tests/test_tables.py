@@ -113,3 +113,10 @@ def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, caps
     assert main(["table1", str(tmp_path / "results.csv")]) == 0
     printed = capsys.readouterr().out
     assert "N = 1,000 items, 25 times the 40 of the data" in printed and "Accuracy 1000 x 1" in printed
+
+
+def test_a_p_value_just_below_alpha_never_prints_as_alpha():
+    """Table 1 counts p < 0.05 as significant; a p of 0.0497 printed as 0.050 would contradict the count."""
+    assert tables._fmt(0.0497, "p_value") == "0.0497" and tables._fmt(0.04996, "p_value") == "0.04996"
+    assert tables._fmt(0.05, "p_value") == "0.050" and tables._fmt(0.0503, "p_value") == "0.050"
+    assert tables._fmt(0.029, "p_value") == "0.029" and tables._fmt(0.0497, "delta") == "0.050"

@@ -181,7 +181,8 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                    metrics=("accuracy", "precision", "recall", "f1", "jsd")) -> plt.Figure:
     """Effect size Δ against K at one budget under each perturbation rule, one panel per metric, beside the paper.
 
-    ``by_rule`` maps a rule (a name of :data:`analysis.engine.PERTURBATIONS`) to its results. Runs are colours, rules line styles;
+    ``by_rule`` maps a rule (a name of :data:`analysis.engine.PERTURBATIONS`) to its results. Runs are colours and
+    markers (later runs larger and hollow, so that coinciding runs both show), rules line styles;
     a star marks the paper's Δ at the paper's K (Table 1) for the dataset a run imitates.
     """
     first = next(iter(by_rule.values()))
@@ -196,8 +197,8 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                     cell = tables.select(results, run, epsilon)
                     cell = cell[(cell["metric"] == metric) & (cell["NK"] == budget)].sort_values("K")
                     if not cell.empty:
-                        ax.plot(cell["K"], cell["delta"], color=colours(r % 10), ls=LINESTYLES[s % 4], marker="o",
-                                ms=2.5, lw=1.2)
+                        ax.plot(cell["K"], cell["delta"], color=colours(r % 10), ls=LINESTYLES[s % 4],
+                                marker=MARKERS[r % 7], ms=2.5 + 1.5 * r, mfc="none" if r else None, lw=1.2)
                 paper_name = tables.imitated(first, run[0])
                 if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
                     k = tables.paper_value(paper_name, run[1], metric, "K")
@@ -209,8 +210,8 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
             ax.minorticks_off()
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
-        handles = [Line2D([], [], color=colours(r % 10), lw=2, label=tables.run_label(*run))
-                   for r, run in enumerate(runs)]
+        handles = [Line2D([], [], color=colours(r % 10), lw=2, marker=MARKERS[r % 7], ms=2.5 + 1.5 * r,
+                          mfc="none" if r else None, label=tables.run_label(*run)) for r, run in enumerate(runs)]
         handles += [Line2D([], [], color="black", ls=LINESTYLES[s % 4], label=f"{rule} rule")
                     for s, rule in enumerate(by_rule)]
         if np.isclose(epsilon, tables.PAPER_EPSILON):
@@ -233,15 +234,17 @@ def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Fig
             for r, run in enumerate(runs):
                 cell = tables.select(chosen, run)
                 mean = cell[cell["metric"] == metric].groupby("K")["delta"].mean()
-                ax.plot(mean.index, mean.to_numpy(), color=colours(r % 10), marker=MARKERS[r % 7], ms=3, lw=1.2,
-                        ls=LINESTYLES[r % 4])
+                # runs whose Δ coincide (S2 and S3 of one dataset) would hide each other: later runs draw larger,
+                # hollow markers, so every run shows
+                ax.plot(mean.index, mean.to_numpy(), color=colours(r % 10), marker=MARKERS[r % 7], ms=3 + 1.5 * r,
+                        mfc="none" if r else None, lw=1.2, ls=LINESTYLES[r % 4])
             ax.axhline(0, color="grey", lw=0.6)
             ax.set_xscale("log")
             ax.minorticks_off()
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
-        handles = [Line2D([], [], color=colours(r % 10), marker=MARKERS[r % 7], ls=LINESTYLES[r % 4], ms=3,
-                          label=tables.run_label(*run)) for r, run in enumerate(runs)]
+        handles = [Line2D([], [], color=colours(r % 10), marker=MARKERS[r % 7], ls=LINESTYLES[r % 4], ms=3 + 1.5 * r,
+                          mfc="none" if r else None, label=tables.run_label(*run)) for r, run in enumerate(runs)]
         fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), frameon=False)
         fig.suptitle(f"Effect size Δ against K, mean over budgets, ε = {epsilon:g}")
     return fig

@@ -196,9 +196,15 @@ def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which:
 
 
 def _fmt(value, stat: str, digits: int = 3) -> str:
+    """A table cell's number: budgets and K whole; a p-value below 0.05 that ``digits`` would round up to 0.050
+    gets the digits that show it is below (0.0497), since the table counts it as significant."""
     if value is None or pd.isna(value):
         return "–"
-    return str(int(value)) if stat in ("NK", "K") else f"{value:.{digits}f}"
+    if stat in ("NK", "K"):
+        return str(int(value))
+    while stat == "p_value" and value < ALPHA and round(value, digits) >= ALPHA and digits < 6:
+        digits += 1
+    return f"{value:.{digits}f}"
 
 
 def imitated(results: pd.DataFrame, dataset: str) -> str | None:
