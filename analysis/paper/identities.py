@@ -31,6 +31,7 @@ from analysis.paper import tables
 from analysis.data.annotations import AnnotationDataset
 from analysis.paper.effect_sizes import REGISTRY_NAMES, paper_name, paper_table
 from analysis.data.synthetic import STAND_INS
+from analysis.engine.metrics import METRIC_LABELS
 
 HALF_UNIT = 0.0005  # half a unit of the printed third decimal
 SMOOTHINGS = ((1e-12, "e"), (1e-9, "e"), (1e-12, "2"), (1e-9, "2"))  # (s, base of the logarithm)
@@ -60,8 +61,16 @@ def _table(table: pd.DataFrame | None) -> pd.DataFrame:
     return table if "table" in table.columns else table.assign(table="table1")
 
 
+TABLE_WORDS = {"table1": "Table 1", "appendix": "the appendix"}  # the tables as a reader names them
+
+
 def _run(row) -> str:
-    return f"{row['dataset']} {row['sampler']} ({row['table']}, NK {int(row['NK'])}, K {int(row['K'])})"
+    return (f"{row['dataset']} {row['sampler']} ({TABLE_WORDS.get(row['table'], row['table'])}, NK {int(row['NK'])}, "
+            f"K {int(row['K'])})")
+
+
+def _cells(n: int) -> str:
+    return f"{n} cell" if n == 1 else f"{n} cells"
 
 
 def _log(x: float, base: str) -> float:
@@ -100,7 +109,7 @@ def kl_smoothing(table: pd.DataFrame | None = None, candidates=SMOOTHINGS, half_
              f"({r['low']:.2f} to {r['high']:.2f} within the printed digits' rounding); as ln(1/s) that is "
              f"s = {r['s_natural']:.2g}, as log2(1/s) s = {r['s_log2']:.2g}." for _, r in wide.iterrows()]
     lines += [f"Candidate s = {f['s']:g} with log base {f['base']}: log(1/s) = {f['log(1/s)']:.2f}, within "
-              f"rounding in {f['cells within rounding']} of {len(wide)} cell(s)." for _, f in fits.iterrows()]
+              f"rounding in {f['cells within rounding']} of {_cells(len(wide))}." for _, f in fits.iterrows()]
     lines.append(f"Best fit: s = {best['s']:g} with the {'natural' if best['base'] == 'e' else 'base-2'} log.")
     return Inference("KL smoothing: Δ_KL / Δ_acc = log(1/s) at K = 1", {"s": float(best["s"]), "base": best["base"]},
                      wide, "\n".join(lines), fits)
@@ -179,15 +188,15 @@ def appendix_epsilon(ours: pd.DataFrame, table: pd.DataFrame | None = None,
     if not usable.any():
         return Inference("The appendix's ε", None, pairs, "No cell pairs Table 1 with the appendix and our Δ.", fits)
     best = fits.sort_values(["cells closest", "median |log(paper / ours)|"], ascending=[False, True]).iloc[0]
-    lines = [f"{p['dataset']} {p['sampler']} {p['metric']} (K {p['K_table1']} and {p['K_appendix']}): the paper's "
-             f"{p['delta_table1']:.3f} / {p['delta_appendix']:.3f} = {p['paper_ratio']:.2f}; ours Δ({reference:g}) / "
-             f"Δ(e) = " + ", ".join(f"{p[c]:.2f} (e = {e:g})" for e, c in zip(candidates, columns))
-             + (f"; closest e = {p['closest']:g}." if not np.isnan(p["closest"]) else "; not usable.")
+    lines = [f"{p['dataset']} {p['sampler']} {METRIC_LABELS[p['metric']]} (K {p['K_table1']} and {p['K_appendix']}): "
+             f"the paper's {p['delta_table1']:.3f} / {p['delta_appendix']:.3f} = {p['paper_ratio']:.2f}; ours "
+             f"Δ({reference:g}) / Δ(ε) = " + ", ".join(f"{p[c]:.2f} (ε = {e:g})" for e, c in zip(candidates, columns))
+             + (f"; closest ε = {p['closest']:g}." if not np.isnan(p["closest"]) else "; not usable.")
              for _, p in pairs.iterrows()]
-    closest_counts = ", ".join(f"e = {e:g}: {n}" for e, n in zip(fits["epsilon"], fits["cells closest"]))
+    closest_counts = ", ".join(f"ε = {e:g}: {n}" for e, n in zip(fits["epsilon"], fits["cells closest"]))
     lines.append(f"Cells closest: {closest_counts} of {int(usable.sum())}. The appendix's ε is most likely "
                  f"{best['epsilon']:g}.")
-    return Inference("The appendix's ε: Table 1 Δ / appendix Δ against our Δ(0.3) / Δ(e)", float(best["epsilon"]),
+    return Inference("The appendix's ε: Table 1 Δ / appendix Δ against our Δ(0.3) / Δ(ε)", float(best["epsilon"]),
                      pairs, "\n".join(lines), fits)
 
 
@@ -230,14 +239,14 @@ def averaging(table: pd.DataFrame | None = None, n_replicates: int = 1000, z: fl
             p_text = (f"; p {r['p_value']:.3f} against {r['accuracy_p']:.3f}"
                       + (" differ, so they differ in some replicates" if r["p_differs"] else " agree")
                       if r["same_cell"] else "")
-            lines.append(f"{_run(r)}, {metric} against {where}: Δ {r['delta']:.3f} − {r['accuracy_delta']:.3f} = "
+            lines.append(f"{_run(r)}, {METRIC_LABELS[metric]} against {where}: Δ {r['delta']:.3f} − {r['accuracy_delta']:.3f} = "
                          f"{r['difference']:+.3f}, tolerance {r['tolerance']:.3f}: "
                          f"{'differs' if r['differs'] else 'equal'}{p_text}.")
         against = chosen["differs"] | chosen["p_differs"]
         answer[metric] = ("no evidence" if chosen.empty else f"not {kind}" if against.any()
                           else f"consistent with {kind}")
-        lines.append(f"{name[0].upper()}{name[1:]} would equal accuracy: {int(against.sum())} of {len(chosen)} cell(s) "
-                     f"contradict it, so the paper's {metric} is {answer[metric]}.")
+        lines.append(f"{name[0].upper()}{name[1:]} would equal accuracy: {int(against.sum())} of {_cells(len(chosen))} "
+                     f"contradict it, so the paper's {METRIC_LABELS[metric]} is {answer[metric]}.")
     return Inference("Averaging of Recall and F1: weighted recall and micro F1 equal accuracy", answer,
                      ev.reset_index(drop=True), "\n".join(lines))
 
@@ -363,7 +372,7 @@ def granularity(table: pd.DataFrame | None = None) -> Inference:
         rows.append({"dataset": dataset, "C": n_labels, "cells": len(group), "sum_p_hat2": empirical,
                      "ratings": ratings, "sum_p2": latent, "floor": floor, "reachable": reachable, "a0": a0,
                      "published_a0": spec.published_a0})
-        lines.append(f"{dataset}, C = {n_labels}: the {len(group)} K = 1 cell(s) give E[Σ p̂²] = {empirical:.3f}; "
+        lines.append(f"{dataset}, C = {n_labels}: the {_cells(len(group))} at K = 1 give E[Σ p̂²] = {empirical:.3f}; "
                      f"at {ratings:g} ratings per item E[Σ p²] = ({ratings:g} × {empirical:.3f} − 1) / "
                      f"({ratings:g} − 1) = {latent:.3f}, against Σ π² = {floor:.3f}: "
                      + (f"a0 = (1 − {latent:.3f}) / ({latent:.3f} − {floor:.3f}) = {a0:.2f} (published "
