@@ -54,6 +54,9 @@ SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters wit
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
            "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
 RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's t-test
+WINS_NOTE = ("Wins's p under the rater-level test is too small when raters lean persistently (a share of items, it "
+             "swings as a block with the raters' leaning, which the delete-one-rater variance misses; measured on "
+             "the methods page): read it as approximate")
 # what a sampler draws K raters from, in words (one, several)
 POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}
 
@@ -317,6 +320,8 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
                                        int(n_samples), int(seed), raters, needed, signature))))
     table = pd.DataFrame(rows, columns=list(COLUMNS)).astype({"raters_for_even_odds": "Int64"})
+    if rater_test and "wins" in chosen:
+        design.append(WINS_NOTE)
     small = table.dropna(subset=["raters_for_even_odds"])
     if len(small):
         design.append(f"with {raters} raters{' per batch' if sampler == 'S3' else ''}, no number of items gives "
@@ -384,9 +389,14 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
             + _small_pool(row))
 
 
+def _rater_level(row) -> bool:
+    """Whether the row's p is the rater-level t-test's."""
+    return row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]
+
+
 def _test_words(row) -> str:
     """How the row's p was found, for the sentence."""
-    if row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]:
+    if _rater_level(row):
         return f"a t-test with a delete-one-rater jackknife for the {row['raters']} raters and"
     return "the percentile of"
 
@@ -479,7 +489,8 @@ def run_cli(args: argparse.Namespace) -> None:
               "others are not compared", file=sys.stderr)
     print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
           f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better; "
-          "p from the sampler's replicates, 'p given ratings' with these raters' labels held fixed")
+          "p from " + ("a t-test with a delete-one-rater jackknife" if _rater_level(row) else "the sampler's replicates")
+          + ", 'p given ratings' with these raters' labels held fixed")
     print(text_table(table))
     print(f"\n{sentence(table)}")
     if out:
