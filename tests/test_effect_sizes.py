@@ -214,3 +214,10 @@ def test_the_cells_table_marks_each_printed_cell_by_its_median_ratio():
     assert len(texts) == 3 and all(t.endswith("✓") for t in texts)  # median ratio 1.1
     far = es.cells_table(pd.concat([r.assign(ratio=r["ratio"] * 2) for r in rows], ignore_index=True))
     assert all(t.endswith("×2.20") for t in far.frame.drop(columns="run").to_numpy().ravel() if t != "–")
+
+
+def test_a_ratio_just_outside_the_factor_never_prints_as_the_factor():
+    """The cell-by-cell tables mark a ratio outside ×1.25 with the ratio; rounded to ×1.25 it would read as inside."""
+    assert effect_sizes.ratio_mark(1.2504) == "×1.2504" and effect_sizes.ratio_mark(1.25) == "✓"
+    assert effect_sizes.ratio_mark(0.7999) == "×0.7999" and effect_sizes.ratio_mark(1.4) == "×1.40"
+    assert effect_sizes.ratio_mark(1.0) == "✓" and effect_sizes.ratio_mark(0.8) == "✓"
