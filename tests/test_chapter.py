@@ -216,3 +216,10 @@ def test_effects_note_and_tables_count_cells_within_the_factor_over_seeds():
     assert "no cell of the paper's tables" in chapter.effects_note(None, [0], 200, 0.2)
     assert chapter.effects_tables(None) == []
     assert "ln(1/s) = 20.7" in chapter.smoothing_note(1e-9)
+
+
+def test_banners_cut_every_sha256_to_12_digits():
+    """A dataset's provenance names each file's sha256; the banner shows 12 digits of each, so that a page of ten
+    datasets does not open with screens of hashes."""
+    text = "a.csv sha256 " + "0d5e4236" * 8 + ", b.json sha256 " + "ab" * 32 + "; short abc123 stays"
+    assert chapter.short_hashes(text) == "a.csv sha256 0d5e42360d5e…, b.json sha256 abababababab…; short abc123 stays"

@@ -131,6 +131,12 @@ def _values(values) -> str:
         f"{len(values)} values from {min(values):g} to {max(values):g}"
 
 
+def short_hashes(text: str) -> str:
+    """``text`` with every sha256 cut to its first 12 hex digits and an ellipsis, as the banners show hashes (the
+    provenance record keeps all 64)."""
+    return re.sub(r"\b([0-9a-f]{12})[0-9a-f]{52}\b", "\\1…", text)
+
+
 def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed=None, perturbation=DEFAULT,
            epsilon=None) -> Banner:
     """Say what the chapter ran with (ε, grid, replicates, seed, perturbation), on which data, and how it falls
@@ -159,7 +165,7 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
                  f"; perturbation of B: {perturbation}.")
     for ds in dict.fromkeys(data):
         lines.append(f"{ds.name}: {ds.n_ratings:,} ratings, {ds.n_items:,} items, {ds.n_raters:,} raters, "
-                     f"{ds.topology.kind}; sha256 {ds.sha256[:12]}; {ds.provenance}")
+                     f"{ds.topology.kind}; sha256 {ds.sha256[:12]}; {short_hashes(ds.provenance)}")
     if synthetic or notes:
         return Banner("How this chapter ran", lines, "warning")
     return Banner("Data used", lines, "note")
