@@ -584,5 +584,7 @@ def registry_table(names: list[str], part: str | None = None) -> tables.Table:
                      "licence": entry["licence"], "items": counts.get("items"), "raters": counts.get("raters"),
                      "ratings": counts.get("ratings"), "in the cache": entry["in_cache"]})
     frame = pd.DataFrame(rows)
-    return tables.Table(frame[REGISTRY_PARTS[part]] if part else frame,
-                        "from the dataset registry that ships with the package; sizes once loaded")
+    caption = {"size": "what each set is and its size, from the dataset registry that ships with the package",
+               "origin": "where each set comes from and its licence, from the dataset registry"}.get(
+        part, "from the dataset registry that ships with the package")
+    return tables.Table(frame[REGISTRY_PARTS[part]] if part else frame, caption)
