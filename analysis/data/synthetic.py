@@ -298,7 +298,7 @@ def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
         law += f", labels collapsed to {spec.binary_labels[0]} against {spec.binary_labels[1]}"
     return draw(spec, rng, name,
                 f"synthetic stand-in {name} (version {spec.version}) for {spec.imitates} (seed {seed}): {law}, "
-                f"rater_sd {spec.rater_sd}, noise_sd {spec.noise_sd}")
+                f"each rater's persistent bias with sd {spec.rater_sd}, each rating's noise with sd {spec.noise_sd}")
 
 
 def draw(spec: StandIn, rng: np.random.Generator, name: str, provenance: str) -> AnnotationDataset:
