@@ -1,6 +1,6 @@
 """The book: notebook structure, a small-parameter build, nbval re-execution and a headless-browser check.
 
-The build runs every chapter through papermill with a small grid (the banner marks such numbers as not results),
+The build runs every chapter through papermill with a small grid (the banner marks such verdicts as provisional),
 then builds the HTML with warnings as errors. It lives under ``_build/test`` so it never touches the real book, and
 it runs with an empty dataset cache, as a fresh clone does: no page may then show ``nan``, a raw ``'no data'``, an
 empty DataFrame, a traceback, or a verdict drawn from zero datasets. One build serves every test (a session fixture;

@@ -40,9 +40,9 @@ def test_compare_runs_counts_cells_and_direction(crossed):
 def test_banner_flags_stand_ins_and_small_grids(dices, crossed):
     text = repr(chapter.banner([dices], [100], [1], [0.3], 50))
     assert "Synthetic stand-ins" in text and "50 replicates per hypothesis instead of 1000" in text
-    assert "not results" in text and f"sha256 {dices.sha256[:12]};" in text
+    assert "verdicts provisional" in text and f"sha256 {dices.sha256[:12]};" in text
     full = chapter.banner([crossed], chapter.PAPER_BUDGETS, chapter.PAPER_KS, chapter.PAPER_EPSILONS, 1000)
-    assert full.title == "Data used" and "not results" not in repr(full)
+    assert full.title == "Data used" and "verdicts provisional" not in repr(full)
     assert '<div class="admonition' in full._repr_html_()
 
 
@@ -160,7 +160,7 @@ def test_a_chapter_simulates_the_epsilons_it_shows(crossed, dices):
     book = chapter.Setup("rqX", [], extra_data=[crossed], epsilon=0.2, epsilons=None, budgets=chapter.PAPER_BUDGETS,
                          ks=chapter.PAPER_KS)
     shown = repr(book.banner())
-    assert book.grid_epsilons == [0.2] and "paper's grid adds 0.1, 0.3, 0.4" in shown and "not results" not in shown
+    assert book.grid_epsilons == [0.2] and "paper's grid adds 0.1, 0.3, 0.4" in shown and "verdicts provisional" not in shown
     rq2 = chapter.Setup("rqX", [], extra_data=[dices], epsilon=0.3, appendix_epsilon=0.2, epsilons=None,
                         budgets=[100], ks=[1])
     assert rq2.grid_epsilons == [0.2, 0.3]

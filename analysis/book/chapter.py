@@ -151,7 +151,8 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
         lines.append(f"The paper's data, from the dataset cache: {', '.join(dict.fromkeys(paper))}.")
     notes = scale_notes(budgets, ks, n_samples)
     if notes:
-        lines.append("Smaller than the paper's grid, so these numbers are not results: " + "; ".join(notes) + ".")
+        lines.append("Smaller than the paper's grid, so budgets and K read off it are coarser than the paper's and "
+                     "its verdicts provisional: " + "; ".join(notes) + ".")
     left_out = sorted(set(PAPER_EPSILONS) - set(epsilons))
     if left_out:
         lines.append(f"Simulated at ε = {', '.join(f'{e:g}' for e in epsilons)} only, the ε this chapter shows; the "
