@@ -431,7 +431,7 @@ def calibration_uniformity(result: calibration.Calibration) -> plt.Figure:
             ax.set_ylim(1e-3, 1)
             ax.set_title(sampler)
             ax.set_xlabel("uniform quantile")
-        axes[0][0].set_ylabel("quantile of p_j")
+        axes[0][0].set_ylabel("quantile of the replicates' own p (p$_j$)")
         _shared_legend(fig, axes[0])
     return fig
 
