@@ -6,9 +6,8 @@ The power of a design (N items, K ratings each) is the share of its alternative 
 error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design with more
 items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect is
 ``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
-pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``.
-
-A design whose K exceeds the raters a replicate can draw from (:func:`.raters_available`: an item's raters under
+pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds the raters a
+replicate can draw from (:func:`.raters_available`: an item's raters under
 S2, the pool under S1, a batch's raters under S3) redraws the same people: it is marked as an extrapolation too
 (METHOD section 11), in the table, the summary and the figure. Under S1 and S3 the number of distinct raters bounds
 the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan (``raters``,
@@ -398,8 +397,10 @@ def summary(result: Plan) -> str:
     target = how["target_delta"]
     effect = (f"a {METRIC_LABELS[target[0]]} Δ of {target[1]:.3g}, which ε = {result.epsilon:.3g} gives on the pilot's "
               "design" if target else f"ε = {result.epsilon:g}")
+    cost = (f"N × {how['cost_item']:g} + " if how["cost_item"] else "") + "N × K" + (
+        f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
     lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
-             f"design of N items × K ratings costs N × {how['cost_item']:g} + N × K × {how['cost_rating']:g})."
+             f"design of N items × K ratings costs {cost})."
              + (f" {raters_note(result)}" if raters_note(result) else "")]
     pilot = result.pilot.set_index("metric")
     far = result.designs["extrapolated"] | result.designs["beyond_raters"]
