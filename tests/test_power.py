@@ -133,7 +133,7 @@ def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_a
     assert result.designs["beyond_raters"].any()
     text = power.summary(result)
     assert "the number of distinct raters bounds the power" in text and "keeps the pilot's raters" in text
-    assert "N × K ratings costs N × K)" in text  # an item cost of 0 and a rating cost of 1 are not spelled out
+    assert "K ratings costs N × K)" in text  # an item cost of 0 and a rating cost of 1 are not spelled out
     high = power.plan(pilot, sampler="S1", epsilon=1.0, ns=[20], ks=[12], n_samples=40, power=0.01,
                       metrics=["mae"])
     assert high.cheapest["K"].iloc[0] == 12 and high.cheapest["beyond_raters"].iloc[0]
