@@ -29,7 +29,8 @@ from analysis.engine.indices import ix
 from analysis.errors import ParameterError
 
 SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (METHOD section 5)
-SMOOTHINGS = (1e-12, 1e-9)  # the choices METHOD section 12 compares (the paper's numbers point to 1e-9)
+#: The KL and JSD smoothing constants on offer: 1e-12 (the reference) and 1e-9 (what the paper's numbers point to).
+SMOOTHINGS = (1e-12, 1e-9)
 FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
 LN2 = math.log(2.0)
 
@@ -153,7 +154,7 @@ class Metric:
         return self.paper or self.name
 
 
-# The one declaration every module reads. The first eight are METHOD section 5's in the paper's column order.
+#: Every metric, the one declaration every module reads; the first eight are the paper's, in its column order.
 REGISTRY: tuple[Metric, ...] = (
     Metric("accuracy", "Accuracy", True, "vote", _accuracy, counted=True),
     Metric("mae", "MAE", False, "distribution", _mae, bound=_mae_bound),
