@@ -1,4 +1,4 @@
-"""Studies with R distinct raters that a pilot does not have (METHOD section 11, planning the number of raters):
+"""Studies with R distinct raters that a pilot does not have (the methods page's "Planning the number of raters"):
 drawn from the population model fitted to the pilot (:mod:`analysis.data.population`), with the pilot's kind of
 design, so that :mod:`analysis.tools.power` simulates its designs on them as on the pilot.
 
