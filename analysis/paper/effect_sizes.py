@@ -31,6 +31,7 @@ from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS,
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
+TABLE_NAMES = {"table1": "Table 1", "appendix": "the appendix"}  # the tables as a reader names them in a sentence
 # the paper's dataset names -> their registry names (the stand-in is chosen by datasets.paper_or_stand_in)
 REGISTRY_NAMES = {tables.imitates(name): name for name in datasets.PAPER_STAND_INS}
 CELL = ["dataset", "sampler", "epsilon", "NK", "K"]
@@ -314,12 +315,9 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
 def ratio_mark(ratio: float) -> str:
     """✓ for a ratio within the factor, else the ratio with the digits that show it lies outside (×1.2504, not
     ×1.25)."""
-    if 1 / FACTOR <= ratio <= FACTOR:
-        return "✓"
-    digits = 2
-    while 1 / FACTOR <= round(ratio, digits) <= FACTOR and digits < 6:
-        digits += 1
-    return f"×{ratio:.{digits}f}"
+    def within(r):
+        return 1 / FACTOR <= r <= FACTOR
+    return "✓" if within(ratio) else f"×{tables.on_its_side(ratio, within, 2)}"
 
 
 def cells_table(effects: pd.DataFrame, which: str = "table1") -> tables.Table:
@@ -334,7 +332,7 @@ def cells_table(effects: pd.DataFrame, which: str = "table1") -> tables.Table:
                                                                             values="cell")
     wide = wide[[m for m in METRICS if m in wide.columns]].rename(columns=METRIC_LABELS)
     wide = wide.reindex(list(dict.fromkeys(cells["dataset"] + " " + cells["sampler"]))).fillna("–")
-    name = {"table1": "Table 1", "appendix": "the appendix"}[which]
+    name = TABLE_NAMES[which]
     return tables.Table(wide.rename_axis(columns=None).reset_index(),
                  f"{name} cell by cell: our Δ vs the paper's at the paper's own (N×K, K), median over seeds; ✓: "
                  f"within ×{FACTOR:g}, else the ratio ours / the paper's; –: no printed cell")

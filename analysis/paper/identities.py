@@ -29,7 +29,7 @@ import pandas as pd
 from analysis.data import datasets, synthetic
 from analysis.paper import tables
 from analysis.data.annotations import AnnotationDataset
-from analysis.paper.effect_sizes import REGISTRY_NAMES, paper_name, paper_table
+from analysis.paper.effect_sizes import REGISTRY_NAMES, TABLE_NAMES, paper_name, paper_table
 from analysis.data.synthetic import STAND_INS
 from analysis.engine.metrics import METRIC_LABELS
 
@@ -61,11 +61,8 @@ def _table(table: pd.DataFrame | None) -> pd.DataFrame:
     return table if "table" in table.columns else table.assign(table="table1")
 
 
-TABLE_WORDS = {"table1": "Table 1", "appendix": "the appendix"}  # the tables as a reader names them
-
-
 def _run(row) -> str:
-    return (f"{row['dataset']} {row['sampler']} ({TABLE_WORDS.get(row['table'], row['table'])}, NK {int(row['NK'])}, "
+    return (f"{row['dataset']} {row['sampler']} ({TABLE_NAMES.get(row['table'], row['table'])}, NK {int(row['NK'])}, "
             f"K {int(row['K'])})")
 
 
@@ -239,7 +236,8 @@ def averaging(table: pd.DataFrame | None = None, n_replicates: int = 1000, z: fl
             p_text = (f"; p {r['p_value']:.3f} against {r['accuracy_p']:.3f}"
                       + (" differ, so they differ in some replicates" if r["p_differs"] else " agree")
                       if r["same_cell"] else "")
-            lines.append(f"{_run(r)}, {METRIC_LABELS[metric]} against {where}: Δ {r['delta']:.3f} − {r['accuracy_delta']:.3f} = "
+            lines.append(f"{_run(r)}, {METRIC_LABELS[metric]} against {where}: Δ {r['delta']:.3f} − "
+                         f"{r['accuracy_delta']:.3f} = "
                          f"{r['difference']:+.3f}, tolerance {r['tolerance']:.3f}: "
                          f"{'differs' if r['differs'] else 'equal'}{p_text}.")
         against = chosen["differs"] | chosen["p_differs"]

@@ -195,16 +195,23 @@ def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which:
     return None if pd.isna(value) else value
 
 
+def on_its_side(value: float, side, digits: int, most: int = 6) -> str:
+    """``value`` with ``digits`` decimals, or with as many more (up to ``most``) as it takes for the printed number
+    to fall on the same side of a threshold as the value itself (``side(x)``: which side ``x`` is on), so that a
+    printed 0.050 never stands for a p counted below 0.05."""
+    while side(round(value, digits)) != side(value) and digits < most:
+        digits += 1
+    return f"{value:.{digits}f}"
+
+
 def _fmt(value, stat: str, digits: int = 3) -> str:
-    """A table cell's number: budgets and K whole; a p-value below 0.05 that ``digits`` would round up to 0.050
-    gets the digits that show it is below (0.0497), since the table counts it as significant."""
+    """A table cell's number: budgets and K whole; a p-value with the digits that show which side of 0.05 it is on
+    (0.0497, not 0.050), since the table counts it as significant or not."""
     if value is None or pd.isna(value):
         return "–"
     if stat in ("NK", "K"):
         return str(int(value))
-    while stat == "p_value" and value < ALPHA and round(value, digits) >= ALPHA and digits < 6:
-        digits += 1
-    return f"{value:.{digits}f}"
+    return on_its_side(value, lambda x: x < ALPHA, digits) if stat == "p_value" else f"{value:.{digits}f}"
 
 
 def imitated(results: pd.DataFrame, dataset: str) -> str | None:

@@ -205,7 +205,8 @@ class Finding:
 
     def row(self) -> dict:
         """The finding as one row of the intro's results table: claim, the paper (its data names and numbers
-        only; several sub-claims numbered in both columns), this book (with each sub-claim's seed margin, and each seed's verdict where they differ), verdict (its
+        only; several sub-claims numbered in both columns), this book (with each sub-claim's seed margin, and each
+        seed's verdict where they differ), verdict (its
         seed named where other seeds give another)."""
         if not self.checked:
             return {"claim": self.claim, "paper": "; ".join(c.paper for c in self.claims) or self.paper,

@@ -222,8 +222,8 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
     explains a rule departure when the rule holds in every seed under it
     and fails in every seed of the baseline. Columns: ``table``, ``run``, ``metric``, ``K`` (the paper's),
     ``departs`` (``Δ``, or the rule), ``baseline`` (ratio ``median (min–max)``, or seeds failing), ``ratio`` (the
-    baseline's median ratio), ``cause`` (the switches that explain it, or ``unexplained``), ``under the cause`` (what each shows, prefixed with
-    its name where there are several).
+    baseline's median ratio), ``cause`` (the switches that explain it, or ``unexplained``), ``under the cause`` (what
+    each shows, prefixed with its name where there are several).
     """
     base = by_alternative[baseline]
     keys = ["table", "dataset", "sampler", "metric"]
