@@ -204,9 +204,10 @@ def _read_csv(path: str, what: str, **options):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from analysis.engine import DEFAULT, PERTURBATIONS
+    from analysis.engine import PERTURBATIONS
+    from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
-    from analysis.engine.metrics import ALL_METRICS, METRICS, SMOOTHING, SMOOTHINGS
+    from analysis.engine.metrics import ALL_METRICS, AVERAGINGS, METRICS, SMOOTHINGS
     from analysis.engine.samplers import SAMPLERS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
@@ -221,14 +222,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
     run.add_argument("--ks", type=ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
-    run.add_argument("--perturbation", choices=PERTURBATIONS, default=DEFAULT,
-                     help="how B is perturbed: per-item Dirichlet(1/C) noise as in VET (default), a uniform other "
-                          "label, or Dirichlet noise centred on the data's label shares")
+    run.add_argument("--perturbation", choices=PERTURBATIONS, default=BOOK.perturbation,
+                     help=f"how B is perturbed (default: {BOOK.perturbation}, one label per perturbed item, as in the "
+                          "book): also per-item Dirichlet(1/C) noise as in VET, a uniform other label, or Dirichlet "
+                          "noise centred on the data's label shares")
     run.add_argument("--metrics", type=_metrics, default="all",
-                     help=f"comma-separated metrics, or 'all' for the paper's eight ({','.join(METRICS)}); also "
+                     help=f"comma-separated metrics, or 'all' for the paper's eight ({','.join(METRICS)}, with "
+                          f"precision, recall and F1 averaged by --averaging); also "
                           f"{','.join(m for m in ALL_METRICS if m not in METRICS)}")
-    run.add_argument("--smoothing", type=float, choices=SMOOTHINGS, default=SMOOTHING,
-                     help="the constant added to every count before KL and JSD (default: 1e-12, as in VET)")
+    run.add_argument("--averaging", choices=AVERAGINGS, default=BOOK.averaging,
+                     help=f"how 'all' averages precision, recall and F1 over the labels (default: {BOOK.averaging}, "
+                          "as in the book)")
+    run.add_argument("--smoothing", type=float, choices=SMOOTHINGS, default=BOOK.smoothing,
+                     help=f"the constant added to every count before KL and JSD (default: {BOOK.smoothing:g}, as in "
+                          "the book; 1e-12 is VET's)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed, an integer >= 0 (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
@@ -416,7 +423,7 @@ def _run(args) -> None:
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
                      cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,
-                     scheduler=args.scheduler, smoothing=args.smoothing)
+                     scheduler=args.scheduler, smoothing=args.smoothing, averaging=args.averaging)
     grid.save_results(table, args.out)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.paper import why  # noqa: E402
-from analysis.paper.effect_sizes import Choices  # noqa: E402
+from analysis.experiment.choices import Choices  # noqa: E402
 from analysis.paper.tables import PAPER_EPSILON  # noqa: E402
 
 FORMER = dict(averaging="macro", smoothing=1e-9, granularity="binary")

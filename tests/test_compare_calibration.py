@@ -67,13 +67,13 @@ def test_bad_parameters_are_refused():
 def test_the_calibration_is_reported_as_measured():
     table = calibration(Population(n_items=20), n_sets=30, n_samples=40, metrics=["accuracy", "jsd"])
     shown = readable({"5 raters": table})
-    assert list(shown.columns) == ["metric", "5 raters, S1 rater-level t", "5 raters, S2 percentile"]
+    assert list(shown.columns) == ["metric", "5 raters, S1 rater-level", "5 raters, S2 percentile"]
     assert list(shown["metric"]) == ["Accuracy", "JSD"]
     row = table.iloc[0]
     assert shown.iloc[0, 1] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
-    assert f"5 raters under S1 (rater-level t): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
+    assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
     powered = calibration(Population(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
                           metrics=["accuracy", "jsd"])
     power = powered[powered["sampler"] == "S1"]["share"]

@@ -14,6 +14,7 @@ from analysis.experiment import grid
 from analysis.paper import effect_sizes, tables
 from analysis.paper import effect_sizes as es
 from analysis.errors import ParameterError
+from analysis.experiment.choices import Choices
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}
 
@@ -143,18 +144,18 @@ def test_choices_refuse_an_unknown_value_of_any_switch():
     for wrong in ({"averaging": "samples"}, {"smoothing": 1e-6}, {"perturbation": "gaussian"},
                   {"granularity": "ternary"}, {"stand_ins": "v4"}, {"dices_labels": "two"}):
         with pytest.raises(ParameterError):
-            effect_sizes.Choices(**wrong)
+            Choices(**wrong)
 
 
 def test_choices_name_the_stand_in_variant_that_differs_from_version_2():
-    binary, v3 = effect_sizes.Choices(granularity="binary"), effect_sizes.Choices(stand_ins="v3")
+    binary, v3 = Choices(granularity="binary"), Choices(stand_ins="v3")
     assert [binary.dataset(n) for n in STAND_IN.values()] == ["dices-synthetic", "d3code-synthetic-binary",
                                                               "toxicity-synthetic-binary"]
     # only Toxicity has K = 1 cells, so only its v3 differs from version 2
     assert [v3.dataset(n) for n in STAND_IN.values()] == ["dices-synthetic", "d3code-synthetic",
                                                           "toxicity-synthetic-v3"]
     assert binary.dataset("dices350") == "dices350" and binary.dataset("ratings.csv") == "ratings.csv"
-    assert effect_sizes.Choices(averaging="macro").metrics == ("accuracy", "mae", "wins", "precision_macro",
+    assert Choices(averaging="macro").metrics == ("accuracy", "mae", "wins", "precision_macro",
                                                                "recall_macro", "f1_macro", "kl_div", "jsd")
 
 
@@ -164,7 +165,7 @@ def test_select_keeps_one_averaging_under_the_papers_column_names(averaging):
     chosen = effect_sizes.select(rows, averaging)
     assert list(chosen["metric"]) == ["accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd"]
     names = dict(zip(rows["delta"], rows["metric"]))
-    assert [names[d] for d in chosen["delta"]] == list(effect_sizes.Choices(averaging=averaging).metrics)
+    assert [names[d] for d in chosen["delta"]] == list(Choices(averaging=averaging).metrics)
 
 
 def test_one_simulation_serves_every_averaging_and_micro_recall_is_accuracy():
@@ -186,7 +187,7 @@ def test_rq2_and_the_why_chapter_count_the_same_cells_for_the_same_choices():
     from analysis.book.chapter import Setup
     from analysis.paper import why
 
-    book = effect_sizes.Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
+    book = Choices(averaging="macro", smoothing=1e-9, granularity="binary", perturbation="one-label")
     setup = Setup("rq2", ["toxicity-synthetic"], epsilon=0.3, budgets=[500], ks=[1], n_jobs=1,
                   **{k: getattr(book, k) for k in ("averaging", "smoothing", "granularity", "perturbation")})
     rq2 = setup.effect_sizes([0, 1], 30, 0.2)

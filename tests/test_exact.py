@@ -79,7 +79,7 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
     from analysis.experiment.grid import run
 
     grid = dict(budgets=(100, 300), ks=(1, 3), epsilons=(0.3,), n_samples=100, seed=1, cache_dir=tmp_path,
-                progress=False)
+                progress=False, averaging="weighted")  # weighted recall is accuracy
     for sampler in ("S1", "S2"):
         first = run(crossed, sampler, **grid)
         computed = ResultCache(tmp_path).computations()

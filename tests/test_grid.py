@@ -6,12 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.engine.metrics import SMOOTHING
 from analysis.errors import ParameterError
 from analysis.experiment.cache import ResultCache
+from analysis.experiment.choices import BOOK
 from analysis.experiment.grid import RESULT_COLUMNS, cells, run, save_results
 from analysis.experiment.table1 import table1, table1_wide
 
-SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False)
+# the engine's own smoothing and metrics, so that a bare ResultCache (the engine's fingerprint) reads what these runs write
+SMALL = dict(budgets=(60, 200), ks=(1, 3, 20), epsilons=(0.2, 0.4), n_samples=50, seed=11, progress=False,
+             smoothing=SMOOTHING, averaging="weighted")
 
 
 def test_same_seed_same_table_whatever_the_workers_and_chunks(crossed, monkeypatch):
@@ -175,7 +179,8 @@ def test_results_carry_their_provenance(crossed, tmp_path):
     meta = json.loads((tmp_path / "r.csv.json").read_text())
     assert meta["data_sha256"] == crossed.sha256 and meta["parameters"]["seed"] == 11
     assert meta["parameters"]["n_samples"] == 50 and "version" in meta
-    assert meta["parameters"]["perturbation"] == "dirichlet" and meta["engine"] == table["engine"].iloc[0]
+    # the default noise law is the book's, recorded with the result
+    assert meta["parameters"]["perturbation"] == BOOK.perturbation and meta["engine"] == table["engine"].iloc[0]
     assert {"numpy", "numba"} <= set(meta)
     back = pd.read_csv(tmp_path / "r.csv")
     assert len(back) == len(table)

@@ -1,12 +1,15 @@
-"""METHOD section 12's switches through the grid: the smoothing, the averaging variants and the centred noise law
-each change the numbers they should, and only those, and each has cache keys of its own."""
+"""The switches through the grid: the smoothing, the averaging variants and the centred noise law each change the
+numbers they should, and only those, and each has cache keys of its own; and the grid, the command line and the
+chapters default to one set of them, the book's."""
 
 import math
 
 import numpy as np
 import pytest
 
+from analysis.__main__ import _parser
 from analysis.data.annotations import from_table
+from analysis.experiment.choices import BOOK, Choices
 from analysis.experiment.grid import run
 from analysis.engine.metrics import METRICS, averaged
 from conftest import crossed_table
@@ -17,10 +20,26 @@ def crossed():
     return from_table(crossed_table(n_items=30, n_raters=12), name="crossed")
 
 
+REFERENCE = Choices()  # the reference choices, from which each test below moves one switch
+
+
 def grid(ds, tmp_path, **options):
-    table = run(ds, "S2", budgets=[60], ks=[1], epsilons=[0.3], n_samples=200, seed=3, cache_dir=tmp_path,
-                progress=False, **options)
-    return table.set_index("metric")
+    chosen = dict(budgets=[60], ks=[1], epsilons=[0.3], n_samples=200, seed=3, cache_dir=tmp_path, progress=False,
+                  perturbation=REFERENCE.perturbation, smoothing=REFERENCE.smoothing, averaging=REFERENCE.averaging)
+    return run(ds, "S2", **{**chosen, **options}).set_index("metric")
+
+
+def test_the_grid_and_the_command_line_default_to_the_books_choices(crossed, tmp_path):
+    """One set of defaults: the grid without switches gives the numbers of the book's choices, bit for bit, and
+    ``run``'s flags default to the same values."""
+    plain = run(crossed, "S2", budgets=[60], ks=[2], epsilons=[0.3], n_samples=50, seed=3, progress=False,
+                use_cache=False)
+    book = grid(crossed, tmp_path, ks=[2], n_samples=50, perturbation=BOOK.perturbation, smoothing=BOOK.smoothing,
+                averaging=BOOK.averaging).reset_index()
+    assert list(plain["metric"]) == list(BOOK.metrics)
+    assert plain["delta"].tolist() == book["delta"].tolist() and plain["p_value"].tolist() == book["p_value"].tolist()
+    args = _parser().parse_args(["run", "--data", "x.csv", "--sampler", "S2"])
+    assert (args.perturbation, args.smoothing, args.averaging) == (BOOK.perturbation, BOOK.smoothing, BOOK.averaging)
 
 
 def test_the_smoothing_scales_kl_at_k_1_and_leaves_the_rest(crossed, tmp_path):

@@ -158,7 +158,7 @@ def test_binary_variant_collapses_version_2_labels_at_the_published_split():
 def test_dices_unsure_merged_keeps_every_rating_and_moves_unsure_alone(choice, names, positive):
     """DICES's label-set switch: the same ratings as the three-label stand-in, Unsure merged into one side; the
     Choices name the variant, and D3code and Toxicity keep theirs."""
-    from analysis.paper.effect_sizes import Choices
+    from analysis.experiment.choices import Choices
 
     choices = Choices(dices_labels=choice)
     assert choices.dataset("d3code-synthetic") == "d3code-synthetic"

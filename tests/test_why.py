@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.paper import effect_sizes, identities, tables, why
-from analysis.paper.effect_sizes import BOOK, Choices
+from analysis.experiment.choices import BOOK, Choices
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS
 
 STAND_IN = {"DICES": "dices-synthetic", "D3code": "d3code-synthetic", "Toxicity": "toxicity-synthetic"}

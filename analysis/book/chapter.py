@@ -28,7 +28,7 @@ from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
 from analysis.io import write_atomic
 from analysis.engine.samplers import allowed_samplers, default_sampler
-from analysis.paper.effect_sizes import BOOK, Choices
+from analysis.experiment.choices import BOOK, Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
 
@@ -226,8 +226,8 @@ class Setup:
 
     ``setup.data`` holds the loaded datasets, ``setup.missing`` the names of optional registered datasets that are
     not in the cache, ``setup.grid_epsilons`` the epsilons simulated (:func:`grid_epsilons`; the chapter's ε always
-    included), ``setup.choices`` the global switches (:class:`analysis.paper.effect_sizes.Choices`, from the parameters
-    named in :data:`SWITCH_NAMES`, the book's :data:`analysis.paper.effect_sizes.BOOK` where a chapter does not name one):
+    included), ``setup.choices`` the global switches (:class:`analysis.experiment.choices.Choices`, from the parameters
+    named in :data:`SWITCH_NAMES`, the book's :data:`analysis.experiment.choices.BOOK` where a chapter does not name one):
     a stand-in is replaced by the variant they name (binary labels, v3).
     """
 

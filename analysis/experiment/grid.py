@@ -39,10 +39,11 @@ from analysis.errors import Interrupted, ParameterError
 from analysis.experiment.cache import CLAIM_POLL_SECONDS, ResultCache, default_cache_dir, engine_fingerprint
 from analysis.engine.exact import settle
 from analysis.io import write_atomic
-from analysis.engine.metrics import BY_NAME, METRICS, SMOOTHING, check_metrics
+from analysis.engine.metrics import BY_NAME, METRICS, averaged, check_metrics
+from analysis.experiment.choices import BOOK
 from analysis.experiment.pvalues import p_values, replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, raters_available
-from analysis.engine import DEFAULT, PERTURBATIONS, Simulator, check_perturbation
+from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
 from analysis.engine.path import estimated_seconds
 
 PAPER_BUDGETS = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000)
@@ -82,7 +83,7 @@ def unique(values: Iterable) -> list:
 
 
 def cells(sampler: str, budgets: Iterable[int], ks: Iterable[int], epsilons: Iterable[float],
-          perturbation: str = DEFAULT) -> list[Cell]:
+          perturbation: str = BOOK.perturbation) -> list[Cell]:
     """All cells of the grid, each once, skipping those with fewer than one item (``NK // K < 1``)."""
     sampler = check_sampler(sampler)
     perturbation = check_perturbation(perturbation)
@@ -369,9 +370,10 @@ def run(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = True,
-    perturbation: str = DEFAULT,
+    perturbation: str = BOOK.perturbation,
     scheduler: str | None = None,
-    smoothing: float = SMOOTHING,
+    smoothing: float = BOOK.smoothing,
+    averaging: str = BOOK.averaging,
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy results table.
 
@@ -388,8 +390,9 @@ def run(
     epsilons : sequence of float
         The perturbation strengths of model B (default the paper's four, 0.1 to 0.4).
     metrics : sequence of str or "all"
-        Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight the paper reports); the eight
-        are always simulated, with any other metric asked for.
+        Metric names of :data:`analysis.engine.metrics.REGISTRY` (``"all"``: the eight the paper reports, with
+        precision, recall and F1 averaged by ``averaging``); the weighted eight are always simulated, with any other
+        metric asked for.
     n_samples : int
         Replicates for the alternative and, separately, for the null.
     seed : int
@@ -405,16 +408,21 @@ def run(
     progress : bool
         Show a progress bar on the standard error stream (stderr).
     perturbation : str
-        How B is perturbed: ``"dirichlet"`` (the default here: Dirichlet(1/C) noise, the rule of the authors'
-        toolkit), ``"one-label"`` (the book's chapters' rule), ``"uniform"`` or ``"dirichlet-shares"``.
+        How B is perturbed: ``"one-label"`` (the default, one label per perturbed item), ``"dirichlet"``
+        (Dirichlet(1/C) noise, the rule of the authors' toolkit), ``"uniform"`` or ``"dirichlet-shares"``.
     scheduler : str, optional
         The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
 
     smoothing : float
-        The constant added to every count before KL and JSD, ``1e-12`` (the default here) or ``1e-9`` (the book's
-        chapters'). The chapters also average Precision, Recall and F1 over classes by macro average: ask for
-        ``metrics`` with ``precision_macro``, ``recall_macro`` and ``f1_macro`` to get theirs.
+        The constant added to every count before KL and JSD, ``1e-9`` (the default) or ``1e-12`` (the authors'
+        toolkit's).
+    averaging : str
+        How ``metrics="all"`` averages precision, recall and F1 over the labels (``"macro"``, the default;
+        ``"weighted"``, ``"micro"`` or ``"macro-all"``).
+
+    The defaults of ``perturbation``, ``smoothing`` and ``averaging`` are the book's choices,
+    :data:`analysis.experiment.choices.BOOK`, as in the chapters and ``python -m analysis run``.
 
     Returns
     -------
@@ -424,7 +432,8 @@ def run(
         drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
         extrapolation), and what reproduces the row (seed, data sha256, engine, version).
     """
-    chosen = check_metrics(metrics)
+    chosen = averaged(averaging) if metrics is None or metrics == "all" or list(metrics) == ["all"] \
+        else check_metrics(metrics)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_jobs < 1 or chunk_size < 1:

@@ -15,19 +15,19 @@ seeds, beside the best-K-class and budget-step counts of :func:`agreement` when 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from analysis.data import datasets, synthetic
+from analysis.data import datasets
 from analysis.experiment import grid
 from analysis.paper import tables
-from analysis.engine import DEFAULT, check_perturbation
 from analysis.errors import ParameterError
 from analysis.experiment.table1 import table1
-from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, SMOOTHING, averaged, check_smoothing
+from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged
+from analysis.experiment.choices import BOOK
+
 
 FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
@@ -38,62 +38,7 @@ CELL = ["dataset", "sampler", "epsilon", "NK", "K"]
 WITHIN = f"Δ within ×{FACTOR:g}"
 
 
-GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
-# DICES's label set: its three labels, or Unsure merged into No or into Yes (stand-ins only)
-DICES_LABELS = {"three": "", "unsure-as-no": "-unsure-no", "unsure-as-yes": "-unsure-yes"}
-STAND_IN_VERSIONS = ("v2", "v3")
 ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a)))  # every variant, simulated once
-
-
-@dataclass(frozen=True)
-class Choices:
-    """One value of each global switch of METHOD section 12: ``averaging`` of precision, recall and F1
-    (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
-    ``granularity`` of D3code's and Toxicity's stand-ins, DICES's label set (``dices_labels``) and the ``stand_ins``
-    version (``v3``: read from the paper's K = 1 cells)."""
-
-    averaging: str = "weighted"
-    smoothing: float = SMOOTHING
-    perturbation: str = DEFAULT
-    granularity: str = "levels"
-    stand_ins: str = "v2"
-    dices_labels: str = "three"
-
-    def __post_init__(self):
-        averaged(self.averaging), check_smoothing(self.smoothing), check_perturbation(self.perturbation)
-        for name, value, allowed in (("granularity", self.granularity, GRANULARITIES),
-                                     ("stand_ins", self.stand_ins, STAND_IN_VERSIONS),
-                                     ("dices_labels", self.dices_labels, tuple(DICES_LABELS))):
-            if value not in allowed:
-                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """The eight metrics under this averaging (:func:`analysis.engine.metrics.averaged`)."""
-        return averaged(self.averaging)
-
-    def dataset(self, name: str) -> str:
-        """The stand-in these choices put in place of the version 2 stand-in ``name`` (v3 before binary); the name
-        itself where the variant would generate the same data (v3 of a dataset without K = 1 cells), is not a
-        stand-in with that variant, or is not a stand-in at all."""
-        for wanted, suffix in ((self.stand_ins == "v3", synthetic.V3),
-                               (self.granularity == "binary", synthetic.BINARY),
-                               (self.dices_labels != "three", DICES_LABELS[self.dices_labels])):
-            variant = name + suffix
-            if wanted and variant in synthetic.STAND_INS and not synthetic.generates_v2(variant):
-                return variant
-        return name
-
-    def label(self) -> str:
-        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
-        return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
-                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}"
-                + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
-
-
-# The choices the book's chapters run, declared once: the why-chapter infers them from the paper's own cells (a
-# test checks that the inference gives these), and a chapter's parameters override any one of them by name.
-BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
 
 
 def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
@@ -162,15 +107,17 @@ def cells_to_simulate(cells: pd.DataFrame, data: Mapping[str, str] | None = None
 
 
 def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300,
-             perturbation: str = DEFAULT, data: Mapping[str, str] | None = None, n_jobs: int = 1,
-             cache_dir=None, use_cache: bool = True, smoothing: float = SMOOTHING, metrics="all",
-             loaded: dict | None = None) -> pd.DataFrame:
+             perturbation: str = BOOK.perturbation, data: Mapping[str, str] | None = None, n_jobs: int = 1,
+             cache_dir=None, use_cache: bool = True, smoothing: float = BOOK.smoothing, metrics="all",
+             loaded: dict | None = None, averaging: str = BOOK.averaging) -> pd.DataFrame:
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
     for each seed, through :func:`analysis.experiment.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
     ``metrics`` and ``smoothing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
-    :func:`select`); ``loaded`` holds datasets already loaded, by name (those loaded here are added). Columns:
+    :func:`select`); with ``metrics="all"`` the eight under ``averaging`` come back under the paper's names
+    (:func:`select`). The defaults are the book's (:data:`analysis.experiment.choices.BOOK`). ``loaded`` holds
+    datasets already loaded, by name (those loaded here are added). Columns:
     :data:`analysis.experiment.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
     """
     todo = cells if "data" in cells.columns else cells_to_simulate(cells, data)
@@ -184,10 +131,13 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
             parts.append(grid.run(ds, sampler, budgets=[int(nk)], ks=sorted(set(group["K"].astype(int))),
                                   epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
                                   cache_dir=cache_dir, use_cache=use_cache, progress=False,
-                                  perturbation=perturbation, smoothing=smoothing, metrics=metrics))
+                                  perturbation=perturbation, smoothing=smoothing, metrics=metrics,
+                                  averaging=averaging))
     if not parts:
         raise ParameterError("no cell to simulate")
     results = pd.concat(parts, ignore_index=True)
+    if metrics == "all":
+        results = select(results, averaging)
     return results.assign(imitates=results["dataset"].map(paper_name))
 
 

@@ -24,7 +24,8 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
-from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, SMOOTHING, VOTE_METRICS
+from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
+from analysis.experiment.choices import BOOK
 from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
@@ -86,13 +87,14 @@ def origin(ds: AnnotationDataset) -> str:
 
 
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None, perturbation=DEFAULT, scheduler=None, smoothing=SMOOTHING) -> pd.DataFrame:
+             cache_dir=None, perturbation=BOOK.perturbation, scheduler=None,
+             smoothing=BOOK.smoothing) -> pd.DataFrame:
     """Run every (dataset, sampler) pair over the grid and return one tidy table.
 
     The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`imitates`).
     No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
-    ``smoothing`` is the KL/JSD constant.
+    ``smoothing`` is the KL/JSD constant. The defaults are the book's (:data:`analysis.experiment.choices.BOOK`).
     """
     tables_ = []
     for ds, sampler in pairs:

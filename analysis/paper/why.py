@@ -7,7 +7,7 @@ identities infer). Three comparisons say whether our cell agrees with the paper'
 * **best-K class**: both K at most 10, or both at least 20 (or neither side reaches p < 0.05);
 * **budget**: both smallest significant budgets within one step of the paper's budget grid (or neither reaches it).
 
-Each alternative is one set of global choices (:class:`analysis.paper.effect_sizes.Choices`): the baseline is the
+Each alternative is one set of global choices (:class:`analysis.experiment.choices.Choices`): the baseline is the
 book's choices, what the research-question chapters run (every switch an identity of
 :mod:`analysis.paper.identities` pins, and the noise law the paper's cells favour: :func:`inferred`); every other
 alternative changes one switch of it to another value (:func:`alternatives`), and the reference choices change them
@@ -25,7 +25,7 @@ import pandas as pd
 
 from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
-from analysis.paper.effect_sizes import Choices
+from analysis.experiment.choices import Choices
 from analysis.experiment.grid import ALPHA
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 

@@ -8,8 +8,8 @@ or probabilities, their expected counts rather than ``K`` draws, so that replica
 a system alike). A and B answer the same drawn items (paired).
 
 The interval and the headline p come from one test, so that a two-sided p below 0.05 holds exactly when the interval
-excludes 0. Under S1 and S3 it is the rater-level t-test of :mod:`analysis.tools.rater_level` (the replicates give
-its items' part). Under S2 it is the percentile bootstrap (:func:`replicate_test`): a replicate's gold has ``K``
+excludes 0. Under S1 and S3 it is the rater-level test of :mod:`analysis.tools.rater_level` (a t-test on item and
+rater jackknives, and for the distribution metrics also the widened percentile of rater-column replicates). Under S2 it is the percentile bootstrap (:func:`replicate_test`): a replicate's gold has ``K``
 ratings drawn with replacement, a noisier gold than all of an item's ratings, which moves the level of non-linear
 metrics (MAE, Wins, JSD) more than their spread; so each replicate's delta enters as its deviation from the
 replicates' mean added to the observed delta. The 95 % interval is a pair of order statistics of those values and
@@ -18,7 +18,9 @@ the p counts them at 0 (``(1 + #{delta*_b <= 0}) / (1 + B)``, two-sided ``min(1,
 A second p, ``p_given_ratings``, holds these raters' labels fixed: every item with A's and B's answers swapped with
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
-count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`.
+count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`,
+with the book's KL and JSD smoothing (:data:`analysis.experiment.choices.BOOK`) and the weighted averages of
+precision, recall and F1.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from analysis import __version__
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
+from analysis.experiment.choices import BOOK
 from analysis.io import output_file, write_atomic
 from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.tools import rater_level
@@ -53,10 +56,7 @@ SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters wit
                  "S3": "batches, items and batch raters resampled"}
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
            "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
-RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's t-test
-WINS_NOTE = ("Wins's p under the rater-level test is too small when raters lean persistently (a share of items, it "
-             "swings as a block with the raters' leaning, which the delete-one-rater variance misses; measured on "
-             "the methods page): read it as approximate")
+RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's
 # what a sampler draws K raters from, in words (one, several)
 POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}
 
@@ -149,34 +149,39 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np
     """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.engine.metrics.deltas`' exact ones where
     every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores."""
     if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
-        return deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)))
-    return score_deltas(scores(gold, a), scores(gold, b), gold.shape[-2])
+        return deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=BOOK.smoothing)
+    return score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2])
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
-                     n_samples: int, seed: int, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                     n_samples: int, seed: int, progress: bool = False,
+                     columns: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(bootstrap, swap) deltas, each (n_samples, 8) in METRICS order; ``share_a[i]`` is A's label distribution
     on item ``i`` of ``ds``.
 
     A bootstrap replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
     drawn item with its whole label distribution on the scale of ``k`` responses (drawing ``k`` labels from it would
-    add noise that the observed scores do not have). A swap replicate keeps every item and all its ratings, swaps
-    A's and B's answers per item with probability 1/2, and scores them as the observed delta is scored: under the
-    hypothesis that A and B are exchangeable on every item of these ratings, that is the observed delta's exact
-    permutation law. The swaps have their own random stream, so they are the same under every sampler.
-    ``progress`` shows a bar on standard error for runs of several seconds.
+    add noise that the observed scores do not have). With ``columns`` it is instead a replicate of the rater-column
+    bootstrap (:func:`analysis.tools.rater_level.column_replicates`). A swap replicate keeps every item and all its
+    ratings, swaps A's and B's answers per item with probability 1/2, and scores them as the observed delta is
+    scored: under the hypothesis that A and B are exchangeable on every item of these ratings, that is the observed
+    delta's exact permutation law. The swaps have their own random stream, so they are the same under every
+    sampler. ``progress`` shows a bar on standard error for runs of several seconds.
     """
     plan = make_layout(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
     boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
-    alt, null = [], []
+    alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix)] \
+        if columns else []
+    null = []
     with tqdm(total=n_samples, desc=f"compare {sampler}", unit="replicate", file=sys.stderr, leave=False, delay=2,
               disable=not progress) as bar:
         for start in range(0, n_samples, chunk):
             reps = min(chunk, n_samples - start)
-            item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
-            alt.append(_delta_matrix(gold, full[1][item], full[2][item]))
+            if not columns:
+                item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
+                alt.append(_delta_matrix(gold, full[1][item], full[2][item]))
             swap = swaps.random((reps, ds.n_items))[..., None] < 0.5
             shape = swap.shape[:2] + (ds.n_labels,)
             null.append(_delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
@@ -217,7 +222,7 @@ def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,
 def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int) -> dict[str, tuple]:
     """Per metric (score A, score B, delta) on every item with all its ratings, on the scale of ``k`` responses."""
     counts = full_counts(ds, share_a, share_b, k)
-    sa, sb = scores(counts[0], counts[1]), scores(counts[0], counts[2])
+    sa, sb = scores(counts[0], counts[1], BOOK.smoothing), scores(counts[0], counts[2], BOOK.smoothing)
     delta = delta_values(*counts)
     wins = [(sa["item_error"] < sb["item_error"]).mean(), (sb["item_error"] < sa["item_error"]).mean()]
     out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in METRICS if m != "wins"}
@@ -254,8 +259,8 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
     median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and
     surrounding spaces; ``progress`` shows a bar on standard error for long runs. Under S1 and S3 the interval and p
-    are the rater-level t-test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
-    instead (too small a p with few raters; kept to compare the two).
+    are the rater-level test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
+    of the sampler's replicates instead (too small a p with few raters; kept to compare the two).
 
     Returns
     -------
@@ -289,13 +294,17 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     design, clauses = design_notes(ds, used, sampler, int(k), chosen_sampler is None)
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
-    alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress)
-    seen = observed(used, share_a, share_b, int(k))
     rater_test = sampler in RATER_LEVEL and not percentile
+    alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress,
+                                 columns=rater_test)
+    seen = observed(used, share_a, share_b, int(k))
     if rater_test:
         jackknife = rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), _delta_matrix)
-        item_part, rater_part, df_raters, per_group = rater_level.parts(alt, jackknife)
-        df = rater_level.degrees(item_part, rater_part, len(both), df_raters)
+        rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
+        item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), _delta_matrix)
+        df = rater_level.degrees(len(both), df_raters)
+        factor = rater_level.expansion(per_group)
+        fewest = rater_level.fewest_raters(int(n_samples), len(jackknife))
     raters = int(round(per_group)) if rater_test else int(np.median(used.raters_per_item))
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
                           f"test:{'two-sided' if two_sided else 'one-sided'}{'/percentile' if percentile else ''}",
@@ -310,18 +319,17 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         bound = BY_NAME[metric].bound(ds.n_labels)
         needed = None
         if rater_test:
-            p, low, high = rater_level.t_test(delta, item_part[m] + rater_part[m], float(df[m]), two_sided, bound,
-                                              1 / (1 + n_samples))
+            companion = metric in rater_level.COMPANION
+            p, low, high = rater_level.test(delta, item_part[m] + rater_part[m], df, two_sided, bound,
+                                            1 / (1 + n_samples), alt[:, m] if companion else None, factor)
             needed = rater_level.raters_for_even_odds(delta, item_part[m], rater_part[m], raters, len(both),
-                                                      len(jackknife))
+                                                      len(jackknife), fewest if companion else 0, bound)
         else:
             p, low, high = replicate_test(alt[:, m], delta, two_sided, bound)
         rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
                                        int(n_samples), int(seed), raters, needed, signature))))
     table = pd.DataFrame(rows, columns=list(COLUMNS)).astype({"raters_for_even_odds": "Int64"})
-    if rater_test and "wins" in chosen:
-        design.append(WINS_NOTE)
     small = table.dropna(subset=["raters_for_even_odds"])
     if len(small):
         design.append(f"with {raters} raters{' per batch' if sampler == 'S3' else ''}, no number of items gives "
@@ -383,22 +391,25 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
             f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
-            f"{_test_words(row)} {row['n_samples']:,} replicates of sampler {row['sampler']}, "
-            f"{SAMPLER_WORDS[row['sampler']]}; with "
+            f"{_test_words(row)}; with "
             f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
             + _small_pool(row))
 
 
 def _rater_level(row) -> bool:
-    """Whether the row's p is the rater-level t-test's."""
+    """Whether the row's p is the rater-level test's."""
     return row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]
 
 
 def _test_words(row) -> str:
     """How the row's p was found, for the sentence."""
-    if _rater_level(row):
-        return f"a t-test with a delete-one-rater jackknife for the {row['raters']} raters and"
-    return "the percentile of"
+    replicates = f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}"
+    if not _rater_level(row):
+        return f"the percentile of {replicates}"
+    words = f"a t-test on item and rater jackknives for the {row['raters']} raters"
+    if row["metric"] in rater_level.COMPANION:
+        words += f", and the widened percentile of {row['n_samples']:,} replicates with rater columns resampled"
+    return words
 
 
 def _small_pool(row) -> str:
@@ -489,7 +500,8 @@ def run_cli(args: argparse.Namespace) -> None:
               "others are not compared", file=sys.stderr)
     print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
           f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better; "
-          "p from " + ("a t-test with a delete-one-rater jackknife" if _rater_level(row) else "the sampler's replicates")
+          "p from " + ("a t-test on item and rater jackknives (for the distribution metrics also the widened "
+                       "percentile of rater-column replicates)" if _rater_level(row) else "the sampler's replicates")
           + ", 'p given ratings' with these raters' labels held fixed")
     print(text_table(table))
     print(f"\n{sentence(table)}")

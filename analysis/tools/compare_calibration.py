@@ -80,7 +80,7 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
     return ds, system(population.lean), system(lean_b)
 
 
-TESTS = ("rater-level t", "percentile")  # compare's headline test under S1 and S3, and the earlier one
+TESTS = ("rater-level", "percentile")  # compare's headline test under S1 and S3, and the earlier one
 
 
 def calibration(population: Population = Population(), samplers=("S1", "S2"), n_sets: int = 300,

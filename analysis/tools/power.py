@@ -2,17 +2,16 @@
 and the smallest effect a given design detects.
 
 The power of a design (N items, K ratings each) is the share of its alternative replicates whose own p-value
-(:func:`analysis.experiment.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte Carlo
-error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design with more
-items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect is
-``epsilon`` (METHOD section 3) or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the
-pilot's own design. A design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds the raters a
-replicate can draw from (:func:`.raters_available`: an item's raters under
-S2, the pool under S1, a batch's raters under S3) redraws the same people: it is marked as an extrapolation too
-(METHOD section 11), in the table, the summary and the figure. Under S1 and S3 the number of distinct raters bounds
-the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan (``raters``,
-``--raters``): then each R's designs are simulated on studies drawn from a population model fitted to the pilot
-(:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled.
+(:func:`analysis.experiment.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte
+Carlo error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design
+with more items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect
+is ``epsilon`` or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the pilot's own design. A
+design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds the raters a replicate can draw from
+(:func:`.raters_available`: an item's raters under S2, the pool under S1, a batch's raters under S3) redraws the same
+people: it is marked as an extrapolation too, in the table, the summary and the figure. Under S1 and S3 the number of
+distinct raters bounds the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan
+(``raters``, ``--raters``): then each R's designs are simulated on studies drawn from a population model fitted to the
+pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
 from analysis.tools.modelled import PANELS, check_plan_raters, study
-from analysis.engine import DEFAULT, Simulator, check_perturbation
+from analysis.engine import Simulator, check_perturbation
+from analysis.experiment.choices import BOOK
 
 Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
@@ -72,14 +72,14 @@ class Planner:
     n_samples: int = 200
     seed: int = 0
     alpha: float = ALPHA
-    perturbation: str = DEFAULT
+    perturbation: str = BOOK.perturbation
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     studies: tuple = field(default=(), repr=False)
     _done: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):  # each study its own stream
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
-        self.simulators = [(Simulator(d, self.sampler), s)
+        self.simulators = [(Simulator(d, self.sampler, smoothing=BOOK.smoothing), s)  # the book's, like the noise
                            for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -194,7 +194,7 @@ class Plan:
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = DEFAULT, progress: bool = False, raters=None) -> Plan:
+         metrics="all", perturbation: str = BOOK.perturbation, progress: bool = False, raters=None) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 

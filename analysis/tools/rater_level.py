@@ -2,19 +2,31 @@
 
 A percentile bootstrap over R rater columns takes the R raters' spread for the population's: it shrinks the rater
 part of the variance by (R - 1) / R and ignores that with few raters that part is estimated on about R - 1 degrees
-of freedom. Here the variance of the observed delta has two parts:
+of freedom. The test here has two parts.
 
-- the rater part, from a delete-one-rater jackknife of the observed delta (one rater column of a group left out at
-  a time, every other rating kept: :func:`rater_jackknife`), ``V_R = sum_g (r_g - 1) / r_g sum_j (d_gj - mean_g)^2``
-  over the groups g (the one pool under S1, each batch under S3) and their r_g raters;
-- the item part, what the sampler's bootstrap variance ``V_B`` holds beyond its shrunken rater part:
-  ``V_I = max(0, V_B - V_R (r - 1) / r)``, ``r`` the raters per group.
+- **Student's t on a two-way jackknife.** The variance of the observed delta is the sum of an item part, from a
+  delete-one-item jackknife (:func:`item_jackknife`), and a rater part, from a delete-one-rater jackknife
+  (:func:`rater_jackknife`, one rater column of a group left out at a time, every other rating kept):
+  ``V_R = sum_g (r_g - 1) / r_g sum_j (d_gj - mean_g)^2`` over the groups g (the one pool under S1, each batch
+  under S3) and their r_g raters. Each part also holds the item-by-rater residual, so the sum errs on the large
+  side. The reference is Student's t on the rater level's degrees of freedom, ``sum_g (r_g - 1)`` (at most
+  ``N - 1``), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
+  Fisher's scale, ``atanh(delta / bound)`` for a metric whose difference lies in ``[-bound, bound]``
+  (:func:`on_z_scale`): a difference that saturates as the raters' leaning grows (a share of items won, most of
+  all) has a small jackknife variance exactly where it is far from 0, and the scale undoes that.
+- **The expanded percentile of a rater-column bootstrap**, for the distribution metrics (:data:`COMPANION`). Their
+  delta moves with the raters' average leaning along a curve (Wins: nearly a step), so the jackknife's local
+  variance is small exactly where the delta is far from 0, and a t-statistic is not pivotal. A replicate
+  (:func:`column_replicates`) redraws, per group, the group's items and its rater columns with replacement, the
+  same columns for every item of the group; the one-sided percentile p, ``(1 + #{delta* <= 0}) / (1 + B)``, is
+  read as a normal quantile ``z`` and tested as ``z sqrt((r - 1) / r)`` against the same Student's t
+  (:func:`percentile_p`): the percentile interval widened for the plug-in's shrinkage and the degrees of freedom.
+  With fewer than about 6 raters per group no 1000 replicates can give such a p below 0.025 (:func:`fewest_raters`).
 
-The test is Student's t on ``delta / sqrt(V_I + V_R)`` with Satterthwaite's degrees of freedom
-``(V_I + V_R)^2 / (V_I^2 / (N - 1) + V_R^2 / sum_g (r_g - 1))``, and the 95 % interval is
-``delta -+ t_0.975 sqrt(V)``, cut to the metric's range: a two-sided p below 0.05 exactly when it excludes 0.
-:func:`raters_for_even_odds` turns the same parts into the advice a small pool needs: how many raters would give
-the test even odds of detecting a difference of the observed size.
+For a companion metric a one-sided p is the larger of the two, and the interval the hull of theirs; a two-sided p
+is twice the smaller one-sided one. So a two-sided p below 0.05 holds exactly when the interval excludes 0.
+:func:`raters_for_even_odds` turns the parts into the advice a small pool needs: how many raters would give the test
+even odds of detecting a difference of the observed size.
 """
 
 from __future__ import annotations
@@ -25,10 +37,32 @@ import numpy as np
 from scipy import stats
 
 from analysis.data.annotations import AnnotationDataset
+from analysis.engine.metrics import DISTRIBUTION_METRICS
 from analysis.engine.samplers import make_layout
 
 LEVEL = 0.95
+TAIL = (1 - LEVEL) / 2
 MAX_RATERS = 10_000  # the largest pool raters_for_even_odds considers
+MAX_ITEM_GROUPS = 200  # the item jackknife leaves out one of at most this many groups of items
+COMPANION = DISTRIBUTION_METRICS  # the metrics whose test also needs the expanded percentile (module docstring)
+
+
+def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
+    """The item part of the observed delta's variance, per metric: a delete-a-group jackknife over the items (one
+    item at a time up to :data:`MAX_ITEM_GROUPS` items; beyond, item ``i`` in group ``i mod`` that many).
+    ``full`` holds the gold's, A's and B's counts (items, labels); ``deltas(gold, a, b)`` scores them with leading
+    axes."""
+    n = len(full[0])
+    groups = min(n, MAX_ITEM_GROUPS)
+    if groups < 2:
+        return np.zeros(np.shape(deltas(*[x[None] for x in full]))[-1])
+    left_out = []
+    for size in sorted({len(range(g, n, groups)) for g in range(groups)}):
+        chosen = [g for g in range(groups) if len(range(g, n, groups)) == size]
+        keep = np.array([np.setdiff1d(np.arange(n), np.arange(g, n, groups)) for g in chosen])
+        left_out.append(deltas(*(x[keep] for x in full)))
+    values = np.concatenate(left_out)
+    return (groups - 1) / groups * ((values - values.mean(0)) ** 2).sum(0)
 
 
 def rater_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
@@ -57,57 +91,162 @@ def rater_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndar
     return out
 
 
-def parts(bootstrap: np.ndarray, jackknife: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int, float]:
-    """(item part, rater part, the rater part's degrees of freedom, raters per group) of the observed delta's
-    variance, per metric, from the sampler's bootstrap deltas (replicates, metrics) and :func:`rater_jackknife`."""
-    rater = sum((len(x) - 1) / len(x) * ((x - x.mean(0)) ** 2).sum(0) for x in jackknife)
-    df_raters = sum(len(x) - 1 for x in jackknife)
-    per_group = float(np.mean([len(x) for x in jackknife]))
-    shrunk = rater * (per_group - 1) / per_group
-    item = np.maximum(bootstrap.var(0, ddof=1) - shrunk, 0.0) if len(bootstrap) > 1 else np.zeros_like(rater)
-    return item, rater, df_raters, per_group
+def rater_part(jackknife: list[np.ndarray]) -> tuple[np.ndarray, int, float]:
+    """(rater part of the variance per metric, its degrees of freedom, raters per group) from
+    :func:`rater_jackknife`."""
+    part = sum((len(x) - 1) / len(x) * ((x - x.mean(0)) ** 2).sum(0) for x in jackknife)
+    return part, sum(len(x) - 1 for x in jackknife), float(np.mean([len(x) for x in jackknife]))
 
 
-def degrees(item, rater, n_items: int, df_raters: int):
-    """Satterthwaite's degrees of freedom of ``item + rater`` (each with its own)."""
-    total = item + rater
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = total ** 2 / (item ** 2 / max(n_items - 1, 1) + rater ** 2 / max(df_raters, 1))
-    return np.where(np.isfinite(df) & (df > 0), df, max(df_raters, 1))
+def degrees(n_items: int, df_raters: int) -> int:
+    """The t reference's degrees of freedom: the rater level's, at most the items' ``N - 1``, at least 1."""
+    return max(1, min(int(df_raters), n_items - 1))
 
 
-def t_test(delta: float, variance: float, df: float, two_sided: bool, bound: float = math.inf,
-           smallest: float = 0.0) -> tuple[float, float, float]:
-    """(p, interval low, interval high): Student's t of ``delta`` with ``variance`` on ``df`` degrees of freedom.
-    The interval is cut to ``[-bound, bound]``; a zero variance gives the point interval and p 1 at delta 0, else
-    ``smallest``."""
-    if not variance > 0:
-        return (1.0 if delta == 0 else smallest), delta + 0.0, delta + 0.0
-    se = math.sqrt(variance)
-    t = delta / se
-    p = 2 * stats.t.sf(abs(t), df) if two_sided else stats.t.sf(t, df)
-    half = stats.t.ppf(0.5 + LEVEL / 2, df) * se
-    return min(1.0, float(p)), max(-bound, delta - half) + 0.0, min(bound, delta + half) + 0.0
+def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
+                      n_samples: int, rng: np.random.Generator, deltas, chunk: int = 100) -> np.ndarray:
+    """``n_samples`` deltas (replicates, metrics) of the rater-column bootstrap: per group, its items and its rater
+    columns drawn with replacement, the same columns for every drawn item of the group; a drawn item's gold counts
+    the labels its drawn columns hold (scaled to ``k`` responses), or, where none of them rated it, its own
+    ratings' shares. ``share_a[i]`` is A's label distribution on item ``i`` of ``ds``."""
+    layout = make_layout(ds, sampler)
+    shares = ds.item_label_counts / ds.raters_per_item[:, None]
+    a, b = share_a * k, share_b * k
+    groups = []
+    for g in range(len(layout.rater_start) - 1):
+        items = layout.items[layout.item_start[g]:layout.item_start[g + 1]]
+        r = int(layout.rater_start[g + 1] - layout.rater_start[g])
+        labels = layout.matrix[layout.matrix_start[g]:layout.matrix_start[g + 1]].reshape(len(items), r)
+        onehot = (labels[..., None] == np.arange(ds.n_labels)).astype(np.int32)  # a missing cell is all zeros
+        groups.append((items, r, onehot))
+    out = []
+    for start in range(0, n_samples, chunk):
+        reps = min(chunk, n_samples - start)
+        gold, drawn = [], []
+        for items, r, onehot in groups:
+            local = rng.integers(len(items), size=(reps, len(items)))
+            columns = rng.integers(r, size=(reps, r))
+            counts = onehot[local[..., None], columns[:, None, :]].sum(2)  # (reps, items, labels)
+            total = counts.sum(-1, keepdims=True)
+            gold.append(np.where(total > 0, counts * (k / np.maximum(total, 1)), shares[items[local]] * k))
+            drawn.append(items[local])
+        gold, drawn = np.concatenate(gold, 1), np.concatenate(drawn, 1)
+        out.append(deltas(gold, a[drawn], b[drawn]))
+    return np.concatenate(out)
 
 
-def even_odds(delta: float, variance: float, df: float) -> bool:
-    """Whether a two-sided t-test at level 0.05 has at least even odds of detecting a true difference ``delta``
-    with this variance and degrees of freedom (its power is about 1/2 where ``|delta|`` is the critical value)."""
-    return variance > 0 and abs(delta) >= stats.t.ppf(0.5 + LEVEL / 2, df) * math.sqrt(variance)
+def expansion(per_group: float) -> float:
+    """The factor ``sqrt((r - 1) / r)`` that undoes the plug-in's shrinkage of the rater part, ``r`` raters per
+    group."""
+    return math.sqrt(max(per_group - 1, 0) / per_group)
 
 
-def raters_for_even_odds(delta: float, item: float, rater: float, raters: int, n_items: int,
-                         groups: int = 1) -> int | None:
+def percentile_p(count: int, n_samples: int, df: float, factor: float) -> float:
+    """One-sided p of the expanded percentile: ``count`` replicates on the null's side of 0 among ``n_samples``
+    give the percentile p ``(1 + count) / (1 + B)``, read as a normal quantile, multiplied by ``factor``
+    (:func:`expansion`) and referred to Student's t on ``df`` degrees of freedom."""
+    z = stats.norm.isf((1 + count) / (1 + n_samples))
+    return float(stats.t.sf(z * factor, df))
+
+
+def _end(values: np.ndarray, df: float, factor: float, lower: bool) -> float:
+    """The expanded percentile interval's ``lower`` (else upper) end, ``values`` the centred replicates sorted from
+    that end: the value of rank ``c + 1`` for the largest count ``c`` that still gives a one-sided p
+    below the tail, so that the end is beyond 0 exactly when the count of replicates at or beyond 0 is at most
+    ``c``. Where no count does (too few raters or replicates), the most extreme replicate, or 0 where that one
+    lies on the other side of 0."""
+    n = len(values)
+    low, high = -1, n  # percentile_p(low) < TAIL (or low = -1), percentile_p(high) >= TAIL (or high = n)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if percentile_p(middle, n, df, factor) < TAIL else (low, middle)
+    if low >= 0:
+        return float(values[low])
+    return min(float(values[0]), 0.0) if lower else max(float(values[0]), 0.0)
+
+
+def fewest_raters(n_samples: int, groups: int = 1) -> int:
+    """The fewest raters per group with which :func:`percentile_p` can fall below the tail at all, with
+    ``n_samples`` replicates (one replicate at most on the null's side): 6 with 1000 replicates and one group."""
+    r = 2
+    while percentile_p(0, n_samples, groups * (r - 1), expansion(r)) >= TAIL and r < MAX_RATERS:
+        r += 1
+    return r
+
+
+def on_z_scale(delta: float, variance: float, bound: float) -> tuple[float, float]:
+    """``delta`` and its variance on the scale the t-test uses: Fisher's ``atanh(delta / bound) * bound`` for a
+    metric whose difference lies in ``[-bound, bound]`` (its variance by the delta method), which straightens the
+    way a difference saturates as the raters' leaning grows (Wins the most); the difference itself for an unbounded
+    one (KL)."""
+    if not math.isfinite(bound):
+        return delta, variance
+    share = delta / bound
+    return math.atanh(share) * bound, variance / (1 - share * share) ** 2
+
+
+def t_test(delta: float, variance: float, df: float, bound: float = math.inf,
+           smallest: float = 0.0) -> tuple[float, float, float, float]:
+    """(one-sided p for A better, one-sided p for B better, interval low, interval high): Student's t of ``delta``
+    with ``variance`` on ``df`` degrees of freedom, on :func:`on_z_scale`'s scale, the interval mapped back. A zero
+    variance, or a difference at the end of the metric's range, gives p ``smallest`` against delta's side and 1
+    toward it (1/2 each at delta 0), and the point interval; or, where ``smallest`` is not below the tail (too few
+    replicates for any p below 0.05), the unbounded one."""
+    if not variance > 0 or abs(delta) >= bound:
+        up, down = (0.5, 0.5) if delta == 0 else (smallest, 1.0) if delta > 0 else (1.0, smallest)
+        return (up, down, delta + 0.0, delta + 0.0) if smallest < TAIL else (up, down, -math.inf, math.inf)
+    z, z_variance = on_z_scale(delta, variance, bound)
+    se = math.sqrt(z_variance)
+    half = stats.t.ppf(1 - TAIL, df) * se
+
+    def back(value: float) -> float:
+        return value if not math.isfinite(bound) else math.tanh(value / bound) * bound
+
+    return float(stats.t.sf(z / se, df)), float(stats.t.cdf(z / se, df)), back(z - half), back(z + half)
+
+
+def test(delta: float, variance: float, df: float, two_sided: bool, bound: float = math.inf, smallest: float = 0.0,
+         replicates: np.ndarray | None = None, factor: float = 1.0) -> tuple[float, float, float]:
+    """(p, interval low, interval high) of one metric: :func:`t_test`, and where ``replicates`` (of
+    :func:`column_replicates`) are given, the expanded percentile too (module docstring). The interval is cut to the
+    metric's range ``[-bound, bound]``."""
+    up, down, low, high = t_test(delta, variance, df, bound, smallest)
+    if replicates is not None:
+        values = np.sort(np.clip(delta + (replicates - replicates.mean()), -bound, bound))
+        n = len(values)
+        at_or_below = int(np.searchsorted(values, 0.0, side="right"))
+        at_or_above = n - int(np.searchsorted(values, 0.0, side="left"))
+        up = max(up, percentile_p(at_or_below, n, df, factor))
+        down = max(down, percentile_p(at_or_above, n, df, factor))
+        low = min(low, _end(values, df, factor, True))
+        high = max(high, _end(values[::-1], df, factor, False))
+    p = min(1.0, 2 * min(up, down)) if two_sided else up
+    return min(1.0, float(p)), max(-bound, low) + 0.0, min(bound, high) + 0.0
+
+
+def even_odds(delta: float, variance: float, df: float, bound: float = math.inf) -> bool:
+    """Whether a two-sided t-test at level 0.05 (on :func:`on_z_scale`'s scale) has at least even odds of detecting
+    a true difference ``delta`` with this variance and degrees of freedom (its power is about 1/2 where the
+    difference is the critical value)."""
+    if not variance > 0 or abs(delta) >= bound:
+        return variance >= 0 and delta != 0
+    z, z_variance = on_z_scale(delta, variance, bound)
+    return abs(z) >= stats.t.ppf(1 - TAIL, df) * math.sqrt(z_variance)
+
+
+def raters_for_even_odds(delta: float, item: float, rater: float, raters: int, n_items: int, groups: int = 1,
+                         at_least: int = 0, bound: float = math.inf) -> int | None:
     """Where no number of items gives the test even odds for a difference of ``delta`` with this many raters (the
-    rater part alone is too large), the smallest number of raters per group that would, at the same items (the
-    rater part shrinks as 1 / raters); ``None`` where the pool is not what limits the test, or no pool up to
-    :data:`MAX_RATERS` would do."""
-    if delta == 0 or not rater > 0 or even_odds(delta, rater, groups * (raters - 1)):
+    rater part alone is too large, or fewer raters than ``at_least``, the fewest with which the test can reject at
+    all), the smallest number of raters per group that would, at the same items (the rater part shrinks as
+    1 / raters); ``None`` where the pool is not what limits the test, or no pool up to :data:`MAX_RATERS` would
+    do."""
+    if delta == 0 or not rater > 0 or (raters >= at_least and even_odds(delta, rater, groups * (raters - 1), bound)):
         return None
 
     def enough(more: int) -> bool:  # more raters shrink the variance and add degrees of freedom: monotone
-        part = rater * raters / more
-        return even_odds(delta, item + part, float(degrees(item, part, n_items, groups * (more - 1))))
+        return more >= at_least and even_odds(delta, item + rater * raters / more,
+                                              degrees(n_items, groups * (more - 1)), bound)
 
     low, high = raters, MAX_RATERS
     if not enough(high):

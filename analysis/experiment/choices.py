@@ -1,0 +1,78 @@
+"""The global choices the paper leaves unstated, and the one set of defaults every entry point shares.
+
+:class:`Choices` holds one value of each switch of the methods page's "choices the paper leaves unstated": the
+averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, and three about the stand-ins. Its
+field defaults are the reference choices, written down before the paper's numbers were read. :data:`BOOK` is the
+set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
+default of the chapters, of :func:`analysis.experiment.grid.run`, of ``python -m analysis run`` and ``plan``, and
+of ``compare``'s smoothing (``compare`` reports the weighted averages, the one averaging it scores).
+
+Imports the data and the engine; nothing above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.data import synthetic
+from analysis.engine import DEFAULT, check_perturbation
+from analysis.engine.metrics import SMOOTHING, averaged, check_smoothing
+from analysis.errors import ParameterError
+
+GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
+# DICES's label set: its three labels, or Unsure merged into No or into Yes (stand-ins only)
+DICES_LABELS = {"three": "", "unsure-as-no": "-unsure-no", "unsure-as-yes": "-unsure-yes"}
+STAND_IN_VERSIONS = ("v2", "v3")
+
+
+@dataclass(frozen=True)
+class Choices:
+    """One value of each global switch the paper leaves unstated (the methods page): ``averaging`` of precision, recall and F1
+    (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
+    ``granularity`` of D3code's and Toxicity's stand-ins, DICES's label set (``dices_labels``) and the ``stand_ins``
+    version (``v3``: read from the paper's K = 1 cells)."""
+
+    averaging: str = "weighted"
+    smoothing: float = SMOOTHING
+    perturbation: str = DEFAULT
+    granularity: str = "levels"
+    stand_ins: str = "v2"
+    dices_labels: str = "three"
+
+    def __post_init__(self):
+        averaged(self.averaging), check_smoothing(self.smoothing), check_perturbation(self.perturbation)
+        for name, value, allowed in (("granularity", self.granularity, GRANULARITIES),
+                                     ("stand_ins", self.stand_ins, STAND_IN_VERSIONS),
+                                     ("dices_labels", self.dices_labels, tuple(DICES_LABELS))):
+            if value not in allowed:
+                raise ParameterError(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The eight metrics under this averaging (:func:`analysis.engine.metrics.averaged`)."""
+        return averaged(self.averaging)
+
+    def dataset(self, name: str) -> str:
+        """The stand-in these choices put in place of the version 2 stand-in ``name`` (v3 before binary); the name
+        itself where the variant would generate the same data (v3 of a dataset without K = 1 cells), is not a
+        stand-in with that variant, or is not a stand-in at all."""
+        for wanted, suffix in ((self.stand_ins == "v3", synthetic.V3),
+                               (self.granularity == "binary", synthetic.BINARY),
+                               (self.dices_labels != "three", DICES_LABELS[self.dices_labels])):
+            variant = name + suffix
+            if wanted and variant in synthetic.STAND_INS and not synthetic.generates_v2(variant):
+                return variant
+        return name
+
+    def label(self) -> str:
+        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
+        return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
+                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}"
+                + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
+
+
+#: The one set of defaults, declared once: the book's choices (macro averaging, s = 1e-9, the one-label noise law,
+#: the binary stand-ins), which the why-chapter infers from the paper's own cells. The chapters, ``grid.run``,
+#: ``python -m analysis run`` and ``plan`` default to it; a chapter's parameters, a function's arguments or the
+#: command line's flags override any one of them by name.
+BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
