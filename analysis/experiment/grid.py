@@ -375,7 +375,9 @@ def run(
     smoothing: float = BOOK.smoothing,
     averaging: str = BOOK.averaging,
 ) -> pd.DataFrame:
-    """Simulate the grid for one dataset and sampler and return the tidy results table.
+    """Simulate the grid for one dataset and sampler and return the tidy results table. The defaults of
+    ``perturbation``, ``smoothing`` and ``averaging`` are the book's choices (:data:`analysis.experiment.choices.BOOK`),
+    as in the chapters and ``python -m analysis run``.
 
     Parameters
     ----------
@@ -413,16 +415,12 @@ def run(
     scheduler : str, optional
         The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.
-
     smoothing : float
         The constant added to every count before KL and JSD, ``1e-9`` (the default) or ``1e-12`` (the authors'
         toolkit's).
     averaging : str
         How ``metrics="all"`` averages precision, recall and F1 over the labels (``"macro"``, the default;
         ``"weighted"``, ``"micro"`` or ``"macro-all"``).
-
-    The defaults of ``perturbation``, ``smoothing`` and ``averaging`` are the book's choices,
-    :data:`analysis.experiment.choices.BOOK`, as in the chapters and ``python -m analysis run``.
 
     Returns
     -------
