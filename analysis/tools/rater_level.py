@@ -65,21 +65,30 @@ def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
     return (groups - 1) / groups * ((values - values.mean(0)) ** 2).sum(0)
 
 
+def groups(ds: AnnotationDataset, sampler: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per group of the sampler (S1: the pool; S3: each batch), its items (indices into ``ds``) and their labels
+    by the group's rater columns, an array (items, raters) with -1 where a rater did not rate an item."""
+    layout = make_layout(ds, sampler)
+    out = []
+    for g in range(len(layout.rater_start) - 1):
+        items = layout.items[layout.item_start[g]:layout.item_start[g + 1]]
+        r = int(layout.rater_start[g + 1] - layout.rater_start[g])
+        out.append((items, layout.matrix[layout.matrix_start[g]:layout.matrix_start[g + 1]].reshape(len(items), r)))
+    return out
+
+
 def rater_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
                     deltas) -> list[np.ndarray]:
     """Per group of the sampler (S1: the pool; S3: each batch), the observed deltas with each of its rater columns
     left out in turn, an array (raters of the group, metrics). ``deltas(gold, a, b)`` scores counts of shape
     (leave-outs, items, labels) on the scale of ``k`` responses, as the observed delta is scored. An item's only
     rating is never left out."""
-    layout = make_layout(ds, sampler)
     counts = ds.item_label_counts.astype(float)
     ratings = ds.raters_per_item.astype(float)
     a, b = share_a * k, share_b * k
     out = []
-    for g in range(len(layout.rater_start) - 1):
-        items = layout.items[layout.item_start[g]:layout.item_start[g + 1]]
-        r = int(layout.rater_start[g + 1] - layout.rater_start[g])
-        labels = layout.matrix[layout.matrix_start[g]:layout.matrix_start[g + 1]].reshape(len(items), r)
+    for items, labels in groups(ds, sampler):
+        r = labels.shape[1]
         gold = np.repeat(counts[None], r, axis=0)
         left = np.repeat(ratings[None], r, axis=0)
         for j in range(r):
@@ -109,21 +118,15 @@ def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nd
     columns drawn with replacement, the same columns for every drawn item of the group; a drawn item's gold counts
     the labels its drawn columns hold (scaled to ``k`` responses), or, where none of them rated it, its own
     ratings' shares. ``share_a[i]`` is A's label distribution on item ``i`` of ``ds``."""
-    layout = make_layout(ds, sampler)
     shares = ds.item_label_counts / ds.raters_per_item[:, None]
     a, b = share_a * k, share_b * k
-    groups = []
-    for g in range(len(layout.rater_start) - 1):
-        items = layout.items[layout.item_start[g]:layout.item_start[g + 1]]
-        r = int(layout.rater_start[g + 1] - layout.rater_start[g])
-        labels = layout.matrix[layout.matrix_start[g]:layout.matrix_start[g + 1]].reshape(len(items), r)
-        onehot = (labels[..., None] == np.arange(ds.n_labels)).astype(np.int32)  # a missing cell is all zeros
-        groups.append((items, r, onehot))
+    laid_out = [(items, labels.shape[1], (labels[..., None] == np.arange(ds.n_labels)).astype(np.int32))
+                for items, labels in groups(ds, sampler)]  # a missing cell's one-hot row is all zeros
     out = []
     for start in range(0, n_samples, chunk):
         reps = min(chunk, n_samples - start)
         gold, drawn = [], []
-        for items, r, onehot in groups:
+        for items, r, onehot in laid_out:
             local = rng.integers(len(items), size=(reps, len(items)))
             columns = rng.integers(r, size=(reps, r))
             counts = onehot[local[..., None], columns[:, None, :]].sum(2)  # (reps, items, labels)
