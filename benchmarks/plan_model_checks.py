@@ -33,7 +33,6 @@ from analysis.experiment.grid import Cell  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import power  # noqa: E402
 from analysis.tools.modelled import PANELS, pooled_power, study  # noqa: E402
-from analysis.experiment.choices import BOOK  # noqa: E402
 
 # (name, population, items, raters) of the pilots whose interval is checked
 COVERAGE = [("3 labels, rho 0.25, 60 x 6", Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0, 0)), 60, 6),
@@ -76,7 +75,7 @@ def planned_against_true(fresh: int) -> pd.DataFrame:
     n_samples, rng, study_items = result.provenance["parameters"]["n_samples"], np.random.default_rng(0), 200
     rows = []
     for n, k, r in DESIGNS:
-        cell = Cell("S1", BOOK.perturbation, EPSILON, n * k, k)  # the planner's noise law
+        cell = Cell("S1", "dirichlet", EPSILON, n * k, k)
         true, true_se = pooled_power([study(TRUTH, pilot, "S1", study_items, r, 7, p) for p in range(fresh)],
                                      "S1", cell, fresh, 70_000, rng)
         _, plan_se = pooled_power([study(fitted, pilot, "S1", study_items, r, 8, p) for p in range(PANELS)],

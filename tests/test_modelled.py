@@ -9,7 +9,6 @@ from analysis.data.population import Population
 from analysis.engine.samplers import raters_available
 from analysis.errors import ParameterError
 from analysis.tools.modelled import check_plan_raters, study
-from analysis.experiment.choices import BOOK
 
 MODEL = Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.3, (0.3, 0.3))
 
@@ -56,7 +55,7 @@ def test_pooled_power_on_one_study_is_the_planners_with_a_bootstrap_error(crosse
     from analysis.tools.modelled import pooled_power
     from analysis.tools.power import Planner
 
-    found, error = pooled_power([crossed], "S1", Cell("S1", BOOK.perturbation, 0.5, 20 * 4, 4), 60, 3,
+    found, error = pooled_power([crossed], "S1", Cell("S1", "dirichlet", 0.5, 20 * 4, 4), 60, 3,
                                 np.random.default_rng(0))
     assert np.array_equal(found, Planner(crossed, "S1", 60, 3).cell(20, 4, 0.5)[0])
     assert np.all((error > 0) | (found == 0) | (found == 1)) and np.all(error < 0.5)

@@ -45,8 +45,8 @@ def test_power_agrees_with_an_independent_simulation(pilot):
     n, k, epsilon, alpha = 30, 4, 0.3, 0.05
     result = power.plan(pilot, sampler="S2", epsilon=epsilon, ns=[n], ks=[k], n_samples=200, seed=0)
     planned = result.designs.set_index("metric")["power"]
-    alt, null = simulate_cell(Simulator(pilot, "S2", smoothing=BOOK.smoothing),  # the planner's: the book's choices
-                              Cell("S2", BOOK.perturbation, epsilon, n * k, k), 400, 11)
+    alt, null = simulate_cell(Simulator(pilot, "S2", smoothing=BOOK.smoothing),  # the planner's smoothing
+                              Cell("S2", "dirichlet", epsilon, n * k, k), 400, 11)
     independent = share_significant(alt, null, alpha)
     for m, metric in enumerate(METRICS):
         both = (planned[metric] * 200 + independent[m] * 400) / 600
@@ -64,7 +64,7 @@ def test_the_cheapest_design_is_the_brute_force_one(pilot):
     found = {}
     for n in ns:
         for k in ks:
-            alt, null = simulate_cell(simulator, Cell("S2", BOOK.perturbation, 0.4, n * k, k), 100, 2)
+            alt, null = simulate_cell(simulator, Cell("S2", "dirichlet", 0.4, n * k, k), 100, 2)
             found[n, k] = share_significant(alt, null, 0.05)
     best = result.cheapest.set_index("metric")
     for m, metric in enumerate(METRICS):
@@ -386,7 +386,7 @@ def test_planned_power_matches_the_true_populations_at_five_designs():
     rng, chosen = np.random.default_rng(0), [METRICS.index(m) for m in metrics]
     z = stats.norm.isf(0.005 / 15)
     for n_items, k, r in [(40, 4, 12), (80, 8, 12), (40, 4, 48), (80, 8, 48), (80, 16, 48)]:
-        cell = Cell("S1", BOOK.perturbation, 0.3, n_items * k, k)
+        cell = Cell("S1", "dirichlet", 0.3, n_items * k, k)
         fresh = [study(truth, pilot, "S1", 200, r, 7, p) for p in range(n)]
         true, true_se = pooled_power(fresh, "S1", cell, n, 70_000, rng)
         again = [study(fitted, pilot, "S1", 200, r, 8, p) for p in range(PANELS)]

@@ -4,8 +4,9 @@
 averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, and three about the stand-ins. Its
 field defaults are the reference choices, written down before the paper's numbers were read. :data:`BOOK` is the
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
-default of the chapters, of :func:`analysis.experiment.grid.run`, of ``python -m analysis run`` and ``plan``, and
-of ``compare``'s smoothing (``compare`` reports the weighted averages, the one averaging it scores).
+default of the chapters, of :func:`analysis.experiment.grid.run` and of ``python -m analysis run``, and the smoothing
+of ``plan`` and ``compare`` (both score the weighted averages, the one averaging they compute; ``plan`` keeps
+Dirichlet noise, the law its population model is checked under).
 
 Imports the data and the engine; nothing above.
 """
@@ -72,7 +73,7 @@ class Choices:
 
 
 #: The one set of defaults, declared once: the book's choices (macro averaging, s = 1e-9, the one-label noise law,
-#: the binary stand-ins), which the why-chapter infers from the paper's own cells. The chapters, ``grid.run``,
-#: ``python -m analysis run`` and ``plan`` default to it; a chapter's parameters, a function's arguments or the
-#: command line's flags override any one of them by name.
+#: the binary stand-ins), which the why-chapter infers from the paper's own cells. The chapters, ``grid.run`` and
+#: ``python -m analysis run`` default to it; a chapter's parameters, a function's arguments or the command line's
+#: flags override any one of them by name.
 BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
