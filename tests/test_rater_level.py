@@ -95,3 +95,10 @@ def test_the_distribution_metrics_hold_their_level_where_a_t_test_alone_did_not(
     table = calibration(Population(n_items=50, n_raters=10), samplers=("S1",), n_sets=n_sets, n_samples=200,
                         metrics=["jsd", "wins"])
     assert (table["share"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_sets)).all(), table
+
+
+def test_with_fewer_than_40_replicates_no_pool_is_named():
+    """Below 40 replicates no percentile p can fall below 0.025 whatever the pool, so the raters are not what limits
+    the test; the answer comes at once (it once walked every pool up to 10,000)."""
+    assert rater_level.fewest_raters(39) == 0 and rater_level.fewest_raters(2) == 0
+    assert rater_level.fewest_raters(40) > rater_level.fewest_raters(200) > rater_level.fewest_raters(1000)

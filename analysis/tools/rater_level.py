@@ -170,11 +170,21 @@ def _end(values: np.ndarray, df: float, factor: float, lower: bool) -> float:
 
 def fewest_raters(n_samples: int, groups: int = 1) -> int:
     """The fewest raters per group with which :func:`percentile_p` can fall below the tail at all, with
-    ``n_samples`` replicates (one replicate at most on the null's side): 6 with 1000 replicates and one group."""
-    r = 2
-    while percentile_p(0, n_samples, groups * (r - 1), expansion(r)) >= TAIL and r < MAX_RATERS:
-        r += 1
-    return r
+    ``n_samples`` replicates (one replicate at most on the null's side): 6 with 1000 replicates and one group. 0
+    where no pool would do, with fewer than 40 replicates: then the replicates, not the raters, limit the test."""
+    if 1 / (1 + n_samples) >= TAIL:  # even unlimited raters (factor 1, a normal reference) could not reject
+        return 0
+
+    def enough(r: int) -> bool:  # more raters widen less and add degrees of freedom: monotone
+        return percentile_p(0, n_samples, groups * (r - 1), expansion(r)) < TAIL
+
+    low, high = 1, MAX_RATERS
+    if not enough(high):
+        return 0
+    while high - low > 1:  # enough(high) holds, enough(low) does not
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
 
 
 def on_z_scale(delta: float, variance: float, bound: float) -> tuple[float, float]:
