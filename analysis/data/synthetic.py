@@ -32,7 +32,7 @@ never the paper's results:
 The rater and noise scales are version 1's (tuned there to the published agreement); the shares of the raw labels
 inside the published binary splits are not published and are our choice.
 
-More variants switch one thing each (METHOD section 12), named as such:
+More variants switch one thing each (the methods page), named as such:
 
 * ``-binary`` (D3code and Toxicity): version 2 with its labels collapsed to the published binary split, the
   granularity at which the published Dirichlet fits were made. By the aggregation property the binary labels follow

@@ -1,4 +1,4 @@
-"""The simulation engine (METHOD sections 2-5, 9): one module per concept.
+"""The simulation engine (the methods page): one module per concept.
 
 - :mod:`~analysis.engine.simulator`: :class:`Simulator`, which plans each cell and runs its kernel;
 - :mod:`~analysis.engine.path`: :func:`~analysis.engine.path.choose_path`, the one place where a cell's path is chosen;

@@ -1,4 +1,4 @@
-"""The counts kernel: S2 on per-item counts (METHOD section 9).
+"""The counts kernel: S2 on per-item counts (the methods page).
 
 G and A are ``Multinomial(K', p_i)``, drawn from alias tables or as categorical draws; B has
 ``M ~ Binomial(K', epsilon)`` noise responses and ``K' - M`` from ``p_i``; under the null,

@@ -1,4 +1,4 @@
-"""The direct kernel: replicates response by response, for every sampler (METHOD sections 2-5).
+"""The direct kernel: replicates response by response, for every sampler (the methods page).
 
 Every response of G, A and B is read from the group's label matrix (a missing one drawn from the item's labels),
 counted into its slot's count vector and the slot added to the replicate's metric sums; no response is stored.

@@ -1,4 +1,4 @@
-"""The generic draws the kernels and the samplers share (METHOD sections 2 and 9): integer, binomial and
+"""The generic draws the kernels and the samplers share (the methods page): integer, binomial and
 categorical draws, the samplers' slot and column draws over a group plan (:mod:`analysis.engine.samplers`), multinomial
 counts, the numbering of count vectors (compositions) and alias tables.
 

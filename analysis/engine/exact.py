@@ -1,4 +1,4 @@
-"""Exact ties for metrics that are sums of per-class quotients (METHOD section 4): their deltas are settled on
+"""Exact ties for metrics that are sums of per-class quotients (the methods page): their deltas are settled on
 exact fractions.
 
 Every other delta is an integer difference over one denominator per cell (:mod:`analysis.engine.metrics`), so equal exact

@@ -1,4 +1,4 @@
-"""The law kernel: S2 drawn from the exact law of one item slot, and that law: the joint law of its gold, A and B count vectors (METHOD sections 3, 4, 9).
+"""The law kernel: S2 drawn from the exact law of one item slot, and that law: the joint law of its gold, A and B count vectors (the methods page).
 
 Under S2 the slots of a replicate are independent and alike: each draws a uniform item, then its own rater
 columns for G, A and B (and, under the null, its own split of A's and B's columns). A replicate of ``N'`` slots is

@@ -1,9 +1,9 @@
 """The metrics and their score differences ``delta`` (positive means A is better), computed from counts.
 
-Every metric works on per-item label counts ``n_X[i, c]`` with ``K`` responses per item (METHOD section 5): the
+Every metric works on per-item label counts ``n_X[i, c]`` with ``K`` responses per item (the methods page): the
 eight of the paper (accuracy, the support-weighted precision, recall and F1 of plurality votes, ties to the lowest
 label code, mean absolute error of label distributions, per-item wins, KL divergence and Jensen-Shannon distance
-of the distributions smoothed by adding ``s`` to every count), and the variants METHOD section 12 compares them
+of the distributions smoothed by adding ``s`` to every count), and the variants the methods page compares them
 with (macro and micro averaging, divergences in bits).
 
 This module owns the metric interface of the kernels. A kernel keeps one :class:`Accumulator` per replicate:
@@ -13,7 +13,7 @@ this module alone: :func:`cell_deltas` turns a cell's stored sums and confusion 
 metrics of the :data:`REGISTRY`. Adding a metric is one :class:`Metric` entry with its ``delta`` (and, for a sum of
 per-class quotients, its exact fraction in :mod:`analysis.engine.exact`). :func:`deltas` runs the same finish on counts,
 plain numpy vectorised over replicates; :func:`scores` computes each model's scores directly, for the tests and for
-comparing real systems. Deltas are exact where ties matter (METHOD section 4): every sum is an integer.
+comparing real systems. Deltas are exact where ties matter (the methods page): every sum is an integer.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 from analysis.engine.indices import ix
 from analysis.errors import ParameterError
 
-SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (METHOD section 5)
+SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (the methods page)
 #: The KL and JSD smoothing constants on offer: 1e-12 (the reference) and 1e-9 (what the paper's numbers point to).
 SMOOTHINGS = (1e-12, 1e-9)
 FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
@@ -130,8 +130,8 @@ class Metric:
     distributions. ``delta`` is always oriented so that positive means A is better, whatever the direction.
     ``continuous``: it takes so many values per cell that ties are rare (the calibration's size check pools these);
     ``quotients``: its score is a sum of per-class quotients, whose ties :mod:`analysis.engine.exact` settles;
-    ``default``: one of the eight of METHOD section 5 that every run simulates; ``paper``: the paper's column it
-    stands for (METHOD section 12 compares the variants of a column with the paper's numbers); ``counted``: its
+    ``default``: one of the eight of the methods page that every run simulates; ``paper``: the paper's column it
+    stands for (the methods page compares the variants of a column with the paper's numbers); ``counted``: its
     score is a share of items (a whole count over the items); ``bound``: the largest ``|delta|`` can be, given the
     number of labels (a share's difference is at most 1).
     """
@@ -197,7 +197,7 @@ AVERAGINGS = ("weighted", "macro", "micro", "macro-all")  # macro: over the labe
 
 
 def averaged(averaging: str) -> tuple[str, ...]:
-    """The eight metrics with precision, recall and F1 averaged by ``averaging`` (METHOD section 12's switch)."""
+    """The eight metrics with precision, recall and F1 averaged by ``averaging`` (the methods page's switch)."""
     if averaging not in AVERAGINGS:
         raise ParameterError(f"unknown averaging {averaging!r}; choose one of {', '.join(AVERAGINGS)}")
     if averaging == "weighted":
@@ -214,7 +214,7 @@ def check_smoothing(smoothing: float) -> float:
 
 
 def check_metrics(metrics) -> tuple[str, ...]:
-    """Normalise a metric selection (``"all"``: the eight of METHOD section 5; names or labels of any metric of the
+    """Normalise a metric selection (``"all"``: the eight of the methods page; names or labels of any metric of the
     registry) to names in registry order."""
     if metrics is None or metrics == "all" or list(metrics) == ["all"]:
         return METRICS
@@ -385,7 +385,7 @@ def divergence_tables(k: int, n_labels: int, smoothing: float = SMOOTHING) -> Di
     ``p(n) = (n + s) / (k + n_labels * s)`` (``s`` the smoothing) and ``m = (p(g) + p(x)) / 2``; summing them over
     classes gives an item's KL divergence and twice its Jensen-Shannon divergence. Each term is rounded once to the
     grid of ``2**-32`` (an error below ``1.2e-10`` per term), so an item's terms, and a replicate's items, add up
-    exactly in any order: two replicates whose exact sums are equal get equal deltas (METHOD section 4).
+    exactly in any order: two replicates whose exact sums are equal get equal deltas (the methods page).
     """
     counts = np.arange(k + 1) + smoothing
     share = counts / (k + n_labels * smoothing)

@@ -3,7 +3,7 @@
 Under S1 and S3 the slots of one item in a drawn group share their rater columns, so they share the labels of
 A's and B's perturbable responses: ``x_a``, the count vector of the ``h`` B-columns that the null split puts in A*
 (``h = 0`` under the alternative), and ``x_b``, that of the ``K' - h`` B-columns in B*. A slot differs from the
-next only in which responses are replaced and by what (METHOD section 3). This module tabulates, for each ``h``,
+next only in which responses are replaced and by what (the methods page). This module tabulates, for each ``h``,
 the law of the replaced vectors ``(x_a', x_b')`` given ``(x_a, x_b)``, so that a slot's perturbation is one draw
 from an alias table instead of one draw per response:
 

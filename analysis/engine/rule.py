@@ -1,4 +1,4 @@
-"""The perturbation rule of B (METHOD sections 3 and 12): the one module that knows the rules, their names and
+"""The perturbation rule of B (the methods page): the one module that knows the rules, their names and
 their laws.
 
 Each of B's responses is replaced with probability ``epsilon``. Under a *shared-noise* rule the replaced responses

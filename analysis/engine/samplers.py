@@ -1,4 +1,4 @@
-"""The three multi-level bootstrap samplers (METHOD section 2): which design allows which sampler, and the
+"""The three multi-level bootstrap samplers (the methods page): which design allows which sampler, and the
 "group plan" every sampler draws from.
 
 All three samplers draw *groups*, then items within a group, then rater columns within a group:

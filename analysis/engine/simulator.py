@@ -1,5 +1,5 @@
 """The simulator of one (dataset, sampler) pair: it plans each cell, builds and keeps the tables the plan names,
-and runs the plan's kernel (METHOD sections 2-5).
+and runs the plan's kernel (the methods page).
 
 For each replicate, G and A are two independent draws of rater columns on the same items and B a third draw,
 perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per

@@ -1,4 +1,4 @@
-"""The null split (METHOD section 4): the ``2K'`` rater columns of A and B pooled per group and halved.
+"""The null split (the methods page): the ``2K'`` rater columns of A and B pooled per group and halved.
 
 All pooled columns are iid uniform draws of the group's raters, so a uniform half of them is ``K'`` fresh columns
 of which ``H ~ Hypergeometric(2K'; K', K')`` are B's. The kernels draw the group's columns and ``H`` here, and

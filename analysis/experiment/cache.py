@@ -1,4 +1,4 @@
-"""The cell cache (METHOD section 7): one JSON file per finished grid cell, keyed by everything that determines its
+"""The cell cache (the methods page): one JSON file per finished grid cell, keyed by everything that determines its
 numbers, proved by a checksum, and claimed before it is computed so that two runs never compute a cell twice.
 
 The engine's fingerprint is a hash of the simulating modules' source and of the numpy and numba versions: any
@@ -51,7 +51,7 @@ CLAIM_POLL_SECONDS = 0.2  # how often a run looks for the cells that another pro
 
 
 class ResultCache:
-    """One JSON file per finished cell under ``directory``, written atomically, keyed as METHOD section 7 says.
+    """One JSON file per finished cell under ``directory``, written atomically, keyed as the methods page says.
 
     Each file holds its key, the engine fingerprint and a sha256 checksum of both with the cell's numbers.
     :meth:`get` serves a file only when its checksum, key and fingerprint are right and it has every metric;

@@ -1,4 +1,4 @@
-"""Is the test calibrated? The null checked against the alternative at ``epsilon = 0`` (METHOD section 4).
+"""Is the test calibrated? The null checked against the alternative at ``epsilon = 0`` (the methods page).
 
 At ``epsilon = 0`` A and B are exchangeable, so the null (a permutation of A's and B's rater columns) must have the
 alternative's law. Two checks per grid cell and metric: the spread ratio ``sd(delta*) / sd(delta)``, which should

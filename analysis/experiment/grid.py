@@ -1,4 +1,4 @@
-"""The experiment grid (METHOD section 6): every (epsilon, NK, K) cell simulated, cached on disk, and tabulated.
+"""The experiment grid (the methods page): every (epsilon, NK, K) cell simulated, cached on disk, and tabulated.
 
 :func:`run` simulates each cell's alternative and null replicates, turns them into one row per metric, and returns
 a tidy table. Each cell draws from its own random streams, derived from the run's seed and the cell's own
@@ -6,7 +6,7 @@ coordinates (sampler, epsilon, NK, K) with ``numpy.random.SeedSequence``; the nu
 depend on the number of worker processes, on how cells are chunked, or on which other cells the grid holds.
 
 Finished cells are written to a cache directory (:mod:`analysis.experiment.cache`), one small JSON file per cell,
-atomically (written to a temporary file, then renamed), keyed by a hash of everything that determines the cell's numbers (METHOD section 7): the
+atomically (written to a temporary file, then renamed), keyed by a hash of everything that determines the cell's numbers (the methods page): the
 data's sha256, the cell (sampler, perturbation rule, epsilon, NK, K), ``n_samples``, the seed and the engine's
 fingerprint, a hash of the simulating modules' source and of the numpy and numba versions. An interrupted run
 keeps its finished cells; a rerun with the same parameters reads them back; a rerun after any change to the engine

@@ -1,4 +1,4 @@
-"""The pairwise bootstrap p-value and the effect size (METHOD section 4).
+"""The pairwise bootstrap p-value and the effect size (the methods page).
 
 ``p = #{(i, j): null_i >= alt_j} / (n_null * n_alt)``: the share of (null, alternative) pairs in which the null
 delta is at least the alternative delta, ties counting toward the null. One-sided, "A is better", because A is

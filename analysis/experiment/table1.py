@@ -1,4 +1,4 @@
-"""The paper's Table 1 rule (METHOD section 6): per metric, the smallest budget at which some K is significant; and
+"""The paper's Table 1 rule (the methods page): per metric, the smallest budget at which some K is significant; and
 Table 1 of a results file as the command line prints it."""
 
 from __future__ import annotations

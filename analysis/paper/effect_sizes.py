@@ -1,4 +1,4 @@
-"""Effect-size agreement with the paper (METHOD section 12): our mean Δ at each of the paper's own cells.
+"""Effect-size agreement with the paper (the methods page): our mean Δ at each of the paper's own cells.
 
 Every cell of the paper's Table 1 (ε = 0.3) and of its appendix table (ε not stated; the caller gives the one
 :func:`analysis.paper.identities.appendix_epsilon` infers) prints (NK, K, p, Δ). Δ is a mean over 1000 replicates, so it

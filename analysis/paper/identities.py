@@ -1,6 +1,6 @@
 """Identities that the paper's own numbers obey, and what each reveals about a choice the paper leaves unstated.
 
-METHOD section 12. Each function reads the paper's tables (or a hand-made table of the same columns: ``table``,
+the methods page. Each function reads the paper's tables (or a hand-made table of the same columns: ``table``,
 ``dataset``, ``sampler``, ``metric``, ``NK``, ``K``, ``p_value``, ``delta``) and returns an :class:`Inference`: the
 answer, the cells it rests on, the candidates it weighed, and a printable explanation with the arithmetic.
 

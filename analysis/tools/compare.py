@@ -113,7 +113,7 @@ def subset(ds: AnnotationDataset, items: np.ndarray) -> AnnotationDataset:
 
 
 def draw_gold(plan, n: int, k: int, reps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``reps`` replicates of the sampler's draw (METHOD section 2): per slot its item (plan's item index) and the
+    """``reps`` replicates of the sampler's draw (the methods page): per slot its item (plan's item index) and the
     gold's label counts from the drawn rater columns, shapes (reps, slots) and (reps, slots, labels)."""
     n_drawn, per_group = group_layout(n, plan.single_group, plan.group_size)
     n_groups = len(plan.item_start) - 1

@@ -7,7 +7,7 @@ the cut-points -0.5 and 0.5). System A answers every item with the label probabi
 ``+lean`` would have, system B with those of a rater of bias ``-lean``. Flipping every sign (scores,
 biases, noise) swaps the labels and turns A into B, and every metric is unchanged by relabelling, so over the
 population A and B are equally good: the hypothesis of no difference holds exactly. One thing breaks that symmetry:
-a plurality tie goes to the lowest label code (METHOD section 5), which favours the system that leans toward label
+a plurality tie goes to the lowest label code (the methods page), which favours the system that leans toward label
 0, so with an even number of raters (or three labels) B would be truly better on the vote metrics. Each item's label
 codes are therefore reversed with probability 1/2 (the labels and both systems' probabilities alike), so that a tie
 favours A on half the items and B on the other half, and the hypothesis holds for every metric. A test set draws new

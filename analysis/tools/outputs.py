@@ -1,4 +1,4 @@
-"""A system's outputs read against the annotations (METHOD section 10's inputs): one label per item, several (a
+"""A system's outputs read against the annotations (the inputs of the methods page's comparison): one label per item, several (a
 generative system's samples), or ``p_<label>`` probabilities, matched to the annotated items by their id as text and
 to the annotations' labels by value where those are numbers, by their text otherwise. Every way a file can be wrong
 is one :class:`~analysis.errors.DataError` naming the system and the fix."""

@@ -1,4 +1,4 @@
-"""Planning a study (METHOD section 11): the power of each design, the cheapest design that reaches a target power,
+"""Planning a study (the methods page): the power of each design, the cheapest design that reaches a target power,
 and the smallest effect a given design detects.
 
 The power of a design (N items, K ratings each) is the share of its alternative replicates whose own p-value
