@@ -33,7 +33,7 @@ import numpy as np
 
 from analysis.data import dispersion
 from analysis.data.annotations import AnnotationDataset
-from analysis.data.synthetic import StandIn, draw, draw_labels
+from analysis.data.synthetic import StandIn, draw, latent_draws, latent_labels
 from analysis.errors import DataError, ParameterError
 
 SPREADS = np.linspace(0.0, 0.95, 20)  # the grid of rater spreads sqrt(rho) the pilot is simulated at
@@ -172,10 +172,12 @@ def calibrate(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progre
     model = Population(ds.label_names, tuple(counts.sum(0) / counts.sum()), _concentration(counts), 0.0, (0.0, 0.0))
     rhos = np.square(SPREADS)
     statistic, a0s = np.empty((len(rhos), pilots)), np.empty((len(rhos), pilots))
+    spec = model.spec(ds.n_items, ds.n_raters)
     for j, stream in enumerate(np.random.SeedSequence(seed).spawn(pilots)):
+        cumulative, z_rater, z_rating = latent_draws(spec, len(ds.item), np.random.default_rng(stream))
+        cumulative = cumulative[ds.item]
         for g, rho in enumerate(rhos):  # every rho of the grid reads the same draws
-            label = draw_labels(model.spec(ds.n_items, ds.n_raters, rho=rho), ds.item, ds.rater,
-                                np.random.default_rng(stream))
+            label = latent_labels(cumulative, ds.rater, z_rater, z_rating, np.sqrt(rho), np.sqrt(1 - rho))
             statistic[g, j] = rater_consistency(ds.item, ds.rater, label, ds.n_items, ds.n_raters, ds.n_labels)
             a0s[g, j] = _concentration(np.bincount(ds.item * ds.n_labels + label, minlength=counts.size)
                                        .reshape(counts.shape))

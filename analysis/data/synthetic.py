@@ -266,17 +266,32 @@ def _assign_raters(spec: StandIn, rng: np.random.Generator) -> tuple[np.ndarray,
 def draw_labels(spec: StandIn, item: np.ndarray, rater: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Label codes of the rows (item, rater) under the stand-in's model (module docstring): ``spec.n_items`` item
     laws and ``spec.n_raters`` rater biases are drawn, then one noise per row."""
-    from scipy.stats import norm  # here, not at the top: scipy.stats takes a second to import
     if spec.version == 1:
+        from scipy.stats import norm  # here, not at the top: scipy.stats takes a second to import
         z = rng.normal(0.0, 1.0, spec.n_items)
         bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)
         y = z[item] + bias[rater] + rng.normal(0.0, spec.noise_sd, len(item))
         scale = np.sqrt(1.0 + spec.rater_sd**2 + spec.noise_sd**2)
         return np.searchsorted(norm.ppf(np.cumsum(spec.label_shares)[:-1]) * scale, y)
-    laws = rng.dirichlet(spec.dirichlet, spec.n_items)
-    bias = rng.normal(0.0, spec.rater_sd, spec.n_raters)
-    w = (bias[rater] + rng.normal(0.0, spec.noise_sd, len(item))) / np.hypot(spec.rater_sd, spec.noise_sd)
-    return (norm.cdf(w)[:, None] > np.cumsum(laws, axis=1)[item, :-1]).sum(axis=1)
+    cumulative, z_rater, z_rating = latent_draws(spec, len(item), rng)
+    return latent_labels(cumulative[item], rater, z_rater, z_rating, spec.rater_sd, spec.noise_sd)
+
+
+def latent_draws(spec: StandIn, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What version 2 draws for ``n_rows`` ratings, in this order: each item's cumulative label law (its last
+    column, 1, left out), a standard normal per rater and one per rating. The spread and the noise scale them
+    afterwards (:func:`latent_labels`), so one set of draws serves every spread."""
+    cumulative = np.cumsum(rng.dirichlet(spec.dirichlet, spec.n_items), axis=1)[:, :-1]
+    return cumulative, rng.standard_normal(spec.n_raters), rng.standard_normal(n_rows)
+
+
+def latent_labels(cumulative: np.ndarray, rater: np.ndarray, z_rater: np.ndarray, z_rating: np.ndarray,
+                  rater_sd: float, noise_sd: float) -> np.ndarray:
+    """Version 2's label codes from its draws (:func:`latent_draws`), ``cumulative`` given row by row: the label
+    whose interval of the item's cumulative law holds Phi of the rater's bias plus the rating's noise."""
+    from scipy.special import ndtr  # Phi, as scipy.stats.norm.cdf computes it
+    w = (rater_sd * z_rater[rater] + noise_sd * z_rating) / np.hypot(rater_sd, noise_sd)
+    return (ndtr(w)[:, None] > cumulative).sum(axis=1)
 
 
 def make_stand_in(name: str, seed: int = 0) -> AnnotationDataset:
