@@ -294,7 +294,7 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
         return f"{median:g} ({low}–{high}) of {n}"
 
     seeds = by_alternative[baseline]["seed"].nunique()
-    lines = [f"Over {seeds} seeds, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
+    lines = [f"Over {seeds} seed{'s' * (seeds != 1)}, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
              f"{counted(baseline, 'table1')} Table 1 cells and {counted(baseline, 'appendix')} appendix cells "
              f"(ε = {appendix_epsilon:g}) under {baseline}, and in {counted(combined, 'table1')} and "
              f"{counted(combined, 'appendix')} under {combined}."]
