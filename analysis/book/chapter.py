@@ -31,6 +31,7 @@ from analysis.engine.samplers import allowed_samplers, default_sampler
 from analysis.experiment.choices import BOOK, Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
+from analysis.wording import counted
 
 BUILD_ENV = "BOOK_BUILD_DIR"
 
@@ -353,9 +354,8 @@ def effects_note(effects, seeds, n_samples: int, appendix_epsilon: float) -> str
     found = es.summary(effects).query("by == 'all'").set_index("table")["spread"]
     appendix = (f" and {found['appendix']} of the appendix's (read at ε = {appendix_epsilon:g}, the ε the "
                 "identities infer, {ref}`chapter-why`)") if "appendix" in found else ""
-    seeds_text = f"{len(seeds)} seeds" if len(seeds) != 1 else "1 seed"
-    return (f"Over {seeds_text} of {n_samples} replicates each, our Δ lies within ×{es.FACTOR:g} of the "
-            f"paper's in {found.get('table1', 'none')} of Table 1's cells{appendix}, as median (smallest–largest) "
+    return (f"Over {counted(len(seeds), 'seed')} of {n_samples} replicates each, our Δ lies within "
+            f"×{es.FACTOR:g} of the paper's in {found.get('table1', 'none')} of Table 1's cells{appendix}, as median (smallest–largest) "
             "over the seeds; the tables give the count per run and per metric.")
 
 
@@ -466,7 +466,7 @@ def section_text(finding, data: list, missing: list[str], what: str, figure: str
         parts.append(missing_sentence(missing, f"{what} has nothing to show" if not data
                                       else f"{what} uses only the other{'s' if len(data) > 1 else ''}"))
     if data and finding is not None and finding.checked:
-        parts.append(finding.markdown(f"Finding on {len(data)} dataset{'s' if len(data) != 1 else ''}"))
+        parts.append(finding.markdown(f"Finding on {counted(len(data), 'dataset')}"))
     elif data and finding is not None:
         parts.append(finding.ours)
     if data and figure:

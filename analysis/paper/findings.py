@@ -18,6 +18,7 @@ from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS
 from analysis.paper.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
                                CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _label, _names, _pct, _x,
                                over_seeds)
+from analysis.wording import counted
 
 # ------------------------------------------------------------------------------------------ the budget contrast
 
@@ -123,8 +124,9 @@ def _budget_size_claim(rule: Rule, results, modelled, independent, epsilon: floa
     ours = list(our_contrast(results, modelled, independent, epsilon)["ratios"].values())
     median = float(np.median(ours)) if ours else float("nan")
     span = _x(low) if low == high else f"{_x(low)} to {_x(high)}"
-    return SubClaim(rule, f"{span} over {len(paper['ratios'])} metrics",
-                    f"median {_x(median)} over {len(ours)} metrics" if ours else "no metric significant under both",
+    return SubClaim(rule, f"{span} over {counted(len(paper['ratios']), 'metric')}",
+                    f"median {_x(median)} over {counted(len(ours), 'metric')}" if ours else
+                    "no metric significant under both",
                     bool(low <= median <= high) if ours else None, _label(modelled),
                     _paper_subject(results, modelled, independent))
 

@@ -28,6 +28,7 @@ from analysis.paper import effect_sizes, identities, tables
 from analysis.experiment.choices import Choices
 from analysis.experiment.grid import ALPHA
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
+from analysis.wording import counted
 
 COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
 RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kumar2021", "S2"),
@@ -287,17 +288,17 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
             baseline: str = BASELINE, combined: str = REFERENCE) -> str:
     """The counts of Δ within ×1.25 under the baseline and the combined choices, which switches explain how many
     departures, and what stays unexplained, with its ratios, as Markdown."""
-    def counted(name, which):
+    def within(name, which):
         median, low, high = count_values(by_alternative[name], which)
         n = int(by_alternative[name][by_alternative[name]["table"] == which].dropna(subset=["within"])
                 .groupby("seed").size().max())
         return f"{median:g} ({low}–{high}) of {n}"
 
     seeds = by_alternative[baseline]["seed"].nunique()
-    lines = [f"Over {seeds} seed{'s' * (seeds != 1)}, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
-             f"{counted(baseline, 'table1')} Table 1 cells and {counted(baseline, 'appendix')} appendix cells "
-             f"(ε = {appendix_epsilon:g}) under {baseline}, and in {counted(combined, 'table1')} and "
-             f"{counted(combined, 'appendix')} under {combined}."]
+    lines = [f"Over {counted(seeds, 'seed')}, our Δ lies within ×{effect_sizes.FACTOR:g} of the paper's in "
+             f"{within(baseline, 'table1')} Table 1 cells and {within(baseline, 'appendix')} appendix cells "
+             f"(ε = {appendix_epsilon:g}) under {baseline}, and in {within(combined, 'table1')} and "
+             f"{within(combined, 'appendix')} under {combined}."]
     delta = departed[departed["departs"] == "Δ"]
     explained = delta[delta["cause"] != "unexplained"]
     table = causes(explained)

@@ -49,6 +49,7 @@ from analysis.tools.options import data_arguments, load_data
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout
+from analysis.wording import counted
 
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
 TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
@@ -385,7 +386,7 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
     row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
     sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
     caveats = table.attrs.get("caveats") or []
-    items = f"{row['items']:,} item{'s' if row['items'] != 1 else ''}"
+    items = counted(row['items'], "item")
     return (f"On {items} with K = {row['K']} ratings each"
             f"{' (' + '; '.join(caveats) + ')' if caveats else ''}, {names[0]} scored "
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
