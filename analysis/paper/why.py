@@ -260,7 +260,7 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
                 continue
             found = [n for n in others if r["max"] == 0 and key in alt[n].index and alt[n].loc[key, "min"] == 1]
             n_seeds = int(base.groupby(keys)["seed"].nunique().loc[key])
-            rows.append((key, label, f"fails in {round((1 - r['mean']) * n_seeds)} of {n_seeds} seeds",
+            rows.append((key, label, f"fails in {round((1 - r['mean']) * n_seeds)} of {counted(n_seeds, 'seed')}",
                          base_ratio["median"].get(key, np.nan), [f"{n}: holds in every seed" for n in found]))
     out = [{"table": TABLES[key[0]], "run": f"{key[1]} {key[2]}", "metric": METRIC_LABELS[key[3]],
             "K": k_of.get(key, np.nan), "departs": departs, "baseline": shown, "ratio": ratio,
