@@ -22,7 +22,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_BUILD = ROOT / "_build" / "test"
-SMALL = ('-p n_samples 20 -p effect_n_samples 40 -p n_boot 50 -p n_sets 30 '
+SMALL = ('-p n_samples 20 -p effect_n_samples 10 -p n_boot 40 -p n_sets 20 '
          '-y "{budgets: [100, 1000], ks: [1, 5, 20], epsilons: [0.3], raters: [5, 20], seeds: [0]}"')
 RQ_CHAPTERS = ["rq1", "rq2", "rq3", "rq4"]
 EMPTY_DATA = TEST_BUILD / "empty-dataset-cache"

@@ -36,6 +36,21 @@ def test_a_cell_does_not_depend_on_the_rest_of_the_grid(batched):
     pd.testing.assert_frame_equal(cell, alone)
 
 
+def test_a_kept_simulator_gives_what_a_new_one_gives(batched, monkeypatch):
+    """Runs on the same data and sampler share one simulator (its tables built once); the numbers are those of a
+    simulator built afresh for the run."""
+    from analysis.experiment import grid
+
+    first = run(batched, "S3", use_cache=False, **SMALL)
+    kept = dict(grid._SIMULATORS)
+    again = run(batched, "S3", use_cache=False, **SMALL)
+    assert grid._SIMULATORS == kept and len(kept) >= 1  # the same simulator object served the second run
+    monkeypatch.setattr(grid, "_SIMULATORS", {})
+    fresh = run(batched, "S3", use_cache=False, **SMALL)
+    pd.testing.assert_frame_equal(first, again)
+    pd.testing.assert_frame_equal(first, fresh)
+
+
 def test_tidy_table_has_one_row_per_cell_and_metric(sparse):
     table = run(sparse, "S2", metrics=["mae", "jsd"], use_cache=False, **SMALL)
     assert list(table.columns) == list(RESULT_COLUMNS)

@@ -356,6 +356,22 @@ def _await_others(cache: ResultCache | None, keys: dict, cells_: list[Cell], fin
     return []
 
 
+SIMULATORS_KEPT = 4  # simulators kept for the next run of the same data, sampler and choices
+_SIMULATORS: dict = {}
+
+
+def _simulator(dataset: AnnotationDataset, sampler: str, smoothing: float, metrics: tuple) -> Simulator:
+    """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, smoothing and
+    metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
+    simulator holds only tables that its inputs determine; every draw takes its own seeded generator."""
+    key = (dataset.sha256, check_sampler(sampler), float(smoothing), tuple(metrics))
+    if key not in _SIMULATORS:
+        while len(_SIMULATORS) >= SIMULATORS_KEPT:
+            del _SIMULATORS[next(iter(_SIMULATORS))]
+        _SIMULATORS[key] = Simulator(dataset, sampler, smoothing=smoothing, metrics=metrics)
+    return _SIMULATORS[key]
+
+
 def run(
     dataset: AnnotationDataset,
     sampler: str,
@@ -437,8 +453,7 @@ def run(
     if n_jobs < 1 or chunk_size < 1:
         raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
-    simulator = Simulator(dataset, sampler, smoothing=smoothing,
-                          metrics=METRICS + tuple(m for m in chosen if m not in METRICS))
+    simulator = _simulator(dataset, sampler, smoothing, METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),
                         metrics=simulator.metrics) if use_cache else None
     keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}
