@@ -2,7 +2,7 @@
 
 The package is built in layers; each imports only the layers below it (``ARCHITECTURE.md``; a test keeps it so):
 
-- :mod:`analysis.errors`, :mod:`analysis.io`: the errors a user sees, atomic writes;
+- :mod:`analysis.errors`, :mod:`analysis.io`, :mod:`analysis.wording`: the errors a user sees, atomic writes, counts in words;
 - :mod:`analysis.data`: annotation datasets, the dataset registry, the seeded stand-ins;
 - :mod:`analysis.engine`: the samplers S1-S3, the simulation of G, A and B, the eight metrics, exact ties;
 - :mod:`analysis.experiment`: the grid of cells, its cache, p-values, calibration, timing, Table 1's rule;

@@ -56,7 +56,7 @@ def test_no_module_imports_a_module_that_imports_it_back():
     assert not circles, " -> ".join(circles[0])
 
 
-# the layers, bottom up, and what each may import: "base" is the package's own top-level modules (errors, io)
+# the layers, bottom up, and what each may import: "base" is the package's own top-level modules (errors, io, wording)
 LAYERS = {"base": {"base"},
           "data": {"base", "data"},
           "engine": {"base", "data", "engine"},

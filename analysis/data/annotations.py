@@ -173,19 +173,20 @@ def from_table(
     if frame.empty:
         raise DataError("the table has no rating with a label")
 
-    is_dup = frame.duplicated([item, rater], keep=False)
+    item_codes, item_ids = pd.factorize(frame[item], sort=True)
+    rater_codes, rater_ids = pd.factorize(frame[rater], sort=True)
+    pairs = pd.Series(item_codes.astype(np.int64) * len(rater_ids) + rater_codes)  # one integer per (item, rater)
+    is_dup = pairs.duplicated(keep=False).to_numpy()
     if is_dup.any():
         if duplicates == "error":
-            pairs = frame.loc[is_dup, [item, rater]].drop_duplicates().head(3).to_records(index=False).tolist()
+            shown = frame.loc[is_dup, [item, rater]].drop_duplicates().head(3).to_records(index=False).tolist()
             raise DataError(
-                f"{int(frame.duplicated([item, rater]).sum())} repeated (item, rater) pair(s), e.g. {pairs}; "
+                f"{int(pairs.duplicated().sum())} repeated (item, rater) pair(s), e.g. {shown}; "
                 "give --duplicates first or --duplicates last (duplicates='first' or 'last' in Python) to keep one "
                 "rating per pair"
             )
-        frame = frame.drop_duplicates([item, rater], keep=duplicates)
-
-    item_codes, item_ids = pd.factorize(frame[item], sort=True)
-    rater_codes, rater_ids = pd.factorize(frame[rater], sort=True)
+        kept = ~pairs.duplicated(keep=duplicates).to_numpy()  # a dropped rating's item and rater stay, in its twin
+        frame, item_codes, rater_codes = frame[kept], item_codes[kept], rater_codes[kept]
     values = frame[label]
     if label_order is None:
         values = _label_values(values, label)
@@ -419,7 +420,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
         raise
     except (pd.errors.EmptyDataError, pd.errors.ParserError, ValueError, OSError, EOFError, ImportError) as err:
         raise DataError(f"cannot read {path}: {read_error(err)}") from err
-    for column in text:
+    as_read = kind not in ("parquet", "json") and (dtype is None or dtype is str)  # a CSV read them as text
+    for column in () if as_read else text:
         if column in table.columns:
             table[column] = ids_as_text(table[column], column)
     return table
