@@ -2,11 +2,12 @@
 level when raters do not matter, and S2 rejects more often than S1 when raters lean persistently."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.tools.compare import compare
-from analysis.tools.compare_calibration import (Population, advice, calibration, contrast, draw_test_set, readable,
-                                               summary)
+from analysis.tools.compare_calibration import (Population, advice, calibration, calibrations, contrast,
+                                               draw_test_set, readable, summary)
 from analysis.errors import ParameterError
 
 
@@ -82,3 +83,15 @@ def test_the_calibration_is_reported_as_measured():
     assert f"in {s1.min():.0%} to {s1.max():.0%} of test sets where neither" in said
     assert f"in {power.min():.0%} to {power.max():.0%} where A was better" in said
     assert ("weak evidence of no difference" in said) == (power.max() < 0.8)
+
+
+def test_calibrations_in_workers_are_those_made_one_by_one():
+    designs = {"3": Population(n_items=30, n_raters=3), "5": Population(n_items=30, n_raters=5, lean_b=0.6)}
+    options = dict(n_sets=6, n_samples=40, seed=3, samplers=("S1",))
+    alone = {name: calibration(population, **options) for name, population in designs.items()}
+    pooled = calibrations(designs, n_jobs=2, **options)
+    assert list(pooled) == list(designs)
+    for name in designs:
+        pd.testing.assert_frame_equal(pooled[name], alone[name])
+    with pytest.raises(ParameterError, match="n_jobs"):
+        calibrations(designs, n_jobs=0)

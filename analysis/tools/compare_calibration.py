@@ -19,7 +19,9 @@ item's raters as independent (S2) does not, and is expected to reject more often
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Hashable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -114,6 +116,18 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
     out["low"], out["high"] = wilson(out["rejected"].to_numpy(), n_sets)
     out["share_given_ratings"] = out.pop("rejected_given") / out["n_sets"]
     return out
+
+
+def calibrations(populations: Mapping[Hashable, Population], n_jobs: int = 1, **options) -> dict:
+    """:func:`calibration` of each population (``options`` passed on), by name, in ``n_jobs`` worker processes;
+    each call seeds its own test sets, so the tables are those of the calls made one by one."""
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ParameterError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+    if n_jobs == 1 or len(populations) < 2:
+        return {name: calibration(population, **options) for name, population in populations.items()}
+    with ProcessPoolExecutor(min(int(n_jobs), len(populations))) as pool:
+        running = {name: pool.submit(calibration, population, **options) for name, population in populations.items()}
+        return {name: future.result() for name, future in running.items()}
 
 
 def contrast(population: Population = Population(), n_samples: int = 1000, seed: int = 0,
