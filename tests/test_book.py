@@ -91,7 +91,7 @@ def test_chapters_are_narrative_and_calls(name):
 
 @pytest.fixture(scope="session")
 def small_book():
-    """Execute every chapter with small parameters and build the HTML (about a minute)."""
+    """Execute every chapter with small parameters and build the HTML (two to four minutes on two cores)."""
     shutil.rmtree(TEST_BUILD, ignore_errors=True)
     env = book_env("cache")
     command = ["make", "--no-print-directory", "book", f"BUILD={TEST_BUILD}", f"OUT={TEST_BUILD}", f"PARAMS={SMALL}",
