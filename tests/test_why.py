@@ -5,6 +5,8 @@ Results tables are built so that the Table 1 rule returns chosen (budget, K) per
 0.5 everywhere else; the comparison frames of :func:`why.cells` are hand-made with known ratios per seed.
 """
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -246,3 +248,18 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     better[why.BASELINE] = cells_frame({A: 2.0, B: 1.0, C: 2.0})
     assert "Another value beats the book's for: averaging, weighted averaging." in why.preferred_sentence(
         why.predicted_per_seed(better, fitted), BOOK)
+
+
+def test_the_groups_in_workers_give_what_one_process_gives(tmp_path, monkeypatch):
+    """Two groups of alternatives (two noise laws) and two seeds, simulated in two worker processes and in this
+    process, each into an empty cell cache of its own: the same tables, alternative by alternative and seed by seed."""
+    chosen = {why.BASELINE: BOOK, "Dirichlet(1/C) noise": dataclasses.replace(BOOK, perturbation="dirichlet")}
+    runs = {}
+    for n_jobs in (1, 2):
+        monkeypatch.setenv("ANALYSIS_CACHE_DIR", str(tmp_path / f"cache{n_jobs}"))
+        runs[n_jobs] = why.simulate(chosen, [100], [1, 5], [0.3], [0, 1], 10, 0.2, cell_samples=5, n_jobs=n_jobs)
+    assert list(runs[1]) == list(runs[2]) == list(chosen)
+    for name in chosen:
+        assert list(runs[1][name]) == list(runs[2][name]) == [0, 1]
+        for seed in (0, 1):
+            pd.testing.assert_frame_equal(runs[1][name][seed], runs[2][name][seed])

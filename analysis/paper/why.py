@@ -17,6 +17,7 @@ switch moves it beyond the spread of the reseeded runs (:func:`departures`).
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Iterable, Mapping
 
@@ -131,32 +132,48 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     ``n_samples``: the cells are few, so they can afford the paper's 1000 where the grid cannot), the metrics renamed
     to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.book.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
-    datasets already loaded, by name."""
+    datasets already loaded, by name. Without a ``scheduler``, the simulations (one per group of alternatives
+    that share data, noise law and smoothing, and per seed) run in ``n_jobs`` worker processes, each grid in its
+    own process: the same tables as one by one, since every cell is seeded by itself."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
-    out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
     loaded = {} if loaded is None else loaded
-    for (data, perturbation, smoothing), names in _groups(by_alternative).items():
-        for name in set(data) - set(loaded):
-            loaded[name] = datasets.load(name)
-        mapping = {effect_sizes.paper_dataset(name): name for name in data}
-        for seed in seeds:
-            parts = []
-            for name, (_, sampler) in zip(data, RUNS):
-                for budget in sorted(budgets):
-                    parts.append(tables.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
-                                                  effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
-                                                  perturbation=perturbation, scheduler=scheduler,
-                                                  smoothing=smoothing).assign(part=GRID))
-                    if settled(parts[-1], epsilons):
-                        break
-            at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=cell_samples or n_samples,
-                                             perturbation=perturbation,
-                                             data=mapping, n_jobs=n_jobs, smoothing=smoothing,
-                                             metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
-            found = pd.concat([*parts, at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
-            for name in names:
-                out[name][seed] = effect_sizes.select(found, by_alternative[name].averaging)
+    groups = _groups(by_alternative)
+    for data, _, _ in groups:
+        loaded.update({name: datasets.load(name) for name in set(data) - set(loaded)})
+    options = dict(budgets=budgets, ks=ks, epsilons=epsilons, n_samples=n_samples, cells=cells,
+                   cell_samples=cell_samples or n_samples, scheduler=scheduler)
+    tasks = [(key, seed) for key in groups for seed in seeds]
+    if n_jobs > 1 and scheduler is None and len(tasks) > 1:
+        with ProcessPoolExecutor(min(n_jobs, len(tasks))) as pool:
+            running = {(key, seed): pool.submit(_group_run, *key, seed, {name: loaded[name] for name in key[0]},
+                                                n_jobs=1, **options) for key, seed in tasks}
+            found = {task: future.result() for task, future in running.items()}
+    else:
+        found = {(key, seed): _group_run(*key, seed, loaded, n_jobs=n_jobs, **options) for key, seed in tasks}
+    out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
+    for (key, seed), results in found.items():
+        for name in groups[key]:
+            out[name][seed] = effect_sizes.select(results, by_alternative[name].averaging)
     return out
+
+
+def _group_run(data: tuple, perturbation: str, smoothing: float, seed: int, loaded: dict, budgets, ks, epsilons,
+               n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int, scheduler) -> pd.DataFrame:
+    """One group's simulation for one seed (:func:`simulate`): the grid of each run, then the paper's cells."""
+    parts = []
+    for name, (_, sampler) in zip(data, RUNS):
+        for budget in sorted(budgets):
+            parts.append(tables.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
+                                          effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
+                                          perturbation=perturbation, scheduler=scheduler,
+                                          smoothing=smoothing).assign(part=GRID))
+            if settled(parts[-1], epsilons):
+                break
+    mapping = {effect_sizes.paper_dataset(name): name for name in data}
+    at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=cell_samples, perturbation=perturbation,
+                                     data=mapping, n_jobs=n_jobs, smoothing=smoothing,
+                                     metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+    return pd.concat([*parts, at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
 
 
 # ------------------------------------------------------------------------------------------ counts
