@@ -16,6 +16,7 @@ computes afresh, and every cached summary carries its fingerprint, so an old ent
 from __future__ import annotations
 
 import contextlib
+import functools
 import ctypes
 import json
 import os
@@ -26,7 +27,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numba
 import numpy as np
@@ -195,7 +196,8 @@ def _init_pool_worker(parent: int, *args) -> None:
     if os.getppid() != parent:  # the parent died before the kernel could be told
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watchdog").start()
-    _init_worker(*args)
+    if args:  # a grid's workers: its simulator, replicates and seed
+        _init_worker(*args)
 
 
 def _watch_parent(parent: int) -> None:
@@ -297,15 +299,24 @@ def _computed(simulator: Simulator, todo: list[Cell], n_samples: int, seed: int,
         for chunk in chunks:
             yield from _work(chunk)
         return
+    with _worker_pool(n_jobs, [functools.partial(_work, chunk) for chunk in chunks],
+                      (simulator, n_samples, seed)) as futures:
+        for future in as_completed(futures):
+            yield from future.result()
+
+
+@contextlib.contextmanager
+def _worker_pool(n_jobs: int, calls: list, initargs: tuple = ()):
+    """The futures of ``calls`` (picklable callables) in ``n_jobs`` worker processes, started with Ctrl-C held back
+    (:func:`_sigint_held`) and initialised by :func:`_init_pool_worker`; on Ctrl-C, an error or an early close the
+    workers are killed, not awaited."""
     pool, interrupted = None, False
     try:
         with _sigint_held():
-            pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker,
-                                       initargs=(os.getpid(), simulator, n_samples, seed))
-            futures = [pool.submit(_work, chunk) for chunk in chunks]  # forks every worker (the first submit)
-        for future in as_completed(futures):
-            yield from future.result()
-    except BaseException:  # Ctrl-C, an error, or the caller closing this generator early
+            pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker, initargs=(os.getpid(), *initargs))
+            futures = [pool.submit(call) for call in calls]  # forks every worker (the first submit)
+        yield futures
+    except BaseException:  # Ctrl-C, an error, or the caller closing its generator early
         interrupted = True
         for process in list((getattr(pool, "_processes", None) or {}).values()):
             process.kill()
@@ -313,6 +324,18 @@ def _computed(simulator: Simulator, todo: list[Cell], n_samples: int, seed: int,
     finally:
         if pool:
             pool.shutdown(wait=not interrupted, cancel_futures=True)
+
+
+def in_workers(calls: Mapping[Hashable, Callable], n_jobs: int = 1) -> dict:
+    """Each call's result, by key, in the order of ``calls``: in up to ``n_jobs`` worker processes, which leave
+    Ctrl-C to this process and die with it as :func:`run`'s do; in this process with one job or one call.
+    ``calls`` are picklable callables (module functions, ``functools.partial`` of them)."""
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ParameterError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+    if n_jobs == 1 or len(calls) < 2:
+        return {key: call() for key, call in calls.items()}
+    with _worker_pool(min(int(n_jobs), len(calls)), list(calls.values())) as futures:
+        return {key: future.result() for key, future in zip(calls, futures)}
 
 
 def _claimed(cache: ResultCache | None, keys: dict, todo: list[Cell], finish) -> list[Cell]:

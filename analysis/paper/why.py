@@ -17,8 +17,8 @@ switch moves it beyond the spread of the reseeded runs (:func:`departures`).
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -27,7 +27,7 @@ import pandas as pd
 from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
 from analysis.experiment.choices import Choices
-from analysis.experiment.grid import ALPHA
+from analysis.experiment.grid import ALPHA, in_workers
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 from analysis.wording import counted
 
@@ -143,13 +143,10 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     options = dict(budgets=budgets, ks=ks, epsilons=epsilons, n_samples=n_samples, cells=cells,
                    cell_samples=cell_samples or n_samples, scheduler=scheduler)
     tasks = [(key, seed) for key in groups for seed in seeds]
-    if n_jobs > 1 and scheduler is None and len(tasks) > 1:
-        with ProcessPoolExecutor(min(n_jobs, len(tasks))) as pool:
-            running = {(key, seed): pool.submit(_group_run, *key, seed, {name: loaded[name] for name in key[0]},
-                                                n_jobs=1, **options) for key, seed in tasks}
-            found = {task: future.result() for task, future in running.items()}
-    else:
-        found = {(key, seed): _group_run(*key, seed, loaded, n_jobs=n_jobs, **options) for key, seed in tasks}
+    outer = n_jobs if scheduler is None and len(tasks) > 1 else 1  # the groups share the workers, or each grid has them
+    found = in_workers({(key, seed): partial(_group_run, *key, seed, {name: loaded[name] for name in key[0]},
+                                             n_jobs=1 if outer > 1 else n_jobs, **options)
+                        for key, seed in tasks}, outer)
     out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
     for (key, seed), results in found.items():
         for name in groups[key]:

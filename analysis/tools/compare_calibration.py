@@ -19,8 +19,8 @@ item's raters as independent (S2) does not, and is expected to reject more often
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Hashable, Mapping
 
 import numpy as np
@@ -31,6 +31,7 @@ from tqdm import tqdm
 from analysis.tools.compare import RATER_LEVEL, compare
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
+from analysis.experiment.grid import in_workers
 from analysis.tools.power import wilson
 
 
@@ -119,15 +120,11 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
 
 
 def calibrations(populations: Mapping[Hashable, Population], n_jobs: int = 1, **options) -> dict:
-    """:func:`calibration` of each population (``options`` passed on), by name, in ``n_jobs`` worker processes;
-    each call seeds its own test sets, so the tables are those of the calls made one by one."""
-    if int(n_jobs) != n_jobs or n_jobs < 1:
-        raise ParameterError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
-    if n_jobs == 1 or len(populations) < 2:
-        return {name: calibration(population, **options) for name, population in populations.items()}
-    with ProcessPoolExecutor(min(int(n_jobs), len(populations))) as pool:
-        running = {name: pool.submit(calibration, population, **options) for name, population in populations.items()}
-        return {name: future.result() for name, future in running.items()}
+    """:func:`calibration` of each population (``options`` passed on), by name, in ``n_jobs`` worker processes
+    (:func:`analysis.experiment.grid.in_workers`); each call seeds its own test sets, so the tables are those of the
+    calls made one by one."""
+    return in_workers({name: partial(calibration, population, **options) for name, population in populations.items()},
+                      n_jobs)
 
 
 def contrast(population: Population = Population(), n_samples: int = 1000, seed: int = 0,
