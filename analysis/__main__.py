@@ -450,7 +450,10 @@ def _table1(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    from analysis.experiment.grid import one_blas_thread
     from analysis.tools import compare, power
+
+    one_blas_thread()
 
     handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
                 "compare": compare.run_cli, "plan": power.run_cli}

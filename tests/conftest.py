@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.data.annotations import from_table
+from analysis.experiment.grid import one_blas_thread
 from analysis.engine.metrics import METRICS
 from analysis.data.synthetic import make_stand_in
 
@@ -17,6 +18,7 @@ from analysis.data.synthetic import make_stand_in
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not os.environ.get("ANNOTATION_DATA_DIR") and SHARED_DATA.is_dir():
     os.environ["ANNOTATION_DATA_DIR"] = str(SHARED_DATA)
+one_blas_thread()  # as the package's own processes: make test's two workers share two cores
 
 
 def cached(name: str) -> Path:

@@ -343,3 +343,24 @@ def test_a_cache_file_without_an_extra_metric_asked_for_is_recomputed(crossed, t
     again = run(crossed, "S2", metrics=["mae", "recall_macro"], cache_dir=tmp_path, **grid)
     pd.testing.assert_frame_equal(first, again)
     assert "(a metric is missing)" in capsys.readouterr().err
+
+
+def _blas_threads() -> set[int]:
+    from threadpoolctl import threadpool_info
+
+    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+
+def test_the_workers_and_the_command_line_run_blas_on_one_thread():
+    """Forked from a process that allows two BLAS threads, each worker and the command line run one
+    (:func:`analysis.experiment.grid.one_blas_thread`)."""
+    from threadpoolctl import threadpool_limits
+
+    from analysis.__main__ import main
+    from analysis.experiment.grid import in_workers
+
+    with threadpool_limits(2, user_api="blas"):
+        assert _blas_threads() == {2}
+        assert in_workers({0: _blas_threads, 1: _blas_threads}, 2) == {0: {1}, 1: {1}}
+        assert main(["datasets", "list"]) == 0
+        assert _blas_threads() == {1}

@@ -32,6 +32,7 @@ from typing import Callable, Hashable, Iterable, Mapping, Sequence
 import numba
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from analysis import __version__
@@ -178,6 +179,13 @@ def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
     _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
 
 
+def one_blas_thread() -> None:
+    """Run BLAS on one thread in this process from now on. The package parallelises by processes (``n_jobs``); its
+    matrix products are small, and BLAS threads left spinning between them take the cores that the other workers
+    need. Its workers, command line and chapters call this; the numbers are the same."""
+    threadpool_limits(1, user_api="blas")
+
+
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCHDOG_SECONDS = 0.5  # how often a worker checks that its parent is alive
 
@@ -196,6 +204,7 @@ def _init_pool_worker(parent: int, *args) -> None:
     if os.getppid() != parent:  # the parent died before the kernel could be told
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watchdog").start()
+    one_blas_thread()
     if args:  # a grid's workers: its simulator, replicates and seed
         _init_worker(*args)
 
