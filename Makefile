@@ -57,13 +57,15 @@ browser:
 	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) \
 	    >/dev/null 2>&1 || echo "could not install chromium; the browser test will skip"; }
 
-# two workers, a test file to each at a time (the tests of the small book build share one, which builds it once)
+# two workers, a test file to each at a time (the tests of the small book build share one, which builds it once), in
+# the order of tests/conftest.py: the longest files first, so that neither worker ends the run alone on one
+XDIST = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 test: install browser
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile
+	$(PY) -m pytest -q $(XDIST)
 
 # the edit-test loop: every test but the slow ones (the book build, packaging, signals, ten million rows)
 test-fast: install
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadfile -m "not slow and not packaging"
+	$(PY) -m pytest -q $(XDIST) -m "not slow and not packaging"
 
 # The kernels index without numba's wrap of negative indices and without bounds checks (analysis/engine/indices.py):
 # here every plan of the reference tests runs with numba's bounds checks on, an index outside its array an error.

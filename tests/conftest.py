@@ -21,6 +21,22 @@ if not os.environ.get("ANNOTATION_DATA_DIR") and SHARED_DATA.is_dir():
 one_blas_thread()  # as the package's own processes: make test's two workers share two cores
 
 
+LONGEST_FIRST = ("test_book.py", "test_indices.py", "test_packaging.py")  # the longest files, by --durations
+
+
+def pytest_collection_modifyitems(items):
+    """The longest test files first, then the other files with slow tests, then the rest, each in its own order:
+    ``make test``'s workers (``--no-loadscope-reorder``) start on the long ones and end on short ones, rather than
+    one worker running a long file alone at the end."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(item):
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST) + (item.path not in slow)
+
+    items.sort(key=rank)
+
+
 def cached(name: str) -> Path:
     """The folder of dataset ``name`` in the dataset cache, or a skip that says what to run."""
     from analysis.data import datasets

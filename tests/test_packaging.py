@@ -43,10 +43,10 @@ def installed(tmp_path_factory):
                      "demo_testsuite/outputs.csv", "demo_testsuite/README.md"):
         assert f"analysis/resources/{resource}" in names, resource
     venv = base / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], base)
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base)  # this pip installs into it
     python = venv / "bin" / "python"
     started = time.time()
-    run([str(python), "-m", "pip", "install", "--quiet", str(wheels[0])], base)
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(wheels[0])], base)
     print(f"wheel installed in {time.time() - started:.0f} s")
     work = base / "elsewhere"
     work.mkdir()

@@ -109,3 +109,9 @@ def test_numba_caches_kernels_by_a_hash_of_every_kernel_source(tmp_path, monkeyp
         assert numba.config.CACHE_DIR.endswith(digest)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert analysis._kernel_cache_dir() == str(tmp_path / "annotator-bootstrap" / "numba" / digest)
+
+
+def test_the_longest_test_files_named_first_exist():
+    from conftest import LONGEST_FIRST
+
+    assert all((ROOT / "tests" / name).is_file() for name in LONGEST_FIRST), LONGEST_FIRST
