@@ -217,8 +217,9 @@ def _watch_parent(parent: int) -> None:
 
 @contextlib.contextmanager
 def _sigint_held():
-    """Hold Ctrl-C back while worker processes start: a KeyboardInterrupt raised during a fork, inside the
-    interpreter's at-fork handlers, prints "Exception ignored in ..." and can leave a lock held. SIGINT is blocked
+    """Hold Ctrl-C back while worker processes start (a KeyboardInterrupt raised during a fork, inside the
+    interpreter's at-fork handlers, prints "Exception ignored in ..." and can leave a lock held), or while a
+    finished cell is cached and counted (so that the count said on Ctrl-C is the cache's). SIGINT is blocked
     in this thread (the workers inherit the mask, then ignore SIGINT), and one that reaches another thread is only
     recorded; on leaving, a held-back Ctrl-C is handed to the previous handler (a KeyboardInterrupt)."""
     held = []
@@ -516,9 +517,10 @@ def run(
             computing = _computed(simulator, _claimed(cache, keys, ahead, finish), int(n_samples), int(seed),
                                   chunk_size, None if local else n_jobs, scheduler)
             for cell, summary in computing:
-                if cache:
-                    cache.put(keys[cell], summary)
-                finish(cell, summary)
+                with _sigint_held():  # stored and counted as one step: Ctrl-C's message counts what is cached
+                    if cache:
+                        cache.put(keys[cell], summary)
+                    finish(cell, summary)
             todo = [cell for cell in todo if cell not in done]
             if offered.issuperset(todo):  # the rest is claimed by other runs: wait for it, or until some is freed
                 todo, offered = _await_others(cache, keys, todo, finish), set()
