@@ -12,6 +12,7 @@ without its pandas index, with human headers, integers as integers and long hash
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from importlib.resources import files
@@ -181,15 +182,26 @@ def paper_table(which: str = "table1") -> pd.DataFrame:
 
     Columns: epsilon, dataset, sampler, metric, NK, p_value, K, delta, as the paper prints them.
     """
+    return _paper_tables(which).copy()
+
+
+@functools.cache
+def _paper_tables(which: str) -> pd.DataFrame:
+    """One table of the packaged ``paper_tables.csv``, read once (:func:`paper_table` hands out copies)."""
     table = pd.read_csv(files("analysis") / "resources" / "paper_tables.csv", comment="#")
     if which not in set(table["table"]):
         raise ValueError(f"unknown paper table {which!r}; choose 'table1' or 'appendix'")
     return table[table["table"] == which].drop(columns="table").astype({"NK": "Int64", "K": "Int64"})
 
 
+@functools.cache
+def _by_cell(which: str) -> pd.DataFrame:
+    return _paper_tables(which).set_index(["dataset", "sampler", "metric"])
+
+
 def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which: str = "table1"):
     """One value of the paper's table, or ``None`` where the paper has no such cell (or a dash)."""
-    table = paper_table(which).set_index(["dataset", "sampler", "metric"])
+    table = _by_cell(which)
     key = (paper_dataset, sampler, metric)
     if key not in table.index:
         return None
