@@ -25,22 +25,17 @@ def table1(results: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     need = {"dataset", "sampler", "epsilon", "NK", "K", "metric", "p_value", "delta"}
     if need - set(results.columns):
         raise ParameterError(f"results lack column(s) {sorted(need - set(results.columns))}")
-    rows = []
-    for (dataset, sampler, epsilon, metric), group in results.groupby(
-            ["dataset", "sampler", "epsilon", "metric"], sort=False):
-        hits = group[group["p_value"] < alpha]
-        row = {"dataset": dataset, "sampler": sampler, "epsilon": epsilon, "metric": metric,
-               "NK": np.nan, "p_value": np.nan, "K": np.nan, "delta": np.nan}
-        if "beyond_data" in group:
-            row["beyond_data"] = False
-        if len(hits):
-            budget = hits["NK"].min()
-            best = group[group["NK"] == budget].sort_values(["p_value", "K"]).iloc[0]
-            row.update(NK=budget, p_value=best["p_value"], K=best["K"], delta=best["delta"])
-            if "beyond_data" in row:
-                row["beyond_data"] = bool(best["beyond_data"])
-        rows.append(row)
-    out = pd.DataFrame(rows)
+    keys = ["dataset", "sampler", "epsilon", "metric"]
+    every = results.groupby(keys, sort=False).size().index  # in the order of first appearance
+    budget = results[results["p_value"] < alpha].groupby(keys, sort=False)["NK"].min().rename("_budget")
+    at = results.join(budget, on=keys, how="inner")  # the rows of the smallest significant budget, in their order
+    at = at[at["NK"] == at["_budget"]]
+    columns = ["NK", "p_value", "K", "delta"] + (["beyond_data"] if "beyond_data" in results else [])
+    # the smallest p there, the smallest K on ties (a stable sort), the first row on ties of both
+    best = at.sort_values(["p_value", "K"], kind="stable").groupby(keys, sort=False).head(1).set_index(keys)
+    out = best[columns].reindex(every).reset_index()
+    if "beyond_data" in out:
+        out["beyond_data"] = out["beyond_data"].astype("boolean").fillna(False).astype(bool)
     # runs keep the order in which they appear in ``results``; metrics follow the paper's order
     run_order = {run: i for i, run in enumerate(dict.fromkeys(zip(out["dataset"], out["sampler"])))}
     out["_run"] = [run_order[run] for run in zip(out["dataset"], out["sampler"])]
