@@ -13,6 +13,7 @@ from scipy import stats
 
 from analysis.tools import power
 from analysis.__main__ import main
+from analysis.data import population
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import Cell, simulate_cell
@@ -399,7 +400,10 @@ def test_planned_power_matches_the_true_populations_at_five_designs():
 
 def test_s3_plans_r_on_batched_studies(batched):
     result = power.plan(batched, sampler="S3", epsilon=0.5, ns=[30], ks=[2, 4], n_samples=20, metrics=["mae"],
-                        raters=[8])
+                        raters=[8], pilots=20)
+    fitted = population.fit(batched, 0, pilots=20)
+    assert result.provenance["parameters"]["pilots"] == 20
+    assert result.provenance["population"]["rho"] == fitted.rho  # the fit with the pilots asked for
     modelled = result.designs[result.designs["modelled"]]
     assert set(modelled["R"]) == {8} and set(modelled["K"]) == {2, 4} and result.provenance["raters"] == 4
     assert "a batch's 4 raters of the pilot" in power.summary(result)

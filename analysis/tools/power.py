@@ -194,7 +194,8 @@ class Plan:
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = DEFAULT, progress: bool = False, raters=None) -> Plan:
+         metrics="all", perturbation: str = DEFAULT, progress: bool = False, raters=None,
+         pilots: int = populations.PILOTS) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
@@ -202,12 +203,12 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
     :func:`.raters_available`). ``progress`` shows a bar of simulated designs on stderr.
 
-    ``raters`` (numbers of distinct raters R, S1 and S3 only) adds, for each R, the designs with K <= R simulated
-    on studies with R raters drawn from a population model fitted to the pilot (:mod:`analysis.tools.modelled`;
-    the default Ks for R are those of the default grid up to R); ``designs`` and ``cheapest`` then have the columns
-    R and modelled (True for those designs, False for the pilot's own, whose R is :func:`.raters_available`), and
-    ``pilot`` the best power a design of the pilot's own R reaches within its raters.
-    """
+    ``raters`` (numbers of distinct raters R, S1 and S3 only) adds, for each R, the designs with K <= R simulated on
+    studies with R raters drawn from a population model fitted to the pilot with ``pilots`` simulated pilots per
+    rater share (:mod:`analysis.tools.modelled`; the default Ks for R are the default grid's up to R); ``designs``
+    and ``cheapest`` then have the columns R and modelled (True for those designs, False for the pilot's own, whose
+    R is :func:`.raters_available`), and ``pilot`` the best power a design of the pilot's own R reaches within
+    its raters."""
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
     chosen = check_metrics(metrics)
@@ -227,13 +228,12 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
               "s); no estimate of the time left this run", file=sys.stderr)
     unit = "step" if modelled else "design"  # planning R counts the population model's simulated pilots too
-    bar = tqdm(total=len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches
-               + (populations.PILOTS if modelled else 0), desc=f"plan {ds.name} {sampler}", unit=unit,
-               disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
+    bar = tqdm(total=len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0),
+               desc=f"plan {ds.name} {sampler}", unit=unit, disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
                bar_format=f"{{desc}}: {{n_fmt}}/{{total_fmt}} {unit}s [{{elapsed}}]" if compiling else None)
     planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
     with bar:
-        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled)
+        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots)
         bar.total = bar.n  # the searches stop early where the power is reached or never is
     return result
 
@@ -256,7 +256,7 @@ def _rows(planner: Planner, chosen, epsilon, ns, ks, cost_item, cost_rating, ite
 
 
 def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power,
-          modelled: dict) -> Plan:
+          modelled: dict, pilots: int) -> Plan:
     """:func:`plan`'s work once its arguments are checked; ``modelled`` maps each R to plan to its Ks."""
     ds, n_samples = planner.ds, planner.n_samples
     raters = raters_available(ds, planner.sampler)
@@ -269,7 +269,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     if modelled:
         designs = designs.assign(R=raters, modelled=False)
         planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: fitting a population model")
-        population = populations.fit(ds, planner.seed, progress=planner.progress)
+        population = populations.fit(ds, planner.seed, pilots=pilots, progress=planner.progress)
         for r, r_ks in modelled.items():
             planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: R = {r}, modelled")
             studies = tuple(study(population, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
@@ -294,11 +294,11 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                                **(_best(designs, metric) if modelled else {})})
     provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(), "raters": raters,
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
-                                 "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating,
-                                 "power": power, "alpha": planner.alpha, "n_samples": int(n_samples),
-                                 "seed": int(planner.seed), "perturbation": planner.perturbation}}
+                                 "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating, "power": power,
+                                 "alpha": planner.alpha, "n_samples": int(n_samples), "seed": int(planner.seed),
+                                 "perturbation": planner.perturbation}}
     if population is not None:
-        provenance["parameters"]["raters"] = list(modelled)
+        provenance["parameters"].update(raters=list(modelled), pilots=pilots)
         provenance["population"] = {**asdict(population), "description": population.describe()}
     return Plan(designs, cheapest(designs, power), pd.DataFrame(pilot_rows), float(epsilon), power, provenance)
 
