@@ -19,12 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _run_chapter(name: str, folder: Path, *parameters: str) -> dict:
     """Execute one chapter with papermill at the small scale plus ``parameters``, in ``folder`` with its own caches
-    (apart from the small build, so that the two can run at once); return the executed notebook."""
+    (apart from the small build, so that the two can run at once), in one process (the test workers fill the
+    cores); return the executed notebook."""
     source, output = folder / f"{name}.md.ipynb", folder / f"{name}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{name}.md"), source)
     command = [sys.executable, "-m", "papermill", "--cwd", str(ROOT), "--kernel", "python3", "--log-level", "ERROR",
-               str(source), str(output), "-p", "n_samples", "30", "-y", "{budgets: [100, 1000], ks: [1, 5]}",
-               *parameters]
+               str(source), str(output), "-p", "n_jobs", "1", "-p", "n_samples", "30",
+               "-y", "{budgets: [100, 1000], ks: [1, 5]}", *parameters]
     (folder / "empty-dataset-cache").mkdir(exist_ok=True)
     env = {**os.environ, "ANALYSIS_CACHE_DIR": str(folder / "cache"), "BOOK_BUILD_DIR": str(folder),
            "ANNOTATION_DATA_DIR": str(folder / "empty-dataset-cache")}
