@@ -4,7 +4,7 @@
 #                                  re-execute that chapter alone with papermill parameters, then rebuild the HTML
 #                                  (other chapters: their last executed notebooks, or left out until executed)
 #   make test                      unit, statistical, notebook (nbval) and browser tests
-#   make test-fast                 the same but the slow tests (book build, packaging, signals): the edit-test loop
+#   make test-fast                 the same but the slow tests (book build, chapter runs, packaging, signals, pools): the edit-test loop
 #   make test-boundscheck          the reference tests with numba's bounds checks (a kernel's index out of its array)
 #   make bench                     engine benchmark (benchmarks/README.md)
 #   make data                      download the registered real datasets into the cache
@@ -63,7 +63,8 @@ XDIST = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 test: install browser
 	$(PY) -m pytest -q $(XDIST)
 
-# the edit-test loop: every test but the slow ones (the book build, packaging, signals, ten million rows)
+# the edit-test loop: every test but the slow ones (the book build, chapter runs, packaging, signals, worker pools, ten
+# million rows)
 test-fast: install
 	$(PY) -m pytest -q $(XDIST) -m "not slow and not packaging"
 

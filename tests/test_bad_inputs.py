@@ -187,6 +187,7 @@ def test_bad_input_gets_one_error_line_and_exit_2(name, args, message, tmp_path,
     assert snapshot(tmp_path) == before  # nothing written, replaced or left behind
 
 
+@pytest.mark.slow
 def test_no_traceback_from_a_real_process(tmp_path):
     """The same in a fresh interpreter, for two of the cases above."""
     make_files(tmp_path)
@@ -512,6 +513,7 @@ def test_an_unwritable_home_suggests_no_cache_and_names_no_flag_never_given(tmp_
     assert code == 0, err  # and --no-cache runs
 
 
+@pytest.mark.slow
 def test_a_chapter_with_a_misspelt_column_says_so_in_one_line_with_chapter_parameters(tmp_path):
     """make chapter PARAMS="-p dataset ratings.csv -p item question" on a file without 'question': one line that
     names the chapter's parameters (not the command line's --item), no traceback, and no notebook written."""

@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 import jupytext
+import pytest
 
 from tests.conftest import crossed_table
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # each test executes chapters with papermill
 
 
 def _run_chapter(name: str, folder: Path, *parameters: str) -> dict:

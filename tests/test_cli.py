@@ -148,6 +148,7 @@ def _workers(psutil, process: subprocess.Popen, count: int, timeout: float = 120
     raise AssertionError(f"no {count} workers within {timeout} s")
 
 
+@pytest.mark.slow
 def test_workers_die_with_a_parent_killed_by_sigkill(tmp_path):
     """kill -9 of a --jobs 2 run leaves no worker behind for more than a few seconds (they used to wait, as
     orphans of PID 1, for a parent that would never come back)."""

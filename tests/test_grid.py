@@ -226,6 +226,7 @@ def test_table1_takes_the_smallest_significant_budget_and_its_best_k():
     assert wide.loc[("d:S2 (ε=0.3)", "p-value"), "MAE"] == "–"
 
 
+@pytest.mark.slow
 def test_a_dask_cluster_gives_the_local_table_bit_for_bit(crossed, tmp_path):
     distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
     local = run(crossed, "S1", use_cache=False, **SMALL)

@@ -250,6 +250,7 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
         why.predicted_per_seed(better, fitted), BOOK)
 
 
+@pytest.mark.slow
 def test_the_groups_in_workers_give_what_one_process_gives(tmp_path, monkeypatch):
     """Two groups of alternatives (two noise laws) and two seeds, simulated in two worker processes and in this
     process, each into an empty cell cache of its own: the same tables, alternative by alternative and seed by seed."""
