@@ -509,9 +509,7 @@ def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:
 
 
 def paper_value_exists(paper_dataset: str, sampler: str, metric: str, which: str = "table1") -> bool:
-    table = paper_table(which)
-    return bool(((table["dataset"] == paper_dataset) & (table["sampler"] == sampler)
-                 & (table["metric"] == metric)).any())
+    return (paper_dataset, sampler, metric) in _by_cell(which).index
 
 
 def departures(results: pd.DataFrame, epsilon: float, factor: float = 4.0) -> pd.DataFrame:
