@@ -20,10 +20,17 @@ import sys
 import threading
 
 
+_STOPPING = threading.Event()  # set once a Ctrl-C has reached the CLI's handler: the process is on its way out
+
+
 def _interrupt_again(unraisable) -> None:
     """A Ctrl-C that lands in a callback the interpreter cannot raise from (a weakref's, during an import, say)
     would print 'Exception ignored in ...' and be lost, and the run would go on: it is raised again instead, at
-    the next point that can take it. Any other unraisable error is reported as usual."""
+    the next point that can take it. Once the CLI is stopping on Ctrl-C, unraisable errors are dropped: they come
+    from objects the Ctrl-C cut short while they were built (llvmlite's, in a kernel's compilation), freed with the
+    interrupted frames. Any other unraisable error is reported as usual."""
+    if _STOPPING.is_set():
+        return
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
         # from another thread, 10 ms on: a signal raised in the hook itself would be handled (and lost) inside it
         again = threading.Timer(0.01, _thread.interrupt_main, (signal.SIGINT,))
@@ -469,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:
+        _STOPPING.set()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the message
         cached = getattr(stop, "cached", None)
         kept = "" if cached is None else (f"; {cached[0]} of {cached[1]} cells are cached in {cached[2]}, and the "
@@ -512,6 +520,7 @@ def entry_point() -> None:
     except BaseException as error:  # Ctrl-C before main could catch it (while the modules load)
         if not _by_ctrl_c(error):
             raise
+        _STOPPING.set()
         print(f"\n{PROG}: interrupted; no output written", file=sys.stderr)
         code = 130
     if code == 130:
