@@ -84,10 +84,18 @@ execute = mkdir -p $(BUILD)/notebooks $(SRC)/notebooks && $(VENV)/bin/jupytext -
 	$(PY) config/execute_chapter.py $(BUILD)/notebooks/$(1).ipynb $(SRC)/notebooks/$(1).ipynb \
 	  --cwd $(CURDIR) --kernel python3 --log-level WARNING $(2)
 
+# The chapters run $(JOBS) at a time (one chapter's serial parts leave a core idle), each line of their output
+# shown as it ends; the timing chapter runs after them, alone, so that no other chapter shares its cores.
+TIMING := speed
 book: install
-	$(foreach nb,$(CHAPTERS),$(call execute,$(nb),$(PARAMS)) && ) true
+	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=line $(addprefix executed-,$(filter-out $(TIMING),$(CHAPTERS)))
+	$(MAKE) --no-print-directory $(addprefix executed-,$(filter $(TIMING),$(CHAPTERS)))
 	$(MAKE) html
 	@$(PY) -c "from analysis.experiment.cache import ResultCache, default_cache_dir; print('cell cache:', ResultCache(default_cache_dir()).computations())"
+
+executed-%:
+	@echo "executing chapter $*"
+	@$(call execute,$*,$(PARAMS))
 
 # The chapters that have no executed notebook yet, besides NB: make chapter leaves them out of the HTML (built
 # without -W, since the pages that cite them then warn) instead of executing them at paper scale first.

@@ -21,6 +21,16 @@ def test_build_time_sums_the_executed_chapters_and_says_when_they_ran_small():
     assert "no total" in timing.build_time(runs({}))
 
 
+def test_build_time_gives_the_span_of_chapters_that_ran_side_by_side():
+    table = runs({"rq1": 250.0, "rq2": 130.0, "why": 120.0})
+    table["executed"] = ["2026-01-01 10:04:10", "2026-01-01 10:02:10", "2026-01-01 10:06:10"]  # rq2 beside rq1
+    assert "6 min 10 s from the first start to the last end" in timing.build_time(table)  # 10:00:00 to 10:06:10
+    table["executed"] = ["2026-01-01 10:04:10", "2026-01-01 10:06:20", "2026-01-01 10:08:20"]  # one after another
+    assert "side by side" not in timing.build_time(table)
+    table.loc[0, "executed"] = "–"  # an end not known: no span
+    assert "side by side" not in timing.build_time(table) and "took 8 min 20 s in all" in timing.build_time(table)
+
+
 def test_vet_comparison_is_against_the_median_sampler_not_an_outlier():
     reference = pd.DataFrame({"sampler": ["S1", "S2", "S3"], "seconds": [0.04, 0.05, 0.9], "n_samples": 1000})
     sentence = timing.vet_comparison(reference)

@@ -70,15 +70,34 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
+SIDE_BY_SIDE = 0.9  # chapters whose span from first start to last end is below this share of their sum overlapped
+
+
+def _span(timed: pd.DataFrame) -> float | None:
+    """Seconds from the first chapter's start (its end less its duration) to the last one's end; None where a
+    chapter's end is not known."""
+    if "executed" not in timed:
+        return None
+    ends = pd.to_datetime(timed["executed"], format="%Y-%m-%d %H:%M:%S", errors="coerce")  # as read_runs writes it
+    if ends.isna().any():
+        return None
+    return (ends.max() - (ends - pd.to_timedelta(timed["seconds"], unit="s")).min()).total_seconds()
+
+
 def build_time(runs: pd.DataFrame) -> str:
-    """What executing the book's chapters took, from :func:`analysis.book.chapter.read_runs`: the total, the slowest
-    chapter, and how many chapters ran with parameters changed from their defaults (smaller grids, say)."""
+    """What executing the book's chapters took, from :func:`analysis.book.chapter.read_runs`: the total, the span
+    from the first start to the last end where chapters ran side by side (``make book`` runs them ``JOBS`` at a
+    time), the slowest chapter, and how many chapters ran with parameters changed from their defaults."""
     timed = runs.dropna(subset=["seconds"])
     if timed.empty:
         return "No other chapter of this build has been executed yet, so there is no total to give."
     slowest = timed.loc[timed["seconds"].idxmax()]
-    text = (f"Executing the {len(timed)} chapters of this build took {_duration(timed['seconds'].sum())} in all on "
-            f"this machine, the longest being {slowest['chapter']} at {_duration(slowest['seconds'])}")
+    total = timed["seconds"].sum()
+    text = f"Executing the {len(timed)} chapters of this build took {_duration(total)} in all on this machine"
+    span = _span(timed)
+    if span is not None and span < SIDE_BY_SIDE * total:
+        text += f"; they ran side by side, {_duration(span)} from the first start to the last end"
+    text += f", the longest being {slowest['chapter']} at {_duration(slowest['seconds'])}"
     changed = int((~timed["parameters changed from the defaults"].str.startswith("none")).sum())
     if changed:
         return text + (f"; {changed} of them ran with parameters changed from the defaults, so this is not the time "
