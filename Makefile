@@ -84,11 +84,14 @@ execute = mkdir -p $(BUILD)/notebooks $(SRC)/notebooks && $(VENV)/bin/jupytext -
 	$(PY) config/execute_chapter.py $(BUILD)/notebooks/$(1).ipynb $(SRC)/notebooks/$(1).ipynb \
 	  --cwd $(CURDIR) --kernel python3 --log-level WARNING $(2)
 
-# The chapters run $(JOBS) at a time (one chapter's serial parts leave a core idle), each line of their output
-# shown as it ends; the timing chapter runs after them, alone, so that no other chapter shares its cores.
+# The chapters run $(JOBS) at a time (one chapter's serial parts leave a core idle), each one's output shown as it
+# ends: the longest first (minutes at book size: benchmarks/README.md), so that short ones fill the last minutes,
+# then the others in _toc.yml's order. The timing chapter runs after them, alone, so that no chapter shares its cores.
 TIMING := speed
+LONGEST := realdata rq1 why compare rq2
+BOOK_ORDER := $(filter $(CHAPTERS),$(LONGEST)) $(filter-out $(LONGEST) $(TIMING),$(CHAPTERS))
 book: install
-	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=line $(addprefix executed-,$(filter-out $(TIMING),$(CHAPTERS)))
+	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=line $(addprefix executed-,$(BOOK_ORDER))
 	$(MAKE) --no-print-directory $(addprefix executed-,$(filter $(TIMING),$(CHAPTERS)))
 	$(MAKE) html
 	@$(PY) -c "from analysis.experiment.cache import ResultCache, default_cache_dir; print('cell cache:', ResultCache(default_cache_dir()).computations())"
