@@ -64,7 +64,7 @@ test: install browser
 	$(PY) -m pytest -q $(XDIST)
 
 # the edit-test loop: every test but the slow ones (the book build, chapter runs, packaging, signals, worker pools, ten
-# million rows)
+# million rows, the statistical level checks of five seconds or more)
 test-fast: install
 	$(PY) -m pytest -q $(XDIST) -m "not slow and not packaging"
 

@@ -188,6 +188,7 @@ def test_ctrl_c_while_the_workers_start_never_prints_a_traceback(tmp_path):
     assert not (tmp_path / "r.csv").exists()
 
 
+@pytest.mark.slow
 def test_an_object_that_ctrl_c_cut_short_does_not_print_when_freed(tmp_path):
     """Ctrl-C inside a constructor (llvmlite's, while a kernel compiles) leaves a half-built object whose __del__
     fails when the interrupted frames are freed, after the message. The CLI exits 130 with its one message and no

@@ -33,6 +33,7 @@ def test_a_test_set_is_crossed_and_seeded():
     assert 6 <= reversed_codes <= 24  # Binomial(30, 1/2) falls outside in about 1 of 3,000 seeds
 
 
+@pytest.mark.slow
 def test_without_rater_bias_every_sampler_holds_its_level():
     """Raters without a persistent bias: the share of p < 0.05 stays below 5 % plus three binomial standard
     errors under S1 and S2."""

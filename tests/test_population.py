@@ -123,6 +123,7 @@ def test_the_a0_correction_undoes_what_few_biased_raters_hide():
     assert abs(np.median(fitted) - truth) < 3 * 1.25 * np.std(fitted) / np.sqrt(len(pilots))
 
 
+@pytest.mark.slow
 def test_the_rater_share_interval_covers_at_about_its_level():
     """40 pilots of 60 items x 6 raters from known populations (rho 0.1 and 0.4): the 90 % interval of rho (the
     percentile interval of a bootstrap of the pilot's items and raters) holds the truth in a number of them the binomial law of 40 draws at 0.9 allows (two-sided 0.002). The full check, over

@@ -87,6 +87,7 @@ def test_fewest_raters_is_where_the_widened_percentile_first_can_reject(n_sample
     assert at[0] >= rater_level.TAIL > at[1]
 
 
+@pytest.mark.slow
 def test_the_distribution_metrics_hold_their_level_where_a_t_test_alone_did_not():
     """Ten raters who lean persistently, 50 items, 150 test sets: the share of two-sided p < 0.05 of JSD and Wins
     stays below 5 % plus three binomial standard errors (the jackknife t alone gave 0.10 and 0.12 over 300 sets;
