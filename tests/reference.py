@@ -15,7 +15,7 @@ import numpy as np
 from analysis.data.annotations import AnnotationDataset
 from analysis.engine.metrics import METRICS, SMOOTHING, deltas
 
-SAMPLERS = ("S1", "S2", "S3")
+SAMPLERS = ("S1", "S2", "S3", "S4")
 
 
 class DataShape:
@@ -56,6 +56,9 @@ def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.G
             return design.labels[items[:, None], raters]
 
         return items, np.arange(n), model
+    if sampler == "S4":
+        items = rng.integers(design.labels.shape[0], size=n)
+        return items, np.zeros(n, dtype=np.int64), lambda: stream_columns(design, items, k, rng)
     group_size = max(1, int(np.median([len(b) for b in design.batch_items])))
     n_batches = math.ceil(n / group_size)
     per_batch = max(1, n // n_batches)
@@ -75,6 +78,20 @@ def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.G
         return labels
 
     return items, groups, model
+
+
+def stream_columns(design: DataShape, items: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """S4: one stream of raters drawn uniformly with replacement from the pool, as long as it takes; each slot's
+    ``k`` labels are those of the first ``k`` raters in the stream who rated its item (a repeated rater each time)."""
+    pool = design.labels.shape[1]
+    stream = rng.integers(pool, size=pool * k)
+    while True:
+        rated = design.labels[items[:, None], stream[None, :]] >= 0  # (slots, stream)
+        if (rated.sum(1) >= k).all():
+            break
+        stream = np.concatenate([stream, rng.integers(pool, size=len(stream))])
+    first = np.argsort(~rated, axis=1, kind="stable")[:, :k]  # the first k places each item's raters hold
+    return design.labels[items[:, None], stream[first]]
 
 
 def perturb(labels: np.ndarray, epsilon: float, rule: str, shares: np.ndarray, rng: np.random.Generator) -> np.ndarray:

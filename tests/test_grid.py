@@ -128,8 +128,9 @@ def test_cache_key_changes_with_every_input(tmp_path):
     cache = ResultCache(tmp_path)
     [cell] = cells("S2", (100,), (5,), (0.3,))
     [uniform] = cells("S2", (100,), (5,), (0.3,), perturbation="uniform")
+    [pigeonhole] = cells("S4", (100,), (5,), (0.3,))
     base = cache.key("abc", cell, 100, 0)
-    others = [cache.key("abd", cell, 100, 0), cache.key("abc", cell, 101, 0), cache.key("abc", cell, 100, 1),
+    others = [cache.key("abc", pigeonhole, 100, 0), cache.key("abd", cell, 100, 0), cache.key("abc", cell, 101, 0), cache.key("abc", cell, 100, 1),
               cache.key("abc", uniform, 100, 0), ResultCache(tmp_path, engine="0" * 16).key("abc", cell, 100, 0)]
     assert len({base, *others}) == 1 + len(others)
 

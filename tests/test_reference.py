@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from analysis.data.annotations import from_table
-from analysis.engine import Simulator, path, tables
+from analysis.engine import Simulator, path, pigeonhole, tables
 from analysis.engine.path import KERNELS, KernelPath
 from reference import reference_deltas
 from analysis.engine.metrics import ALL_METRICS, METRICS
@@ -57,12 +57,15 @@ CONFIGURATIONS = [
     ("S3", "ragged", "items", 24, 4, 0.3, "uniform", ()),  # by item on ragged batches
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", ()),  # pigeonhole: raters shared across a sparse table
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("pigeonhole", "ITEM_COST", 0.0),)),  # ... read item by item
+    ("S4", "ragged", "auto", 24, 1, 0.3, "uniform", ()),  # pigeonhole on ragged batches, one response
 ]
 # The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
 # ... and the one-label law (METHOD section 3), the Dirichlet's limit of a vanishing concentration.
 CONFIGURATIONS += [config[:6] + (rule,) + config[7:] for rule in ("dirichlet-shares", "one-label")
                    for config in CONFIGURATIONS if config[6] == "dirichlet"]
-MODULES = {"path": path, "tables": tables}
+MODULES = {"path": path, "tables": tables, "pigeonhole": pigeonhole}
 
 
 @lru_cache(maxsize=None)
@@ -161,7 +164,27 @@ def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsi
     assert same_law(got, theirs)
 
 
-@pytest.mark.parametrize("config", CONFIGURATIONS[:18], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
+@pytest.mark.parametrize("null", [False, True], ids=["alternative", "null"])
+@pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
+@pytest.mark.parametrize("item_cost", [0.0, 1e9], ids=["item by item", "by stream"])
+def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, item_cost):
+    """METHOD section 2: on a fully crossed table every item's first K' raters in the stream are the stream's
+    first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (both ways of reading)."""
+    monkeypatch.setattr(pigeonhole, "ITEM_COST", item_cost)
+    got = Simulator(DATA["crossed"](), "S4").replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(23), null=null,
+                                                         perturbation=rule)
+    assert not same_law(got, reference("crossed", "S1", 20, 5, 0.3, rule, null))
+
+
+def test_s4_keeps_raters_that_s2_treats_as_new_people():
+    """Power of the comparison: on a sparse table S4's replicates spread wider than S2's (a rater's leaning is
+    shared by every item they rated), so the S4 configurations above do tell the two laws apart."""
+    got = Simulator(DATA["sparse"](), "S4").replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(29), null=False)
+    failed = same_law(got, reference("sparse", "S2", 20, 5, 0.3, "dirichlet", False))
+    assert len(failed) >= 2 and all(" sd " in f for f in failed), failed
+
+
+@pytest.mark.parametrize("config", CONFIGURATIONS[:21], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
 def test_every_plan_draws_the_reference_law_of_every_metric_at_the_other_smoothing(monkeypatch, config):
     """METHOD section 12's switches through every plan: the registry's every metric (macro and micro averages,
     divergences in bits) with the smoothing 1e-9, under the null (whose law involves every part of a plan)."""

@@ -4,6 +4,7 @@ from math import comb
 
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binom, chisquare, multinomial
 
@@ -142,7 +143,36 @@ def test_samplers_refuse_designs_they_cannot_use(sparse, crossed):
     with pytest.raises(TopologyError, match="S3 needs batched.*is fully crossed"):
         make_layout(crossed, "S3")
     with pytest.raises(ParameterError, match="unknown sampler"):
-        make_layout(crossed, "S4")
+        make_layout(crossed, "S5")
     for n, k in ((0, 3), (3, 0), (2.5, 1)):
         with pytest.raises(ParameterError, match="must be an integer >= 1"):
             sample(crossed, "S2", n=n, k=k, seed=0)
+
+
+def test_the_default_sampler_keeps_raters_across_items_on_every_design(crossed, batched, sparse):
+    """S1 fully crossed, S3 batched, S4 on any other design where a rater rated more than one item; S2 only where
+    every rater rated a single item (there is nothing to keep across items)."""
+    from analysis.engine.samplers import allowed_samplers, default_sampler
+
+    assert [default_sampler(ds) for ds in (crossed, batched, sparse)] == ["S1", "S3", "S4"]
+    assert allowed_samplers(sparse) == ["S2", "S4"] and allowed_samplers(crossed) == ["S1", "S2", "S4"]
+    once = pd.DataFrame({"item": np.repeat(np.arange(20), 3), "rater": np.arange(60), "label": np.arange(60) % 2})
+    assert default_sampler(from_table(once)) == "S2"
+
+
+def test_overlapping_rater_sets_are_not_read_as_batches():
+    """Items grouped by identical rater sets are batches only where the sets are disjoint: 8 raters in
+    overlapping sets of 3 (ConvAbuse's shape) are their own design, which S3 refuses and S4 serves."""
+    from analysis.data.annotations import BATCHED, OVERLAPPING
+    from analysis.engine.samplers import default_sampler
+
+    rng = np.random.default_rng(4)
+    sets = [rng.choice(8, 3, replace=False) for _ in range(12)]
+    rows = [(f"i{s}_{j}", f"r{r}", int(rng.integers(2))) for s, raters in enumerate(sets) for j in range(5)
+            for r in raters]
+    ds = from_table(pd.DataFrame(rows, columns=["item", "rater", "label"]))
+    assert ds.topology.kind == OVERLAPPING and default_sampler(ds) == "S4"
+    with pytest.raises(TopologyError, match="S3 needs batched"):
+        make_layout(ds, "S3")
+    disjoint = [(f"i{b}_{j}", f"r{b}_{r}", int(rng.integers(2))) for b in range(6) for j in range(5) for r in range(3)]
+    assert from_table(pd.DataFrame(disjoint, columns=["item", "rater", "label"])).topology.kind == BATCHED

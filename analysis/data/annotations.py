@@ -25,6 +25,7 @@ from analysis.errors import DataError, ParameterError
 
 DuplicatePolicy = Literal["first", "last", "error"]
 FULLY_CROSSED, BATCHED, SPARSE = "fully crossed", "batched", "sparse"
+OVERLAPPING = "overlapping rater sets"  # items grouped by identical rater sets that share raters: not batches
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,9 @@ def _match_label_order(values: pd.Series, order: tuple) -> pd.Series:
 
 def detect_topology(ds: AnnotationDataset) -> Topology:
     """Fully crossed if every rater rated every item; batched if a batch column was given or if grouping items
-    by their exact rater set gives groups of two items or more (median); sparse otherwise."""
+    by their exact rater set gives groups of two items or more (median) whose rater sets are disjoint (the median
+    rater in one set); overlapping rater sets where the median rater is in several (each item keeps its set's code
+    in ``item_batch``); sparse otherwise."""
     if ds.n_ratings == ds.n_items * ds.n_raters:
         return Topology(FULLY_CROSSED)
     if ds.item_batch is not None:
@@ -328,7 +331,9 @@ def detect_topology(ds: AnnotationDataset) -> Topology:
     groups = pd.factorize(pd.Series(signatures), sort=False)[0].astype(np.int32)
     sizes = np.bincount(groups)
     if len(sizes) > 1 and np.median(sizes[groups]) >= 2 and np.median(sizes) >= 2:
-        return Topology(BATCHED, groups, inferred=True)
+        sets_of_rater = np.bincount(np.unique(groups[ds.item].astype(np.int64) * ds.n_raters + ds.rater) % ds.n_raters,
+                                    minlength=ds.n_raters)
+        return Topology(BATCHED if np.median(sets_of_rater) <= 1 else OVERLAPPING, groups, inferred=True)
     return Topology(SPARSE)
 
 

@@ -3,7 +3,7 @@
 - :mod:`~analysis.engine.simulator`: :class:`Simulator`, which plans each cell and runs its kernel;
 - :mod:`~analysis.engine.path`: :func:`~analysis.engine.path.choose_path`, the one place where a cell's path is chosen;
 - the kernels, one file each: :mod:`~analysis.engine.direct`, :mod:`~analysis.engine.by_item`,
-  :mod:`~analysis.engine.counts`, :mod:`~analysis.engine.law`;
+  :mod:`~analysis.engine.counts`, :mod:`~analysis.engine.law`, :mod:`~analysis.engine.pigeonhole` (S4);
 - :mod:`~analysis.engine.rule` (B's perturbation), :mod:`~analysis.engine.split` (the null split),
   :mod:`~analysis.engine.tables` (tables and alias helpers), :mod:`~analysis.engine.perturbation` (the
   perturbation's tables on count vectors);

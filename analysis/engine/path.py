@@ -4,6 +4,7 @@
 kernel, and every plan draws the same law (tested against the slow reference, ``tests/reference.py``). ``method`` forces a
 kernel for the tests and benchmarks: ``"responses"`` is the direct kernel with every option off (the plainest
 form), ``"tables"`` the direct kernel with its options, ``"items"``, ``"law"`` and ``"counts"`` the other kernels.
+S4 has one kernel, the pigeonhole kernel, which ``"auto"`` and ``"responses"`` name.
 The thresholds were measured on the benchmark grid (benchmarks/README.md); they change speed, never the law.
 """
 
@@ -19,7 +20,7 @@ from analysis.errors import ParameterError
 from analysis.engine.samplers import group_layout
 
 METHODS = ("auto", "responses", "tables", "items", "law", "counts")
-KERNELS = ("direct", "by_item", "law", "counts")
+KERNELS = ("direct", "by_item", "law", "counts", "pigeonhole")
 ITEMS_FROM = 25  # S3 takes the by-item kernel from this K on (measured: direct faster at K = 20, by item at 30)
 TABLE_ENTRIES = 1_000_000  # the largest multinomial alias tables S2 on counts builds (8 + 8 bytes an entry)
 TABLE_ROWS = 1000  # ... and the most distinct item label distributions they serve
@@ -203,6 +204,8 @@ def perturbation_fits(k: int, n_labels: int, null: bool, largest: int) -> bool:
 
 def auto_method(design: DataShape, k: int) -> str:
     """The fastest measured method for a cell of ``k`` responses."""
+    if design.sampler == "S4":
+        return "responses"
     if design.sampler == "S1":
         return "items"
     direct = direct_fits(k, design.n_labels)
@@ -221,6 +224,10 @@ def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, s
     if method not in METHODS:
         raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
     method = auto_method(design, k) if method == "auto" else method
+    if design.sampler == "S4":
+        if method != "responses":
+            raise ParameterError(f"S4 has one kernel (method 'auto' or 'responses'), not method={method!r}")
+        return KernelPath("pigeonhole", null)
     noisy = epsilon > 0.0
     shared_noise = noisy and shared_noise
     if method == "law":
@@ -268,7 +275,7 @@ def chain(n_slots: int, positive_entries: int) -> bool:
 
 # Rough seconds per unit of work of each kernel, read off the benchmark grid on the 2-core development machine
 # (benchmarks/README.md): a response of the direct, by-item and counts kernels, a slot-law draw of the law kernel.
-SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8}
+SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8, "pigeonhole": 1e-8}
 
 
 def work(cell: KernelPath, design: DataShape, n: int, k: int) -> int:

@@ -1,7 +1,7 @@
-"""The three multi-level bootstrap samplers (the methods page): which design allows which sampler, and the
-"group plan" every sampler draws from.
+"""The multi-level bootstrap samplers (the methods page): which design allows which sampler, and the "group plan"
+every sampler draws from.
 
-All three samplers draw *groups*, then items within a group, then rater columns within a group:
+S1, S2 and S3 draw *groups*, then items within a group, then rater columns within a group:
 
 * **S1**: one group holding every item and every rater; ``N'`` items and one set of ``K'`` raters.
 * **S2**: one group per item; ``N'`` groups of one item, each with its own ``K'`` raters.
@@ -12,10 +12,16 @@ A group stores its items, its raters and a dense (items x raters) label matrix, 
 not label the item; such a response is drawn from the item's own labels (the ragged-batch rule). A *rater
 column* is one drawn rater of one drawn group. All draws are with replacement.
 
+* **S4**: raters across items on any design (the pigeonhole bootstrap): ``N'`` items, and per model a stream of
+  raters drawn from the whole pool; an item's ``K'`` responses are its first ``K'`` raters in the stream
+  (:mod:`analysis.engine.pigeonhole`). It lays the data out per item, as S2 does; on a fully crossed table it has
+  S1's law.
+
 S2 also has a faster form on counts: drawing ``K'`` raters from an item's raters is drawing ``K'`` labels iid from
 the item's label distribution, so the item's counts are ``Multinomial(K', p_item)``.
 
-S1 needs a fully crossed design and S3 a batched one; S2 runs on any (:data:`NEEDS`, :func:`allowed_samplers`).
+S1 needs a fully crossed design and S3 a batched one; S2 and S4 run on any (:data:`NEEDS`, :func:`allowed_samplers`).
+Where raters rate more than one item, the default is the sampler that keeps them across items (:func:`default_sampler`).
 Every command, the comparison, the planner and the chapters read that rule here. The draws themselves are
 :mod:`analysis.engine.draws`.
 """
@@ -31,9 +37,11 @@ import numpy as np
 from analysis.data.annotations import BATCHED, FULLY_CROSSED, AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 
-SAMPLERS = ("S1", "S2", "S3")
-NEEDS = {"S1": FULLY_CROSSED, "S3": BATCHED}  # the design a sampler needs; S2 runs on any
+SAMPLERS = ("S1", "S2", "S3", "S4")  # new samplers at the end: a cell's random stream is keyed by its place here
+NEEDS = {"S1": FULLY_CROSSED, "S3": BATCHED}  # the design a sampler needs; S2 and S4 run on any
 MODELS_RATERS = {FULLY_CROSSED: "S1", BATCHED: "S3"}  # the sampler that models raters across items, by design
+ANY_DESIGN = "S4"  # ... on every other design where a rater rated more than one item
+PER_ITEM = ("S2", "S4")  # the samplers whose groups are single items
 MAX_PLAN_CELLS = 200_000_000
 
 
@@ -90,13 +98,21 @@ def allowed_samplers(ds: AnnotationDataset) -> list[str]:
 
 
 def default_sampler(ds: AnnotationDataset) -> str:
-    """The sampler that models raters as the design allows: S1 (fully crossed), S3 (batched), else S2."""
-    return MODELS_RATERS.get(ds.topology.kind, "S2")
+    """The sampler that models raters as the design allows: S1 (fully crossed), S3 (batched), else S4 where some
+    rater rated more than one item, and S2 where every rater rated a single item (raters never repeat)."""
+    if ds.topology.kind in MODELS_RATERS:
+        return MODELS_RATERS[ds.topology.kind]
+    return ANY_DESIGN if repeat_raters(ds) else "S2"
+
+
+def repeat_raters(ds: AnnotationDataset) -> bool:
+    """Whether some rater rated more than one item (so that raters can be kept across items)."""
+    return bool(np.bincount(ds.rater, minlength=ds.n_raters).max() > 1)
 
 
 def raters_available(ds: AnnotationDataset, sampler: str) -> int:
-    """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2),
-    the median batch's raters (S3). A larger K redraws the same people."""
+    """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2,
+    S4), the median batch's raters (S3). A larger K redraws the same people."""
     if sampler == "S1":
         return ds.n_raters
     if sampler == "S3":

@@ -21,6 +21,8 @@ from analysis.engine.by_item import by_item_replicates, by_rater
 from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
+from analysis.engine import pigeonhole
+from analysis.engine.pigeonhole import MAX_ARRIVALS, by_rater as turned_round, pigeonhole_replicates
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
@@ -99,6 +101,7 @@ class Simulator:
                              self.layout.group_size)
         self.item_laws = Shares(self.layout.item_share, self.layout.item_cum,
                                 *uniform_replacement_law(self.layout.item_share))
+        self.n_pool = ds.n_raters
         counts = ds.item_label_counts.sum(0)
         self.label_shares = counts / counts.sum()
         self._store: dict[str, dict] = {}
@@ -209,7 +212,16 @@ class Simulator:
         draw = Draw(n, k, epsilon, rule.shared, null, rule.urn(), rule.steps())
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels, self.smoothing)
-        if cell.kernel == "law":
+        if cell.kernel == "pigeonhole":
+            if 3 * self.n_pool * k > MAX_ARRIVALS:
+                raise ParameterError(f"S4 at K = {k} would keep {3 * self.n_pool * k:,} arrival times for a pool of "
+                                     f"{self.n_pool:,} raters; use a smaller K")
+            layout = self.layout
+            turned = self._once("turned", 0, lambda: turned_round(layout.rater_start, layout.matrix, layout.raters,
+                                                                  self.n_pool))
+            pigeonhole_replicates(rng, layout.rater_start, layout.matrix, layout.raters, turned, self.n_pool,
+                                  pigeonhole.ITEM_COST, draw, divergence, out, confusion)
+        elif cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
             law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)
         elif cell.kernel == "counts":
