@@ -6,10 +6,15 @@ percentile bootstrap it replaced. Outside ``make test`` (it takes about half an 
 ``--only rater-level`` measures the rater-level test alone and keeps the percentile's rows of the file. Each
 finished design is kept in ``--parts``, so an interrupted run resumes where it stopped.
 
-Designs: the compare chapter's population (two labels) and an ordinal one with three labels, fully crossed, with
-R in {3, 5, 10, 20} raters and N in {50, 100, 400} items (S1); and batches of 20 items with 5 raters each, N in
-{50, 100, 400} (S3). Size: A and B lean +0.5 and -0.5 (equally good). Power: A leans 0, B 0.6 (A better).
-Each design's share of two-sided p < 0.05 comes with its binomial 99 % band around 0.05.
+Designs (``--designs crossed``, the default): the compare chapter's population (two labels) and an ordinal one with
+three labels, fully crossed, with R in {3, 5, 10, 20} raters and N in {50, 100, 400} items (S1); and batches of 20
+items with 5 raters each, N in {50, 100, 400} (S3). ``--designs sparse`` (written to
+``benchmarks/compare_calibration_sparse.csv``): each item rated by 3, 5 or 9 raters of a pool of 30, 100 or 1,000,
+100 to 2,000 items, 2, 3 and 5 ordinal labels; and overlapping rater sets (sets of 3 to 5 raters from pools of 8
+and 20, each item rated by one set, ConvAbuse's shape), all under S4, and some under S2 beside it.
+Size: A and B lean +0.5 and -0.5 (equally good). Power: A leans 0, B 0.6 (A better), beside the oracle's power (a
+z-test that knows delta's true standard deviation). Each design's share of two-sided p < 0.05 comes with its
+binomial 99 % band around 0.05.
 """
 
 from __future__ import annotations
@@ -31,8 +36,25 @@ from analysis.tools.compare_calibration import TESTS, Population, calibration  #
 ALPHA = 0.05
 
 
+SPARSE = (  # (pool, raters per item, items, labels, rater sets or None, S2 beside S4)
+    (30, 3, 200, 3, None, True), (30, 5, 500, 2, None, False), (100, 3, 500, 3, None, False),
+    (100, 5, 1000, 5, None, True), (100, 9, 200, 2, None, False), (1000, 3, 2000, 3, None, True),
+    (1000, 5, 1000, 2, None, False), (8, 3, 500, 3, 30, True), (20, 5, 500, 2, 40, False), (8, 4, 1000, 5, 40, False),
+)
+
+
+def sparse_designs() -> list[tuple[str, tuple, Population]]:
+    """(name, samplers, population) of every sparse and overlapping design."""
+    out = []
+    for pool, raters, items, labels, sets, with_s2 in SPARSE:
+        shape = f"{sets} overlapping sets of {raters} from {pool}" if sets else f"{raters} of {pool} raters"
+        out.append((f"{labels} labels, {shape}, N {items}", ("S4", "S2") if with_s2 else ("S4",),
+                    Population(n_items=items, n_raters=raters, n_labels=labels, pool=pool, sets=sets)))
+    return out
+
+
 def designs() -> list[tuple[str, str, Population]]:
-    """(name, sampler, population) of every design."""
+    """(name, sampler, population) of every crossed and batched design."""
     out = []
     for labels, raters, items in itertools.product((2, 3), (3, 5, 10, 20), (50, 100, 400)):
         out.append((f"{labels} labels, crossed, R {raters}, N {items}", "S1",
@@ -45,16 +67,18 @@ def designs() -> list[tuple[str, str, Population]]:
 
 def measure(job) -> pd.DataFrame:
     """One design's size and power, written to its own file in ``parts`` (kept across interrupted runs)."""
-    (name, sampler, population), sets, n_samples, tests, parts = job
+    (name, samplers, population), sets, n_samples, tests, parts = job
+    samplers = (samplers,) if isinstance(samplers, str) else samplers
     done = Path(parts) / (name.replace(" ", "_").replace(",", "") + ".csv")
     if done.exists():
         return pd.read_csv(done)
     found = []
     for kind, pop in (("size", population), ("power", Population(**{**population.__dict__, "lean": 0.0,
                                                                      "lean_b": 0.6}))):
-        table = calibration(pop, samplers=(sampler,), n_sets=sets[kind], n_samples=n_samples, tests=tests)
+        table = calibration(pop, samplers=samplers, n_sets=sets[kind], n_samples=n_samples, tests=tests)
         found.append(table.assign(design=name, kind=kind, raters=population.n_raters, items=population.n_items,
-                                  labels=population.n_labels))
+                                  labels=population.n_labels, pool=population.pool or population.n_raters,
+                                  shape=population.design))
     print(f"done: {name}", file=sys.stderr, flush=True)
     table = pd.concat(found, ignore_index=True)
     write_atomic(done, table.to_csv(index=False))
@@ -79,12 +103,17 @@ def main() -> None:
     parser.add_argument("--parts", default="benchmarks/.compare_calibration",
                         help="folder of finished designs, read back by a rerun (default: benchmarks/.compare_calibration)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", default="benchmarks/compare_calibration.csv")
+    parser.add_argument("--designs", choices=("crossed", "sparse"), default="crossed",
+                        help="crossed and batched designs (S1, S3), or sparse and overlapping ones (S4)")
+    parser.add_argument("--out", default=None,
+                        help="output CSV (default: benchmarks/compare_calibration.csv, or _sparse.csv for sparse)")
     args = parser.parse_args()
+    args.out = args.out or f"benchmarks/compare_calibration{'_sparse' if args.designs == 'sparse' else ''}.csv"
     tests = (args.only,) if args.only else TESTS
     Path(args.parts).mkdir(parents=True, exist_ok=True)
     sets = {"size": args.sets, "power": args.power_sets}
-    jobs = [(design, sets, args.n_samples, tests, args.parts) for design in designs()]
+    chosen = sparse_designs() if args.designs == "sparse" else designs()
+    jobs = [(design, sets, args.n_samples, tests, args.parts) for design in chosen]
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         table = pd.concat(pool.map(measure, jobs, chunksize=1), ignore_index=True)
     if args.only:
@@ -98,7 +127,7 @@ def main() -> None:
     for test, part in size.groupby("test"):
         above = part[part["share"] > high]
         print(f"{test}: share of p < {ALPHA} above the 99 % band [{low:.3f}, {high:.3f}] in {len(above)} of "
-              f"{len(part)} (design, metric) pairs; largest {part['share'].max():.3f}")
+              f"{len(part)} (design, sampler, metric) rows; largest {part['share'].max():.3f}")
 
 
 if __name__ == "__main__":

@@ -353,3 +353,56 @@ def test_a_five_rater_test_set_says_what_its_pool_can_and_cannot_conclude(tmp_pa
                  "--sampler", "S2", "--metrics", "wins"]) == 0
     out, err = capsys.readouterr()
     assert "p from the sampler's replicates" in out
+
+
+def _crowd(n_items=120, pool=30, per_item=3, seed=4, sets=None):
+    """A sparse crowd table (each item rated by ``per_item`` of ``pool`` raters, or by one of ``sets`` rater sets)
+    and two systems, A the items' plurality and B that plurality with a third of its answers moved."""
+    rng = np.random.default_rng(seed)
+    groups = [rng.choice(pool, per_item, replace=False) for _ in range(sets or n_items)]
+    rows = [(f"i{i}", f"r{r}", int(rng.integers(3))) for i in range(n_items)
+            for r in groups[i % len(groups)]]
+    table = pd.DataFrame(rows, columns=["item", "rater", "label"])
+    ds = from_table(table, name="crowd")
+    truth = votes(ds)
+    moved = rng.random(ds.n_items) < 0.3
+    a = pd.DataFrame({"item": ds.item_ids, "label": truth})
+    b = pd.DataFrame({"item": ds.item_ids, "label": np.where(moved, (truth + 1) % 3, truth)})
+    return ds, a, b
+
+
+@pytest.mark.parametrize("pool, sets, design", [(30, None, "design sparse"), (8, 12, "design overlapping rater sets")])
+def test_on_crowd_data_compare_keeps_raters_across_items_and_says_why(pool, sets, design):
+    """Sparse or overlapping crowd data: the default sampler is S4, its p the rater-level test for all the pool's
+    raters (never a per-set count), and the report names the design read and why S4 runs."""
+    ds, a, b = _crowd(pool=pool, sets=sets)
+    result = compare(ds, a, b, n_samples=200, seed=2)
+    assert set(result["sampler"]) == {"S4"} and (result["raters"] == ds.n_raters).all()
+    reading = result.attrs["design"]
+    assert reading.startswith(design) and "S4 keeps each rater across the items they rated" in reading
+    assert f"for the {ds.n_raters} raters" in sentence(result)
+    assert (result.set_index("metric").loc[["accuracy", "f1"], "p_value"] < 0.05).all()
+
+
+def test_s2_on_crowd_data_runs_when_asked_and_says_what_it_assumes():
+    ds, a, b = _crowd()
+    result = compare(ds, a, b, sampler="S2", n_samples=200, seed=2)
+    assert "S2 treats each item's raters as new people" in result.attrs["design"]
+    assert "S2 chosen with --sampler" in result.attrs["design"]
+
+
+def test_s4_on_a_crossed_table_draws_s1s_column_replicates(small):
+    """On a fully crossed table the pigeonhole replicates have the rater-column bootstrap's law and the pool
+    jackknife is the rater jackknife, value for value."""
+    rng = np.random.default_rng(8)
+    a, b = samples(small, 3, rng), samples(small, 3, rng)
+    share = [read_outputs(small, x, side).share for x, side in ((a, "A"), (b, "B"))]
+    from analysis.tools.compare import _delta_matrix
+
+    pool = rater_level.pool_jackknife(small, *share, 5, _delta_matrix)
+    crossed = rater_level.rater_jackknife(small, *share, "S1", 5, _delta_matrix)
+    assert np.allclose(pool[0], crossed[0])
+    ours = rater_level.pigeonhole_replicates(small, *share, 5, 2000, np.random.default_rng(1), _delta_matrix)
+    theirs = rater_level.column_replicates(small, *share, "S1", 5, 2000, np.random.default_rng(2), _delta_matrix)
+    for m in range(ours.shape[1]):
+        assert stats.ks_2samp(ours[:, m], theirs[:, m]).pvalue > 1e-4, m

@@ -8,7 +8,7 @@ or probabilities, their expected counts rather than ``K`` draws, so that replica
 a system alike). A and B answer the same drawn items (paired).
 
 The interval and the headline p come from one test, so that a two-sided p below 0.05 holds exactly when the interval
-excludes 0. Under S1 and S3 it is the rater-level test of :mod:`analysis.tools.rater_level` (a t-test on item and
+excludes 0. Under S1, S3 and S4 it is the rater-level test of :mod:`analysis.tools.rater_level` (a t-test on item and
 rater jackknives, and for the distribution metrics also the widened percentile of rater-column replicates). Under S2 it is the percentile bootstrap (:func:`replicate_test`): a replicate's gold has ``K``
 ratings drawn with replacement, a noisier gold than all of an item's ratings, which moves the level of non-linear
 metrics (MAE, Wins, JSD) more than their spread; so each replicate's delta enters as its deviation from the
@@ -48,18 +48,50 @@ from analysis.tools import rater_level
 from analysis.tools.options import data_arguments, load_data
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout
+from analysis.data.annotations import BATCHED, FULLY_CROSSED, OVERLAPPING
+from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout, repeat_raters
 from analysis.wording import counted
 
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
 TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
 SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters within items resampled",
-                 "S3": "batches, items and batch raters resampled"}
+                 "S3": "batches, items and batch raters resampled",
+                 "S4": "items and the pool's raters resampled, each item keeping its drawn raters' ratings"}
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
            "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
-RATER_LEVEL = ("S1", "S3")  # the samplers whose headline test is rater_level's
+RATER_LEVEL = ("S1", "S3", "S4")  # the samplers whose headline test is rater_level's
 # what a sampler draws K raters from, in words (one, several)
-POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches")}
+POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches"),
+              "S4": ("item", "items")}
+
+
+def design_reading(ds: AnnotationDataset, sampler: str, default: bool) -> str:
+    """Which design the table was read as and why that sampler runs, in one line for the report."""
+    topo = ds.topology
+    per_rater = np.bincount(ds.rater, minlength=ds.n_raters)
+    keeps = f"so {sampler} keeps each rater across the items they rated"
+    if topo.kind == FULLY_CROSSED:
+        read = f"fully crossed (each of the {ds.n_raters} raters rated all {ds.n_items:,} items)"
+    elif topo.kind == BATCHED:
+        read = (f"batched: {topo.n_batches:,} batches "
+                + ("inferred from identical, disjoint rater sets" if topo.inferred else "from the batch column"))
+    elif topo.kind == OVERLAPPING:
+        sets = np.bincount(np.unique(topo.item_batch[ds.item].astype(np.int64) * ds.n_raters + ds.rater)
+                           % ds.n_raters, minlength=ds.n_raters)
+        read = (f"overlapping rater sets: {ds.n_raters} raters in {topo.n_batches:,} sets of items, a rater in a "
+                f"median of {np.median(sets):g} sets, so not batches")
+    else:
+        read = (f"sparse: each item rated by a median of {np.median(ds.raters_per_item):g} of {ds.n_raters:,} "
+                f"raters, a rater rating a median of {np.median(per_rater):g} items")
+    if not default:
+        why = f"{sampler} chosen with --sampler"
+        if sampler == "S2" and repeat_raters(ds):
+            why += (": S2 treats each item's raters as new people, although raters here rated up to "
+                    f"{per_rater.max():,} items, so its p is too small where raters lean (S4 keeps them)")
+        return f"design {read}; {why}"
+    if sampler == "S2":
+        return f"design {read}; every rater rated a single item, so S2 (there is nothing to keep across items)"
+    return f"design {read}; {keeps}"
 
 
 def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k: int,
@@ -173,8 +205,13 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     full = full_counts(ds, share_a, share_b, k)
     boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
-    alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix)] \
-        if columns else []
+    columns = columns or sampler == "S4"  # S4's replicates are the pigeonhole bootstrap's, whichever test reads them
+    if columns and sampler == "S4":
+        alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, _delta_matrix)]
+    elif columns:
+        alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix)]
+    else:
+        alt = []
     null = []
     with tqdm(total=n_samples, desc=f"compare {sampler}", unit="replicate", file=sys.stderr, leave=False, delay=2,
               disable=not progress) as bar:
@@ -293,6 +330,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     if int(k) != k or k < 1:
         raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
     design, clauses = design_notes(ds, used, sampler, int(k), chosen_sampler is None)
+    reading = design_reading(used, sampler, chosen_sampler is None)
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
     rater_test = sampler in RATER_LEVEL and not percentile
@@ -300,8 +338,10 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
                                  columns=rater_test)
     seen = observed(used, share_a, share_b, int(k))
     if rater_test:
-        jackknife = rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), _delta_matrix)
+        jackknife = (rater_level.pool_jackknife(used, share_a, share_b, int(k), _delta_matrix) if sampler == "S4"
+                     else rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), _delta_matrix))
         rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
+        df_raters = min(df_raters, used.n_raters - 1)  # raters in several batches count once
         item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), _delta_matrix)
         df = rater_level.degrees(len(both), df_raters)
         factor = rater_level.expansion(per_group)
@@ -341,11 +381,14 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     table.attrs["left_out"] = [str(v) for v in ds.item_ids[left_out]]
     table.attrs["notes"] = [*a.notes, *b.notes, *design]
     table.attrs["caveats"] = clauses
+    table.attrs["design"] = reading
+    table.attrs["raters_in_data"] = used.n_raters
     table.attrs["provenance"] = {
         "version": __version__, "engine": engine(), "dataset": ds.name, "data_sha256": ds.sha256,
         "data_provenance": ds.provenance, "system_a": {"form": a.form, "sha256": a.sha256},
         "system_b": {"form": b.form, "sha256": b.sha256}, "items_used": len(both),
         "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "caveats": clauses,
+        "design": reading,
         "signature": signature,
         "parameters": {"sampler": sampler, "K": int(k), "n_samples": int(n_samples), "seed": int(seed),
                        "two_sided": two_sided, "normalize_labels": normalize_labels, "metrics": list(chosen)}}
@@ -392,7 +435,7 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
             f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
             f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
-            f"{_test_words(row)}; with "
+            f"{_test_words(row, table.attrs.get('raters_in_data'))}; with "
             f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
             + _small_pool(row))
 
@@ -402,12 +445,15 @@ def _rater_level(row) -> bool:
     return row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]
 
 
-def _test_words(row) -> str:
-    """How the row's p was found, for the sentence."""
+def _test_words(row, raters_in_data: int | None = None) -> str:
+    """How the row's p was found, for the sentence; ``raters_in_data`` names the distinct raters behind a per-batch
+    count."""
     replicates = f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}"
     if not _rater_level(row):
         return f"the percentile of {replicates}"
-    words = f"a t-test on item and rater jackknives for the {row['raters']} raters"
+    raters = (f"{raters_in_data:,} raters (about {row['raters']} per batch)" if row["sampler"] == "S3" and raters_in_data
+              else f"{row['raters']:,} raters")
+    words = f"a t-test on item and rater jackknives for the {raters}"
     if row["metric"] in rater_level.COMPANION:
         words += f", and the widened percentile of {row['n_samples']:,} replicates with rater columns resampled"
     return words
@@ -471,7 +517,8 @@ def add_cli(commands) -> None:
                                                 "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")
     cli.add_argument("--b", required=True, help="system B's outputs, in the same form")
     cli.add_argument("--sampler", choices=SAMPLERS, default=None,
-                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
+                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, S4 on any other design "
+                          "where raters rate several items, else S2)")
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=1000,
@@ -499,6 +546,7 @@ def run_cli(args: argparse.Namespace) -> None:
     if row["items"] + len(left_out) < ds.n_items:
         print(f"note: the systems list {row['items'] + len(left_out):,} of the {ds.n_items:,} annotated items; the "
               "others are not compared", file=sys.stderr)
+    print(table.attrs["design"])
     print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
           f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better; "
           "p from " + ("a t-test on item and rater jackknives (for the distribution metrics also the widened "

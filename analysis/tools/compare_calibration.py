@@ -15,6 +15,10 @@ items and
 new raters; its few raters lean one way or the other by chance, and the system that sides with them looks better.
 A sampler that redraws those raters as the same people across items (S1) sees that chance; one that redraws each
 item's raters as independent (S2) does not, and is expected to reject more often than its level.
+
+Besides fully crossed and batched test sets, a population can be sparse (each item rated by ``n_raters`` drawn
+from a pool of ``pool``, as crowd data are) or have overlapping rater sets (``sets`` sets of ``n_raters`` drawn
+from the pool, each item rated by one set, as ConvAbuse is): the designs on which S4 keeps raters across items.
 """
 
 from __future__ import annotations
@@ -45,13 +49,26 @@ class Population:
     rater_sd: float = 0.5
     noise_sd: float = 0.5
     lean: float = 0.5  # A leans +lean, B -lean: equally good
-    n_labels: int = 2  # 2, or 3 ordinal labels
+    n_labels: int = 2  # 2, or more ordinal labels
     batch_size: int | None = None  # items per batch, each batch with raters of its own (None: fully crossed)
     lean_b: float | None = None  # B's lean where it differs from -lean (A then truly better when |lean_b| > |lean|)
+    pool: int | None = None  # sparse: each item rated by n_raters of a pool of this many raters
+    sets: int | None = None  # ... overlapping: by one of this many sets of n_raters drawn from the pool
+
+    @property
+    def design(self) -> str:
+        """The design's kind, in words: "crossed", "batched", "sparse" or "overlapping"."""
+        if self.pool:
+            return "overlapping" if self.sets else "sparse"
+        return "batched" if self.batch_size else "crossed"
 
     @property
     def cuts(self) -> np.ndarray:
-        return np.array([0.0]) if self.n_labels == 2 else np.array([-0.5, 0.5])
+        """The ordinal cut-points: 0 for two labels, -0.5 and 0.5 for three, evenly spread wider for more."""
+        if self.n_labels == 2:
+            return np.array([0.0])
+        half = 0.3 * (self.n_labels - 1) - 0.1
+        return np.linspace(-half, half, self.n_labels - 1)
 
 
 def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset, pd.DataFrame, pd.DataFrame]:
@@ -61,13 +78,20 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
     n, r = population.n_items, population.n_raters
     score = rng.normal(0, 1, n)
     batch = np.arange(n) // (population.batch_size or n)
-    bias = rng.normal(0, population.rater_sd, (batch[-1] + 1, r))  # each batch its own raters
-    latent = score[:, None] + bias[batch] + rng.normal(0, population.noise_sd, (n, r))
+    if population.pool:  # each item's r raters drawn from the pool, or one of the pool's rater sets
+        pool_bias = rng.normal(0, population.rater_sd, population.pool)
+        choose = lambda count: np.argsort(rng.random((count, population.pool)), axis=1)[:, :r]  # noqa: E731
+        who = choose(population.sets)[rng.integers(population.sets, size=n)] if population.sets else choose(n)
+        bias = pool_bias[who]
+    else:
+        who = batch[:, None] * r + np.arange(r)
+        bias = rng.normal(0, population.rater_sd, (batch[-1] + 1, r))[batch]  # each batch its own raters
+    latent = score[:, None] + bias + rng.normal(0, population.noise_sd, (n, r))
     rating = (latent[..., None] > population.cuts).sum(-1)
     reversed_codes = rng.random(n) < 0.5  # ties to the lowest code favour neither system (module docstring)
     rating = np.where(reversed_codes[:, None], population.n_labels - 1 - rating, rating)
     item, column = np.divmod(np.arange(n * r), r)
-    table = pd.DataFrame({"item": item, "rater": batch[item] * r + column, "label": rating.ravel()})
+    table = pd.DataFrame({"item": item, "rater": who[item, column], "label": rating.ravel()})
     if population.batch_size:
         table["batch"] = batch[item]
     ds = from_table(table, batch="batch" if population.batch_size else None, name=f"simulated-{seed}",
@@ -97,7 +121,9 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
     -------
     One row per sampler, test and metric, columns ``sampler``, ``test``, ``metric``, ``n_sets``, ``rejected``
     (test sets with p < ``alpha``), ``share`` (their share), ``low`` and ``high`` (its Wilson 95 % band),
-    ``share_given_ratings`` (the same share for ``p_given_ratings``).
+    ``share_given_ratings`` (the same share for ``p_given_ratings``), ``oracle`` (the share of test sets in which a
+    two-sided z-test that knows the true standard deviation of delta, measured as the spread of the observed deltas
+    over these test sets, rejects: :func:`oracle_share`).
     """
     if n_sets < 1 or not 0 < alpha < 1:
         raise ParameterError(f"n_sets must be >= 1 and alpha in (0, 1), got {n_sets} and {alpha}")
@@ -108,7 +134,7 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
             for test in (tests if sampler in RATER_LEVEL else TESTS[1:]):
                 found = compare(ds, a, b, sampler=sampler, n_samples=n_samples, seed=seed + offset, two_sided=True,
                                 metrics=metrics, percentile=test == TESTS[1])
-                parts.append(found[["sampler", "metric", "p_value", "p_given_ratings"]].assign(test=test))
+                parts.append(found[["sampler", "metric", "p_value", "p_given_ratings", "delta"]].assign(test=test))
     table = pd.concat(parts, ignore_index=True)
     grouped = table.groupby(["sampler", "test", "metric"], sort=False)
     out = grouped.agg(n_sets=("p_value", "size"), rejected=("p_value", lambda p: int((p < alpha).sum())),
@@ -116,7 +142,19 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
     out["share"] = out["rejected"] / out["n_sets"]
     out["low"], out["high"] = wilson(out["rejected"].to_numpy(), n_sets)
     out["share_given_ratings"] = out.pop("rejected_given") / out["n_sets"]
-    return out
+    oracle = table.groupby(["sampler", "test", "metric"], sort=False)["delta"].apply(oracle_share, alpha=alpha)
+    return out.merge(oracle.rename("oracle").reset_index(), on=["sampler", "test", "metric"])
+
+
+def oracle_share(deltas: pd.Series, alpha: float = 0.05) -> float:
+    """The share of test sets whose observed delta a two-sided z-test at ``alpha`` rejects when it knows delta's
+    true standard deviation (METHOD's oracle), the spread of ``deltas`` over many fresh test sets standing for it."""
+    from scipy.stats import norm
+
+    sd = float(np.std(deltas, ddof=1)) if len(deltas) > 1 else 0.0
+    if not sd > 0:
+        return float("nan")
+    return float((np.abs(deltas) / sd > norm.isf(alpha / 2)).mean())
 
 
 def calibrations(populations: Mapping[Hashable, Population], n_jobs: int = 1, **options) -> dict:

@@ -1,4 +1,4 @@
-"""The headline test of ``compare`` under S1 and S3: small-sample correct at the rater level.
+"""The headline test of ``compare`` under S1, S3 and S4: small-sample correct at the rater level.
 
 A percentile bootstrap over R rater columns takes the R raters' spread for the population's: it shrinks the rater
 part of the variance by (R - 1) / R and ignores that with few raters that part is estimated on about R - 1 degrees
@@ -7,8 +7,9 @@ of freedom. The test here has two parts.
 - **Student's t on a two-way jackknife.** The variance of the observed delta is the sum of an item part, from a
   delete-one-item jackknife (:func:`item_jackknife`), and a rater part, from a delete-one-rater jackknife
   (:func:`rater_jackknife`, one rater column of a group left out at a time, every other rating kept):
-  ``V_R = sum_g (r_g - 1) / r_g sum_j (d_gj - mean_g)^2`` over the groups g (the one pool under S1, each batch
-  under S3) and their r_g raters. Each part also holds the item-by-rater residual, so the sum errs on the large
+  ``V_R = sum_g (r_g - 1) / r_g sum_j (d_gj - mean_g)^2`` over the groups g (the one pool under S1 and S4, each
+  batch under S3) and their r_g raters. Under S4 (any design) a deleted rater takes their ratings from every item
+  they rated (:func:`pool_jackknife`). Each part also holds the item-by-rater residual, so the sum errs on the large
   side. The reference is Student's t on the rater level's degrees of freedom, ``sum_g (r_g - 1)`` (at most
   ``N - 1``), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
   Fisher's scale, ``atanh(delta / bound)`` for a metric whose difference lies in ``[-bound, bound]``
@@ -18,7 +19,8 @@ of freedom. The test here has two parts.
   delta moves with the raters' average leaning along a curve (Wins: nearly a step), so the jackknife's local
   variance is small exactly where the delta is far from 0, and a t-statistic is not pivotal. A replicate
   (:func:`column_replicates`) redraws, per group, the group's items and its rater columns with replacement, the
-  same columns for every item of the group; the one-sided percentile p, ``(1 + #{delta* <= 0}) / (1 + B)``, is
+  same columns for every item of the group (under S4 the pool's raters drawn with replacement and every drawn item
+  keeping the ratings of its drawn raters, the pigeonhole bootstrap: :func:`pigeonhole_replicates`); the one-sided percentile p, ``(1 + #{delta* <= 0}) / (1 + B)``, is
   read as a normal quantile ``z`` and tested as ``z sqrt((r - 1) / r)`` against the same Student's t
   (:func:`percentile_p`): the percentile interval widened for the plug-in's shrinkage and the degrees of freedom.
   With fewer than about 6 raters per group no 1000 replicates can give such a p below 0.025 (:func:`fewest_raters`).
@@ -100,6 +102,33 @@ def rater_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndar
     return out
 
 
+def pool_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int, deltas,
+                   chunk_cells: int = 4_000_000) -> list[np.ndarray]:
+    """:func:`rater_jackknife` with the whole pool as one group, on any design (S4): the observed deltas with each
+    rater left out in turn, their ratings taken from every item they rated (an item's only rating stays), an array
+    (raters, metrics) in a list of one. Raters are left out a chunk at a time (at most ``chunk_cells`` counts)."""
+    counts = ds.item_label_counts.astype(float)
+    ratings = ds.raters_per_item.astype(float)
+    a, b = share_a * k, share_b * k
+    keep = ratings[ds.item] > 1  # an item's only rating is never left out
+    item, rater, label = ds.item[keep], ds.rater[keep], ds.label[keep]
+    order = np.argsort(rater, kind="stable")
+    item, rater, label = item[order], rater[order], label[order]
+    bounds = np.searchsorted(rater, np.arange(ds.n_raters + 1))
+    size = max(1, chunk_cells // counts.size)
+    out = []
+    for first in range(0, ds.n_raters, size):
+        last = min(first + size, ds.n_raters)
+        lo, hi = bounds[first], bounds[last]
+        gold = np.repeat(counts[None], last - first, axis=0)
+        left = np.repeat(ratings[None], last - first, axis=0)
+        np.subtract.at(gold, (rater[lo:hi] - first, item[lo:hi], label[lo:hi]), 1)
+        np.subtract.at(left, (rater[lo:hi] - first, item[lo:hi]), 1)
+        gold = gold / left[..., None] * k
+        out.append(deltas(gold, np.broadcast_to(a, gold.shape), np.broadcast_to(b, gold.shape)))
+    return [np.concatenate(out)]
+
+
 def rater_part(jackknife: list[np.ndarray]) -> tuple[np.ndarray, int, float]:
     """(rater part of the variance per metric, its degrees of freedom, raters per group) from
     :func:`rater_jackknife`."""
@@ -135,6 +164,33 @@ def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nd
             drawn.append(items[local])
         gold, drawn = np.concatenate(gold, 1), np.concatenate(drawn, 1)
         out.append(deltas(gold, a[drawn], b[drawn]))
+    return np.concatenate(out)
+
+
+def pigeonhole_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int, n_samples: int,
+                          rng: np.random.Generator, deltas, chunk_cells: int = 4_000_000) -> np.ndarray:
+    """:func:`column_replicates` on any design (S4): per replicate the items and the pool's raters drawn with
+    replacement, independently; a drawn item's gold counts the ratings of its drawn raters, each as often as the
+    rater was drawn (scaled to ``k`` responses), or, where none of its raters was drawn, its own ratings' shares.
+    On a fully crossed table this is :func:`column_replicates`' law."""
+    from scipy import sparse
+
+    shares = ds.item_label_counts / ds.raters_per_item[:, None]
+    a, b = share_a * k, share_b * k
+    by_rater = sparse.csr_matrix((np.ones(ds.n_ratings), (ds.rater, ds.item * ds.n_labels + ds.label)),
+                                 shape=(ds.n_raters, ds.n_items * ds.n_labels))
+    chunk = max(1, chunk_cells // (ds.n_items * ds.n_labels))
+    out = []
+    for start in range(0, n_samples, chunk):
+        reps = min(chunk, n_samples - start)
+        local = rng.integers(ds.n_items, size=(reps, ds.n_items))
+        weights = np.stack([np.bincount(rng.integers(ds.n_raters, size=ds.n_raters), minlength=ds.n_raters)
+                            for _ in range(reps)]).astype(float)
+        counts = np.asarray(by_rater.T.dot(weights.T).T).reshape(reps, ds.n_items, ds.n_labels)
+        counts = np.take_along_axis(counts, local[..., None], axis=1)
+        total = counts.sum(-1, keepdims=True)
+        gold = np.where(total > 0, counts * (k / np.maximum(total, 1)), shares[local] * k)
+        out.append(deltas(gold, a[local], b[local]))
     return np.concatenate(out)
 
 
