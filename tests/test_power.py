@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.tools import power
+from analysis.tools import plan_report, power
 from analysis.__main__ import main
 from analysis.data import population
 from analysis.data.annotations import from_table
@@ -134,16 +134,16 @@ def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_a
     assert power.raters_available(pilot, "S1") == 6 == result.provenance["raters"]
     assert result.designs["beyond_raters"].eq(result.designs["K"] > 6).all()
     assert result.designs["beyond_raters"].any()
-    text = power.summary(result)
+    text = plan_report.summary(result)
     assert "the number of distinct raters bounds the power" in text and "keeps the pilot's raters" in text
     assert "K ratings costs N × K)" in text  # an item cost of 0 and a rating cost of 1 are not spelled out
     high = power.plan(pilot, sampler="S1", epsilon=1.0, ns=[20], ks=[12], n_samples=40, power=0.01,
                       metrics=["mae"])
     assert high.cheapest["K"].iloc[0] == 12 and high.cheapest["beyond_raters"].iloc[0]
     marks = "K above the 6 raters a drawn item has"
-    assert marks in power.summary(high) and marks in power.summary_lines(high)[0]
-    assert "(extrapolated: K > the 6 raters)" in power.readable(high)["cheapest N × K"].iloc[0]
-    fig = power.figure(high, ["mae"])
+    assert marks in plan_report.summary(high) and marks in plan_report.summary_lines(high)[0]
+    assert "(extrapolated: K > the 6 raters)" in plan_report.readable(high)["cheapest N × K"].iloc[0]
+    fig = plan_report.figure(high, ["mae"])
     star = [line for line in fig.axes[0].lines if line.get_marker() == "*"]
     assert len(star) == 1 and star[0].get_markerfacecolor() == "white"  # a hollow star: an extrapolated cheapest
 
@@ -152,7 +152,7 @@ def test_s2_summary_has_no_raters_bound_and_the_default_grid_stays_within_the_ra
     ns, ks = power.default_grid(pilot, "S2")
     assert max(ks) <= 6 and 6 in ks and min(ns) < pilot.n_items < max(ns)
     result = power.plan(pilot, sampler="S2", epsilon=0.4, ns=[20], ks=[2], n_samples=20, metrics=["mae"])
-    assert power.raters_note(result) is None and "bounds the power" not in power.summary(result)
+    assert plan_report.raters_note(result) is None and "bounds the power" not in plan_report.summary(result)
 
 
 def test_an_alpha_the_replicates_cannot_resolve_is_refused(pilot, tmp_path, capsys, monkeypatch):
@@ -188,9 +188,9 @@ def test_nothing_reaching_the_target_keeps_every_column_and_the_json_is_valid(pi
                         metrics=["mae", "jsd"])
     assert list(result.cheapest.columns) == list(result.designs.columns)
     assert result.cheapest.drop(columns="metric").isna().all().all()
-    assert "no design of the grid reaches power 0.99" in power.summary(result)
-    assert (power.readable(result)["cheapest N × K"] == "none in the grid").all()
-    power.save(result, str(tmp_path / "plan.csv"))
+    assert "no design of the grid reaches power 0.99" in plan_report.summary(result)
+    assert (plan_report.readable(result)["cheapest N × K"] == "none in the grid").all()
+    plan_report.save(result, str(tmp_path / "plan.csv"))
 
     def no_nan(text):
         raise AssertionError(f"{text} in the JSON")
@@ -232,7 +232,7 @@ def test_under_s3_the_raters_available_are_a_batchs_and_bound_the_power(batched)
     result = power.plan(batched, sampler="S3", epsilon=0.4, ns=[30], ks=[2, 8], n_samples=20, metrics=["mae"])
     assert result.designs.set_index("K")["beyond_raters"].to_dict() == {2: False, 8: True}
     assert "from a batch's 4 raters of the pilot: the number of distinct raters bounds the power" in \
-        power.summary(result)
+        plan_report.summary(result)
 
 
 def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
@@ -244,7 +244,7 @@ def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from analysis.tools.power import save_figure
+    from analysis.tools.plan_report import save_figure
 
     old = os.umask(0o022)
     try:
@@ -278,7 +278,7 @@ def test_without_raters_the_plan_is_the_pilots_alone(pilot, planned_r):
     own = planned_r.designs[~planned_r.designs["modelled"]]
     pd.testing.assert_frame_equal(own[OLD_DESIGN_COLUMNS].reset_index(drop=True), alone.designs)
     pd.testing.assert_frame_equal(planned_r.pilot[alone.pilot.columns], alone.pilot)
-    assert not any("R =" in line or "modelled" in line for line in power.summary_lines(alone))
+    assert not any("R =" in line or "modelled" in line for line in plan_report.summary_lines(alone))
 
 
 def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
@@ -313,21 +313,21 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     modelled = planned_r.designs[planned_r.designs["modelled"]]
     result = replace(planned_r, cheapest=power.cheapest(modelled, 0.0))  # as if only modelled designs reached it
     r = int(result.cheapest["R"].iloc[0])
-    line = power.summary_lines(result)[0]
+    line = plan_report.summary_lines(result)[0]
     assert f"of R = {r} raters" in line and f"R = {r} raters drawn from the population model fitted to the pilot" in line
     assert "With its own 6 raters the best power any N of the grid reaches is" in line
-    text = power.summary(result)
+    text = plan_report.summary(result)
     assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
     assert "within the pilot's items and raters" in text
-    cell = power.readable(result)["cheapest N × K"].iloc[0]
+    cell = plan_report.readable(result)["cheapest N × K"].iloc[0]
     assert f", R = {r} (extrapolated: R = {r} modelled)" in cell
-    assert "best power with the pilot's 6 raters" in power.readable(result).columns
-    fig = power.figure(result, ["mae"])
+    assert "best power with the pilot's 6 raters" in plan_report.readable(result).columns
+    fig = plan_report.figure(result, ["mae"])
     assert [ax.get_title() for ax in fig.axes] == ["MAE, R = 6 (the pilot)", "MAE, R = 12 (modelled)",
                                                    "MAE, R = 24 (modelled)"]
     stars = [(i, line) for i, ax in enumerate(fig.axes) for line in ax.lines if line.get_marker() == "*"]
     assert len(stars) == 1 and stars[0][0] == [6, 12, 24].index(r) and stars[0][1].get_markerfacecolor() == "white"
-    power.save(result, str(tmp_path / "plan.csv"))
+    plan_report.save(result, str(tmp_path / "plan.csv"))
     table = pd.read_csv(tmp_path / "plan.csv")
     assert {"R", "modelled"} <= set(table.columns) and table["modelled"].dtype == bool
     note = json.loads((tmp_path / "plan.csv.json").read_text())
@@ -406,4 +406,4 @@ def test_s3_plans_r_on_batched_studies(batched):
     assert result.provenance["population"]["rho"] == fitted.rho  # the fit with the pilots asked for
     modelled = result.designs[result.designs["modelled"]]
     assert set(modelled["R"]) == {8} and set(modelled["K"]) == {2, 4} and result.provenance["raters"] == 4
-    assert "a batch's 4 raters of the pilot" in power.summary(result)
+    assert "a batch's 4 raters of the pilot" in plan_report.summary(result)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from analysis.data.annotations import from_table
-from analysis.engine import Simulator, path, pigeonhole, tables
+from analysis.engine import Simulator, path, tables
 from analysis.engine.path import KERNELS, KernelPath
 from reference import reference_deltas
 from analysis.engine.metrics import ALL_METRICS, METRICS
@@ -58,14 +58,14 @@ CONFIGURATIONS = [
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
     ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", ()),  # pigeonhole: raters shared across a sparse table
-    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("pigeonhole", "ITEM_COST", 0.0),)),  # ... read item by item
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "ITEM_COST", 0.0),)),  # ... read item by item
     ("S4", "ragged", "auto", 24, 1, 0.3, "uniform", ()),  # pigeonhole on ragged batches, one response
 ]
 # The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
 # ... and the one-label law (METHOD section 3), the Dirichlet's limit of a vanishing concentration.
 CONFIGURATIONS += [config[:6] + (rule,) + config[7:] for rule in ("dirichlet-shares", "one-label")
                    for config in CONFIGURATIONS if config[6] == "dirichlet"]
-MODULES = {"path": path, "tables": tables, "pigeonhole": pigeonhole}
+MODULES = {"path": path, "tables": tables}
 
 
 @lru_cache(maxsize=None)
@@ -170,7 +170,7 @@ def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsi
 def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, item_cost):
     """METHOD section 2: on a fully crossed table every item's first K' raters in the stream are the stream's
     first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (both ways of reading)."""
-    monkeypatch.setattr(pigeonhole, "ITEM_COST", item_cost)
+    monkeypatch.setattr(path, "ITEM_COST", item_cost)
     got = Simulator(DATA["crossed"](), "S4").replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(23), null=null,
                                                          perturbation=rule)
     assert not same_law(got, reference("crossed", "S1", 20, 5, 0.3, rule, null))

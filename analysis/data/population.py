@@ -64,23 +64,36 @@ class Population:
         return float(np.sqrt(self.rho_interval[0])), float(np.sqrt(self.rho_interval[1]))
 
     def spec(self, n_items: int, n_raters: int, raters_per_batch: int = 0, batch_size: int = 0,
-             rho: float | None = None) -> StandIn:
+             rho: float | None = None, per_item: int = 0) -> StandIn:
         """The stand-in parameters of this population for a design: fully crossed unless ``batch_size`` is given,
-        then batches of ``batch_size`` items with ``raters_per_batch`` raters each, from a pool of ``n_raters``."""
+        then batches of ``batch_size`` items with ``raters_per_batch`` raters each, from a pool of ``n_raters``; or,
+        given ``per_item``, sparse: each item rated by at least ``per_item`` of the pool's ``n_raters`` (every rater
+        rating as many items, the last few items a rating or two more)."""
         rho = self.rho if rho is None else rho
-        return StandIn(imitates="a fitted population", design="batched" if batch_size else "crossed",
+        design = "sparse" if per_item else "batched" if batch_size else "crossed"
+        sparse = dict(items_per_rater=-(-int(n_items) * int(per_item) // int(n_raters)),
+                      min_raters_per_item=int(per_item)) if per_item else {}
+        return StandIn(imitates="a fitted population", design=design,
                        labels=self.labels, label_shares=self.shares, rater_sd=float(np.sqrt(rho)),
                        noise_sd=float(np.sqrt(1 - rho)), n_items=int(n_items), n_raters=int(n_raters),
                        raters_per_batch=int(raters_per_batch), batch_size=int(batch_size),
-                       dirichlet=tuple(self.a0 * np.asarray(self.shares)))
+                       dirichlet=tuple(self.a0 * np.asarray(self.shares)), **sparse)
 
     def draw(self, n_items: int, raters: int, seed: int, batch_size: int = 0, pool: int = 0,
-             name: str = "population") -> AnnotationDataset:
+             name: str = "population", per_item: int = 0) -> AnnotationDataset:
         """A dataset drawn from the population: ``n_items`` items rated by ``raters`` distinct raters, fully
         crossed; or, given ``batch_size``, batches of that many items each rated by ``raters`` raters of a pool of
         up to ``pool`` (``n_items`` a multiple of ``batch_size``; the stand-ins' pairing of raters with batches
-        can leave a few of the pool out)."""
+        can leave a few of the pool out); or, given ``per_item``, sparse: each item rated by about ``per_item`` of
+        a pool of ``raters``."""
         check_raters(raters)
+        if per_item:
+            if not 1 <= per_item <= raters:
+                raise ParameterError(f"a sparse population needs 1 to {raters} raters per item, got {per_item}")
+            spec = self.spec(n_items, raters, per_item=per_item)
+            return draw(spec, np.random.default_rng(seed), name,
+                        f"drawn from {self.describe()} (seed {seed}): {n_items} items, each rated by about "
+                        f"{per_item} of {raters} raters")
         if batch_size and (n_items % batch_size or not raters <= pool <= n_items // batch_size * raters):
             raise ParameterError(f"a batched population needs items in whole batches of {batch_size} and a pool of "
                                  f"{raters} to {n_items // batch_size * raters} raters; got {n_items} items and "

@@ -46,6 +46,8 @@ RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where i
 TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inversion
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
+ITEM_COST = 8.0  # S4: one arrival read item by item (a logarithm, a heap step) against one item the stream visits
+MAX_ARRIVALS = 300_000_000  # S4: the most arrival times (8 bytes each) a replicate may keep, 3 x raters x K'
 MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 

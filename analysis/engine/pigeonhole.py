@@ -29,8 +29,6 @@ from analysis.engine.indices import ix
 from analysis.engine.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import perturbed
 
-ITEM_COST = 8.0  # one arrival read item by item (a logarithm, a heap step) against one item the stream visits (measured)
-MAX_ARRIVALS = 300_000_000  # the most arrival times (8 bytes each) a replicate may keep: 3 x raters x K'
 
 
 class Streams(NamedTuple):
@@ -181,7 +179,7 @@ def pigeonhole_replicates(rng, rater_start, matrix, raters, turned, n_pool, item
     by its raters ``raters[...]`` (codes in the pool of ``n_pool``); ``turned`` is the same by rater
     (:func:`by_rater`). A replicate reads its drawn items item by item (:func:`read_item`) or by walking the streams
     (:func:`read_by_stream`), whichever its expected work is the smaller, an arrival read item by item counting
-    ``item_cost`` items visited (:data:`ITEM_COST`): the same law."""
+    ``item_cost`` items visited (:data:`analysis.engine.path.ITEM_COST`): the same law."""
     n, k = draw.n, draw.k
     n_items = rater_start.shape[0] - 1
     n_labels = confusion.shape[2]

@@ -21,8 +21,7 @@ from analysis.engine.by_item import by_item_replicates, by_rater
 from analysis.engine.counts import Shares, count_replicates
 from analysis.engine.direct import direct_replicates
 from analysis.engine.law import LawTables, law_replicates, slot_law
-from analysis.engine import pigeonhole
-from analysis.engine.pigeonhole import MAX_ARRIVALS, by_rater as turned_round, pigeonhole_replicates
+from analysis.engine.pigeonhole import by_rater as turned_round, pigeonhole_replicates
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
@@ -213,14 +212,14 @@ class Simulator:
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels, self.smoothing)
         if cell.kernel == "pigeonhole":
-            if 3 * self.n_pool * k > MAX_ARRIVALS:
+            if 3 * self.n_pool * k > paths.MAX_ARRIVALS:
                 raise ParameterError(f"S4 at K = {k} would keep {3 * self.n_pool * k:,} arrival times for a pool of "
                                      f"{self.n_pool:,} raters; use a smaller K")
             layout = self.layout
             turned = self._once("turned", 0, lambda: turned_round(layout.rater_start, layout.matrix, layout.raters,
                                                                   self.n_pool))
             pigeonhole_replicates(rng, layout.rater_start, layout.matrix, layout.raters, turned, self.n_pool,
-                                  pigeonhole.ITEM_COST, draw, divergence, out, confusion)
+                                  paths.ITEM_COST, draw, divergence, out, confusion)
         elif cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
             law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)

@@ -48,8 +48,8 @@ from analysis.tools import rater_level
 from analysis.tools.options import data_arguments, load_data
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.data.annotations import BATCHED, FULLY_CROSSED, OVERLAPPING
-from analysis.engine.samplers import SAMPLERS, check_sampler, default_sampler, group_layout, make_layout, repeat_raters
+from analysis.engine.samplers import (SAMPLERS, check_sampler, default_sampler, design_reading, group_layout,
+                                      make_layout)
 from analysis.wording import counted
 
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
@@ -63,35 +63,6 @@ RATER_LEVEL = ("S1", "S3", "S4")  # the samplers whose headline test is rater_le
 # what a sampler draws K raters from, in words (one, several)
 POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches"),
               "S4": ("item", "items")}
-
-
-def design_reading(ds: AnnotationDataset, sampler: str, default: bool) -> str:
-    """Which design the table was read as and why that sampler runs, in one line for the report."""
-    topo = ds.topology
-    per_rater = np.bincount(ds.rater, minlength=ds.n_raters)
-    keeps = f"so {sampler} keeps each rater across the items they rated"
-    if topo.kind == FULLY_CROSSED:
-        read = f"fully crossed (each of the {ds.n_raters} raters rated all {ds.n_items:,} items)"
-    elif topo.kind == BATCHED:
-        read = (f"batched: {topo.n_batches:,} batches "
-                + ("inferred from identical, disjoint rater sets" if topo.inferred else "from the batch column"))
-    elif topo.kind == OVERLAPPING:
-        sets = np.bincount(np.unique(topo.item_batch[ds.item].astype(np.int64) * ds.n_raters + ds.rater)
-                           % ds.n_raters, minlength=ds.n_raters)
-        read = (f"overlapping rater sets: {ds.n_raters} raters in {topo.n_batches:,} sets of items, a rater in a "
-                f"median of {np.median(sets):g} sets, so not batches")
-    else:
-        read = (f"sparse: each item rated by a median of {np.median(ds.raters_per_item):g} of {ds.n_raters:,} "
-                f"raters, a rater rating a median of {np.median(per_rater):g} items")
-    if not default:
-        why = f"{sampler} chosen with --sampler"
-        if sampler == "S2" and repeat_raters(ds):
-            why += (": S2 treats each item's raters as new people, although raters here rated up to "
-                    f"{per_rater.max():,} items, so its p is too small where raters lean (S4 keeps them)")
-        return f"design {read}; {why}"
-    if sampler == "S2":
-        return f"design {read}; every rater rated a single item, so S2 (there is nothing to keep across items)"
-    return f"design {read}; {keeps}"
 
 
 def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k: int,

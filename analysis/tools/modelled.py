@@ -4,7 +4,8 @@ design, so that :mod:`analysis.tools.power` simulates its designs on them as on 
 
 Under S1 a study is fully crossed: its items each rated by all R raters, and a design of K ratings per item draws K
 of the R. Under S3 it has the pilot's batch size, R raters per batch, and the pilot's mean number of batches per
-rater. The power at R pools the replicates of :data:`PANELS` such studies, each with its own raters and items: one
+rater. Under S4 it is sparse: a pool of R raters, each item rated by the pilot's median number of raters per item
+(at most R), every rater rating about as many items. The power at R pools the replicates of :data:`PANELS` such studies, each with its own raters and items: one
 panel of R raters alone gives the power of those people, which varies from panel to panel far beyond the Monte Carlo
 error when R is small. Under S2 the raters of an item are drawn afresh for every item, so the number of distinct
 raters does not enter the power: planning R is refused there.
@@ -22,7 +23,7 @@ from analysis.experiment.choices import BOOK
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.pvalues import replicate_p_values
 
-RATER_SAMPLERS = ("S1", "S3")  # the samplers whose replicates keep raters across items, so that R bounds the power
+RATER_SAMPLERS = ("S1", "S3", "S4")  # the samplers whose replicates keep raters across items: R bounds the power
 PANELS = 20  # studies drawn per R, each with its own raters and items, among which a design's replicates are shared
 
 
@@ -31,8 +32,9 @@ def check_plan_raters(raters, sampler: str, ks=None) -> list[int]:
     design of K ratings per item needs K distinct raters); refused under a sampler that draws raters per item."""
     if sampler not in RATER_SAMPLERS:
         raise ParameterError(f"--raters plans the number of distinct raters, which bounds the power only where a "
-                             f"replicate keeps its raters across items (S1, S3); {sampler} draws an item's raters "
-                             "afresh for every item: give --sampler S1 (fully crossed data) or S3 (batched data)")
+                             f"replicate keeps its raters across items (S1, S3, S4); {sampler} draws an item's "
+                             "raters afresh for every item: give --sampler S1 (fully crossed data), S3 (batched "
+                             "data) or S4 (any design)")
     values = sorted(set(raters))
     if not values:
         raise ParameterError("--raters needs one number of raters or more, e.g. --raters 6,12,24")
@@ -52,6 +54,9 @@ def study(population: Population, pilot: AnnotationDataset, sampler: str, n_item
     seed = int(np.random.SeedSequence([seed, raters, panel]).generate_state(1)[0])  # apart from the fit's streams
     if sampler == "S1":
         return population.draw(n_items, raters, seed, name=name)
+    if sampler == "S4":
+        per_item = min(raters, max(1, int(np.median(pilot.raters_per_item))))
+        return population.draw(n_items, raters, seed, name=name, per_item=per_item)
     item_batch = pilot.topology.item_batch
     batch_size = max(1, int(np.median(np.bincount(item_batch))))
     n_batches = -(-n_items // batch_size)
