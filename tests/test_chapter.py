@@ -6,7 +6,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from analysis.book import chapter
+from analysis.book import chapter, realdata
 from analysis.paper import effect_sizes, tables
 from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
@@ -77,7 +77,7 @@ def test_sparse_data_have_no_comparison_but_every_sampler(sparse):
 def test_missing_data_say_what_to_run_and_never_give_a_verdict():
     sentence = chapter.missing_sentence(["lewidi25_csc"])
     assert "`lewidi25_csc` is not in the dataset cache" in sentence and "make data" in sentence
-    text = chapter.section_text(None, [], ["a", "b"], "the RQ1 check")
+    text = realdata.section_text(None, [], ["a", "b"], "the RQ1 check")
     assert "are not in the dataset cache" in text and "nothing to show" in text
     assert "agrees" not in text and "nan" not in text
 
@@ -138,15 +138,15 @@ def test_registry_table_cites_each_set_with_source_licence_and_size():
     from analysis.data import datasets
 
     names = ["lewidi23_armis", "truthinfer_duck"]
-    frame = chapter.registry_table(names).frame
+    frame = realdata.registry_table(names).frame
     for row, name in zip(frame.itertuples(), names):
         entry = datasets.registered(name)
         assert row.dataset == name and row.licence == entry["licence"] and row._2 == entry["description"]
         assert (row.items, row.raters, row.ratings) == tuple(entry["counts"][k] for k in ("items", "raters",
                                                                                             "ratings"))
         assert row.source.startswith("github.com/") and "raw.githubusercontent" not in row.source
-    assert str(datasets.data_dir()) not in repr(chapter.registry_table(names))
-    halves = [list(chapter.registry_table(names, part).frame.columns) for part in ("size", "origin")]
+    assert str(datasets.data_dir()) not in repr(realdata.registry_table(names))
+    halves = [list(realdata.registry_table(names, part).frame.columns) for part in ("size", "origin")]
     assert halves == [["dataset", "what it is", "items", "raters", "ratings", "in the cache"],
                       ["dataset", "source", "licence"]]
 

@@ -37,22 +37,24 @@ BUILD_ENV = "BOOK_BUILD_DIR"
 
 
 def samplers_for(ds: AnnotationDataset) -> list[str]:
-    """The samplers a dataset's design allows (:func:`analysis.engine.samplers.allowed_samplers`)."""
-    return allowed_samplers(ds)
+    """The samplers a chapter runs on a dataset: those its design allows
+    (:func:`analysis.engine.samplers.allowed_samplers`), S4 only where it is the one that keeps raters across items
+    (on a fully crossed table it is S1's law, on batches S3 keeps them per batch)."""
+    return [s for s in allowed_samplers(ds) if s != "S4" or default_sampler(ds) == "S4"]
 
 
 def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationDataset, str, str]]:
     """(dataset, sampler that models raters across items, sampler that does not) for each dataset that has one:
-    S1 against S2 on fully crossed data, S3 against S2 on batched data; sparse data have none."""
+    S1 against S2 on fully crossed data, S3 against S2 on batched data, S4 against S2 on any other design where
+    raters rate several items; none where every rater rated a single item."""
     pairs = []
     for ds in data:
         modelled = default_sampler(ds)
         if modelled != "S2":
             pairs.append((ds, modelled, "S2"))
     if data and not pairs:
-        raise TopologyError(f"no sampler comparison is possible: {', '.join(ds.name for ds in data)} "
-                            f"{'is' if len(data) == 1 else 'are'} sparse, which only S2 can sample; use a fully "
-                            "crossed dataset (S1 against S2) or a batched one (S3 against S2)")
+        raise TopologyError(f"no sampler comparison is possible: in {', '.join(ds.name for ds in data)} every rater "
+                            "rated a single item, so no sampler can keep raters across items")
     return pairs
 
 
@@ -455,27 +457,6 @@ def nearest(values, target: int) -> int:
     return min(values, key=lambda v: (abs(np.log(v) - np.log(target)), v))
 
 
-def load_groups(groups: dict[str, list[str]]) -> dict[str, tuple[list[AnnotationDataset], list[str]]]:
-    """For each named group of registered datasets: those in the cache, and the names of those that are not."""
-    return {group: load_available(names) for group, names in groups.items()}
-
-
-def section_text(finding, data: list, missing: list[str], what: str, figure: str = "") -> str:
-    """A real-data section's opening, as Markdown: the finding box when the data allowed a check; otherwise one
-    sentence saying what is missing and how to get it (and never a verdict)."""
-    parts = []
-    if missing:
-        parts.append(missing_sentence(missing, f"{what} has nothing to show" if not data
-                                      else f"{what} uses only the other{'s' if len(data) > 1 else ''}"))
-    if data and finding is not None and finding.checked:
-        parts.append(finding.markdown(f"Finding on {counted(len(data), 'dataset')}"))
-    elif data and finding is not None:
-        parts.append(finding.ours)
-    if data and figure:
-        parts.append(figure)
-    return "\n\n".join(parts)
-
-
 def glue_notes(prefix: str, results: pd.DataFrame, data: list[AnnotationDataset], epsilon: float,
                appendix_epsilon: float | None = None) -> None:
     """Glue the sentences every RQ chapter uses: ``<prefix>_paper_note`` (what the Table 1 comparison shows),
@@ -500,49 +481,6 @@ def data_kind(data: list[AnnotationDataset]) -> str:
     return "; ".join(f"{kind} ({', '.join(names)})" for kind, names in found.items()) or "no data"
 
 
-def real_data_sections(book: Setup, groups: dict, epsilon: float) -> tuple[dict, dict, dict]:
-    """Run and check the real-data chapter's four groups (crossed, batched, large_k, sparse).
-
-    Each claim is checked by the same function as in the chapter that states it. Glues ``real_<group>`` (the
-    section's opening: the finding box, or one sentence naming what is missing) and ``real_summary``; returns the
-    results per group (``None`` where no dataset is in the cache), the sampler comparisons per group, and each
-    group's first comparison (``None`` where there is none).
-    """
-    from analysis.paper import findings
-
-    results = {g: book.simulate(book.pairs(data=data)) if data else None for g, (data, _) in groups.items()}
-    pairs = {g: book.comparisons(data) for g, (data, _) in groups.items()}
-    checked_groups = ("crossed", "batched", "large_k")  # the sparse section states no verdict, so needs no margin
-    margins = {g: findings.margin_results(book, book.pairs(data=data)) if data and g in checked_groups else {}
-               for g, (data, _) in groups.items()}  # each verdict's margin over further seeds, as in the RQ chapters
-
-    def checked(group, check):
-        return findings.with_margin(check, results[group], book.params["seed"], margins[group])
-
-    crossed = checked("crossed", lambda r: findings.raters_raise_p_values(r, pairs["crossed"], epsilon))
-    modelled, independent = pairs["batched"][0] if pairs["batched"] else (None, None)
-    batched = checked("batched", lambda r: findings.batches_raise_budget(r, modelled, independent, epsilon))
-    batched_raters = checked("batched", lambda r: findings.raters_raise_p_values(r, pairs["batched"], epsilon))
-    large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(r, epsilon))
-    sections = {
-        "crossed": (crossed, "the RQ1 check on crossed data",
-                    "{numref}`fig-real-crossed` draws the p-value curves of the first crossed set under both samplers."),
-        "batched": (batched, "the RQ3 check on batched data", (batched_raters.ours + " {numref}`fig-real-batched` "
-                    "draws its p-value curves.") if batched_raters.checked else ""),
-        "large_k": (large, "the large-K check",
-                    "{numref}`fig-real-large-k` shows JSD's p-value over every (budget, K) cell."),
-        "sparse": (None, "the sparse section",
-                   "Sparse designs admit no sampler that follows raters across items, so their smallest significant "
-                   "budgets are the rater-independent ones (S2); where RQ1's claim holds, a rater-aware analysis "
-                   "would need more."),
-    }
-    glue_text(**{f"real_{g}": section_text(finding, groups[g][0], groups[g][1], what, figure)
-                 for g, (finding, what, figure) in sections.items()},
-              real_summary=findings.summary([("RQ1, crossed sets", crossed), ("RQ3, batched set", batched),
-                                             ("RQ1, batched set", batched_raters), ("RQ2, many raters", large)]))
-    return results, pairs, {g: found[0] if found else None for g, found in pairs.items()}
-
-
 # ------------------------------------------------------------------------------------------ public text
 
 def redact(text: str) -> str:
@@ -557,37 +495,3 @@ def redact(text: str) -> str:
     return text
 
 
-def _source(url: str | None) -> str:
-    """Where a registered file comes from: ``github.com/owner/repository`` for GitHub (the registry pins the
-    commit), else the host."""
-    if not url:
-        return "built locally from the upstream files"
-    found = re.match(r"https://raw\.githubusercontent\.com/([^/]+)/([^/]+)/", url)
-    if found:
-        return f"github.com/{found[1]}/{found[2]}"
-    return re.sub(r"^https?://([^/]+).*", r"\1", url)
-
-
-# the registry table's two halves, each narrow enough for a page: what a set is and its size; where it comes from
-REGISTRY_PARTS = {"size": ["dataset", "what it is", "items", "raters", "ratings", "in the cache"],
-                  "origin": ["dataset", "source", "licence"]}
-
-
-def registry_table(names: list[str], part: str | None = None) -> tables.Table:
-    """The registered datasets ``names`` as a citation table: what each is, its source, licence and size (from the
-    registry, so it is shown whether or not the files are in the cache); ``part`` (``"size"`` or ``"origin"``)
-    keeps one half of its columns (:data:`REGISTRY_PARTS`)."""
-    rows = []
-    for name in names:
-        entry = datasets.registered(name)
-        counts = entry["counts"]
-        files = [f for f in entry["files"] if f.get("role") != "upstream"] or entry["files"]
-        rows.append({"dataset": name, "what it is": entry["description"],
-                     "source": "; ".join(dict.fromkeys(_source(f["url"]) for f in files)),
-                     "licence": entry["licence"], "items": counts.get("items"), "raters": counts.get("raters"),
-                     "ratings": counts.get("ratings"), "in the cache": entry["in_cache"]})
-    frame = pd.DataFrame(rows)
-    caption = {"size": "what each set is and its size, from the dataset registry that ships with the package",
-               "origin": "where each set comes from and its licence, from the dataset registry"}.get(
-        part, "from the dataset registry that ships with the package")
-    return tables.Table(frame[REGISTRY_PARTS[part]] if part else frame, caption)

@@ -110,11 +110,14 @@ def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset,
 TESTS = ("rater-level", "percentile")  # compare's headline test under S1 and S3, and the earlier one
 
 
-def calibration(population: Population = Population(), samplers=("S1", "S2"), n_sets: int = 300,
+MODELLED = {"crossed": "S1", "batched": "S3", "sparse": "S4", "overlapping": "S4"}  # compare's default, by design
+
+
+def calibration(population: Population = Population(), samplers=None, n_sets: int = 300,
                 n_samples: int = 200, alpha: float = 0.05, seed: int = 0, metrics="all",
                 progress: bool = False, tests=TESTS[:1]) -> pd.DataFrame:
     """Two-sided ``compare`` on ``n_sets`` test sets of ``population`` (seeds ``seed``, ``seed + 1``, ...), under
-    each sampler, with ``n_samples`` replicates each; under S1 and S3 by each of ``tests`` (:data:`TESTS`). With
+    each sampler (by default the one ``compare`` chooses for the population's design, and S2), with ``n_samples`` replicates each; under S1 and S3 by each of ``tests`` (:data:`TESTS`). With
     A and B equally good the share of p < ``alpha`` is the test's size; with A better (``lean_b``), its power.
 
     Returns
@@ -127,6 +130,7 @@ def calibration(population: Population = Population(), samplers=("S1", "S2"), n_
     """
     if n_sets < 1 or not 0 < alpha < 1:
         raise ParameterError(f"n_sets must be >= 1 and alpha in (0, 1), got {n_sets} and {alpha}")
+    samplers = samplers or (MODELLED[population.design], "S2")
     parts = []
     for offset in tqdm(range(n_sets), desc="calibration", unit="test set", disable=not progress, leave=False):
         ds, a, b = draw_test_set(population, seed + offset)
@@ -200,12 +204,22 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
         if any(c.empty for c in chosen):
             continue
         (low, high), (weak, strong) = ((c["share"].min(), c["share"].max()) for c in chosen)
+        if strong < 0.2:
+            reading = (f"with so few raters the test almost never detects a difference of this size, so a p above "
+                       f"{alpha:g} says nothing about whether A and B differ")
+        elif strong < 0.8:
+            reading = f"a p above {alpha:g} is therefore weak evidence of no difference"
+        else:
+            reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
         lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
                      f"neither model was better (the level is {alpha:.0%}), and in {weak:.0%} to {strong:.0%} where A "
-                     "was better; " + (f"a p above {alpha:g} is therefore weak evidence of no difference"
-                                       if strong < 0.8 else f"a p above {alpha:g} is fair evidence against a "
-                                                            "difference of this size"))
+                     f"was better; {reading}")
     return "\n".join(lines)
+
+
+def held_by(part: pd.DataFrame, alpha: float) -> int:
+    """How many rows' 95 % bands hold ``alpha``."""
+    return int(((part["low"] <= alpha) & (alpha <= part["high"])).sum())
 
 
 def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = False) -> str:
@@ -225,6 +239,7 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
                          f"({int(part['n_sets'].iloc[0])} test sets; "
                          + (f"{alpha:g} inside every metric's band" if held else
                             f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else
-                            f"{alpha:g} outside some bands, never below them") + ")")
+                            f"below {alpha:g} beyond the band on {len(part) - held_by(part, alpha)} of {len(part)} "
+                            "metrics, above it on none: cautious there") + ")")
     what = "When A is truly better, the power (the share of p < " if power else "The share of p < "
     return f"{what}{alpha:g}{')' if power else ''}, over the metrics: " + "; ".join(parts) + "."
