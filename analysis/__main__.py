@@ -309,9 +309,9 @@ def _parser() -> argparse.ArgumentParser:
     apply.add_argument("--reviews", required=True,
                        help="a reviews CSV (from 'review export', review filled), or 'demo' for the demo's reviews")
     apply.add_argument("--out", required=True, help="judgements CSV with the reviews applied")
-    from analysis.tools import compare, plan_report
+    from analysis.tools import compare_report, plan_report
 
-    compare.add_cli(commands)
+    compare_report.add_cli(commands)
     plan_report.add_cli(commands)
     return parser
 
@@ -458,12 +458,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     from analysis.experiment.grid import one_blas_thread
-    from analysis.tools import compare, plan_report
+    from analysis.tools import compare_report, plan_report
 
     one_blas_thread()
 
     handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
-                "compare": compare.run_cli, "plan": plan_report.run_cli}
+                "compare": compare_report.run_cli, "plan": plan_report.run_cli}
     try:
         if args.command == "run":
             _check_run(args)

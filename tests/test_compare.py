@@ -11,7 +11,8 @@ from scipy import stats
 
 from analysis.__main__ import main
 from analysis.tools import rater_level
-from analysis.tools.compare import compare, interval_rank, replicate_test, sentence
+from analysis.tools.compare import compare, interval_rank, replicate_test
+from analysis.tools.compare_report import sentence
 from analysis.tools.outputs import read_outputs
 from analysis.data.annotations import from_table
 from conftest import batched_table, crossed_table
@@ -290,9 +291,15 @@ def test_numeric_labels_match_by_value_however_each_file_spells_them(small, tmp_
     a = pd.DataFrame({"item": ds.item_ids, "label": [system(c) for c in votes(small)]})
     b = pd.DataFrame({"item": ds.item_ids, "label": [system((c + 1) % 3) for c in votes(small)]})
     a.to_csv(tmp_path / "a.csv", index=False)
+    counts = small.item_label_counts
+    tied = counts == counts.max(1, keepdims=True)  # a tie shares the item's vote among its labels
+    share = 1 / tied.sum(1)
+    own = share.mean()
+    other = (share * tied[np.arange(small.n_items), (votes(small) + 1) % 3]).mean()
     for outputs in (a, tmp_path / "a.csv"):
         result = compare(ds, outputs, b, n_samples=20).set_index("metric")
-        assert result.loc["accuracy", "score_a"] == 1.0 and result.loc["accuracy", "delta"] == 1.0
+        assert result.loc["accuracy", "score_a"] == pytest.approx(own, abs=1e-12)
+        assert result.loc["accuracy", "delta"] == pytest.approx(own - other, abs=1e-12)
 
 
 def test_an_unknown_numeric_label_is_named_with_both_spellings(small):
@@ -406,3 +413,18 @@ def test_s4_on_a_crossed_table_draws_s1s_column_replicates(small):
     theirs = rater_level.column_replicates(small, *share, "S1", 5, 2000, np.random.default_rng(2), _delta_matrix)
     for m in range(ours.shape[1]):
         assert stats.ks_2samp(ours[:, m], theirs[:, m]).pvalue > 1e-4, m
+
+
+@pytest.mark.parametrize("design", ["crossed", "sparse"])
+def test_relabelling_the_classes_leaves_every_score_delta_and_p_unchanged(small, design):
+    """A plurality tie shares its vote among the tied labels, so no label code wins it: permuting the label codes
+    (of the annotations and of both systems alike) leaves compare's table as it was."""
+    ds, a, b = (small, *(samples(small, 3, np.random.default_rng(6)) for _ in range(2))) if design == "crossed" \
+        else _crowd(pool=20, per_item=4)
+    swap = {0: 2, 1: 0, 2: 1}
+    renamed = from_table(ds.to_frame().assign(label=lambda t: t["label"].map(swap)), name=ds.name)
+    before = compare(ds, a, b, n_samples=200, seed=4, two_sided=True)
+    after = compare(renamed, a.assign(label=a["label"].map(swap)), b.assign(label=b["label"].map(swap)),
+                    n_samples=200, seed=4, two_sided=True)
+    columns = ["score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings"]
+    pd.testing.assert_frame_equal(before[columns], after[columns], check_exact=False, atol=1e-12, rtol=0)

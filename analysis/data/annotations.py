@@ -1,8 +1,9 @@
 """The annotation dataset: a validated long table of (item, rater, label) with factorised codes and its topology.
 
 A dataset is built from a pandas table (:func:`from_table`) or a file (:func:`load_annotations`). A file's ids are
-text as written, in every format (``012`` and ``12`` are two items); ids of one table spelt differently that would
-read as one (``12`` the number and ``'12'`` the text) are an error that names both. Ids are factorised to
+text as written, in every format (``012`` and ``12`` are two items), in Unicode NFC form (a composed and a decomposed
+``é`` are one id); ids of one table spelt differently that would read as one (``12`` the number and ``'12'`` the
+text) are an error that names both. Ids are factorised to
 ``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
 missing label are dropped and counted; a repeated (item, rater) pair is an error unless a policy is chosen. The
 design of the table (fully crossed, batched or sparse) is detected once and cached on the object.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -164,7 +166,7 @@ def from_table(
         )
     frame = table[wanted].copy()
     for column in dict.fromkeys([item, rater] + ([batch] if batch else [])):
-        if frame[column].dtype == object and _mixes_text(frame[column]):
+        if _has_text(frame[column]):
             frame[column] = ids_as_text(frame[column], column)
     if frame[[item, rater]].isna().any().any():
         raise DataError(f"{int(frame[[item, rater]].isna().any(axis=1).sum())} row(s) have no item or rater id")
@@ -181,9 +183,12 @@ def from_table(
     if is_dup.any():
         if duplicates == "error":
             shown = frame.loc[is_dup, [item, rater]].drop_duplicates().head(3).to_records(index=False).tolist()
+            merged = sum(unicode_forms(table[column])[1] for column in dict.fromkeys([item, rater]))
             raise DataError(
-                f"{int(pairs.duplicated().sum())} repeated (item, rater) pair(s), e.g. {shown}; "
-                "give --duplicates first or --duplicates last (duplicates='first' or 'last' in Python) to keep one "
+                f"{int(pairs.duplicated().sum())} repeated (item, rater) pair(s), e.g. {shown}"
+                + (f" ({merged} item or rater id(s) are written in several Unicode forms, such as a composed and a "
+                   "decomposed 'é', and each was read as one id)" if merged else "")
+                + "; give --duplicates first or --duplicates last (duplicates='first' or 'last' in Python) to keep one "
                 "rating per pair"
             )
         kept = ~pairs.duplicated(keep=duplicates).to_numpy()  # a dropped rating's item and rater stay, in its twin
@@ -234,30 +239,32 @@ def from_table(
 
 
 def id_text(value) -> str:
-    """One id as text: a string as written, a whole number without its ``.0`` (a numeric column read from JSON or
-    Parquet, or a CSV reader's float for an integer column with gaps), any other number as Python writes it."""
+    """One id as text: a string in Unicode NFC form (a decomposed ``é`` becomes the composed one), a whole number
+    without its ``.0`` (a numeric column read from JSON or Parquet, or a CSV reader's float for an integer column with
+    gaps), any other number as Python writes it."""
     if isinstance(value, str):
-        return value
+        return unicodedata.normalize("NFC", value)
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
 
 
-def _mixes_text(values: pd.Series) -> bool:
-    """Whether a column of ids holds text beside other values (numbers): such ids are compared as text, so that
-    ``12`` and ``'12'`` are caught as one id spelt two ways. Columns of text only or of numbers only keep their ids
-    and their order as they are."""
-    kinds = {isinstance(v, str) for v in pd.unique(values.dropna())}
-    return len(kinds) > 1
+def _has_text(values: pd.Series) -> bool:
+    """Whether a column of ids holds text (alone or beside numbers): such ids are compared as text
+    (:func:`ids_as_text`). Columns of numbers only keep their ids and their order as they are."""
+    if values.dtype != object:
+        return isinstance(values.dtype, pd.StringDtype)
+    return any(isinstance(v, str) for v in pd.unique(values.dropna()))
 
 
 def ids_as_text(values: pd.Series, column: str) -> pd.Series:
-    """The ids of one column as text (:func:`id_text`; missing ids stay missing). Two different values that would
-    become one id (``12`` the number and ``'12'`` the text) are an error that names both spellings: ids are never
-    merged silently."""
+    """The ids of one column as text (:func:`id_text`; missing ids stay missing). Texts that differ only in their
+    Unicode form become one id (:func:`unicode_forms` counts them); a number and a text that would become one id
+    (``12`` and ``'12'``) are an error that names both spellings."""
     codes, uniques = pd.factorize(values)
     texts = pd.Series([id_text(v) for v in uniques], dtype=object)
-    clash = texts.duplicated(keep=False)
+    number = pd.Series([not isinstance(v, str) for v in uniques], dtype=bool)
+    clash = texts.isin(texts[texts.duplicated(keep=False) & number])
     if clash.any():
         same = texts[clash].iloc[0]
         spellings = [uniques[i] for i in np.flatnonzero(clash.to_numpy() & (texts == same).to_numpy())]
@@ -266,6 +273,14 @@ def ids_as_text(values: pd.Series, column: str) -> pd.Series:
     out = np.asarray(texts, dtype=object)[codes] if len(texts) else np.full(len(codes), None, dtype=object)
     out[codes < 0] = None
     return pd.Series(out, index=values.index, dtype=object)
+
+
+def unicode_forms(values: pd.Series) -> tuple[int, int]:
+    """How many distinct text ids of ``values`` are not in Unicode NFC form, and how many ids are written in several
+    forms (a composed and a decomposed ``é``) that :func:`id_text` reads as one."""
+    text = pd.Series([v for v in pd.unique(values.dropna()) if isinstance(v, str)], dtype=object)
+    normal = text.map(id_text)
+    return int((normal != text).sum()), int((normal.value_counts() > 1).sum())
 
 
 def _check_batches(row_batch, row_rater, item_batch, batch_names, rater_ids, column: str) -> None:
@@ -406,9 +421,10 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
     ``.zst``, ``.zip``), only ``columns`` when given, with clear errors.
 
     ``text`` names columns read as text in every format (ids: ``012`` stays ``012``; numbers from JSON or Parquet
-    become their text, :func:`ids_as_text`). ``dtype`` is passed to the CSV reader (``str`` keeps every field as
-    written); ``hint`` ends the message of missing columns. A CSV row with more fields than the header is an error
-    that gives its line; a CSV read as one column whose name holds a ``;`` gets a hint about the separator.
+    become their text, :func:`ids_as_text`; text stays as written). ``dtype`` is passed to the CSV reader (``str``
+    keeps every field as written); ``hint`` ends the message of missing columns. A CSV row with more fields than the
+    header is an error that gives its line; a CSV read as one column whose name holds a tab is an error that says to
+    name it ``.tsv``, one whose name holds a ``;`` gets a hint about the separator.
 
     Returns the file's columns (only ``columns``, in that order, when given), one row per line or record.
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
@@ -427,7 +443,7 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
         raise DataError(f"cannot read {path}: {read_error(err)}") from err
     as_read = kind not in ("parquet", "json") and (dtype is None or dtype is str)  # a CSV read them as text
     for column in () if as_read else text:
-        if column in table.columns:
+        if column in table.columns and pd.api.types.infer_dtype(table[column], skipna=True) != "string":
             table[column] = ids_as_text(table[column], column)
     return table
 
@@ -452,6 +468,9 @@ def _read_kind(path: Path, kind: str | None, columns, dtype, hint: str, text: Se
             raise _missing_columns(path, table.columns, columns, hint)
         return table[list(columns)] if columns else table
     found = pd.read_csv(path, sep=kind, nrows=0).columns
+    if len(found) == 1 and "\t" in str(found[0]) and kind == ",":
+        raise DataError(f"{path.name} was read as one column, {str(found[0])!r}, whose name holds tabs: is it "
+                        "separated by tabs? Name it .tsv (or save it with commas)")
     if columns and set(columns) - set(found):
         if len(found) == 1 and ";" in str(found[0]) and kind == ",":
             hint = (f"It was read as one column: is it separated by semicolons? Save it with commas (or with tabs, "

@@ -328,8 +328,8 @@ def score_deltas(score_a: dict, score_b: dict, n_items: int, metrics=METRICS) ->
     out = {}
     for name in metrics:
         metric = BY_NAME[name]
-        if name == "wins":
-            a, b = score_a["item_error"], score_b["item_error"]
+        if name == "wins":  # errors rounded to 12 decimals: the order of a sum over labels never decides a tie
+            a, b = np.round(score_a["item_error"], 12), np.round(score_b["item_error"], 12)
             out[name] = ((a < b).sum(-1) - (b < a).sum(-1)) / n_items
         elif metric.counted:
             out[name] = (np.rint(score_a[name] * n_items) - np.rint(score_b[name] * n_items)) / n_items

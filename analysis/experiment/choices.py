@@ -77,3 +77,8 @@ class Choices:
 #: ``python -m analysis run`` default to it; a chapter's parameters, a function's arguments or the command line's
 #: flags override any one of them by name.
 BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
+
+#: How a plurality tie is read. The book's simulations keep the paper's reading (the lowest label code wins, as the
+#: kernels vote); ``compare`` scores two real systems with each tied label given an equal share of the item's vote,
+#: so that relabelling the classes leaves every score unchanged (the methods page, "Comparing two real systems").
+TIES = {"simulations": "lowest code", "compare": "shared"}

@@ -19,15 +19,14 @@ A second p, ``p_given_ratings``, holds these raters' labels fixed: every item wi
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
 count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`,
-with the book's KL and JSD smoothing (:data:`analysis.experiment.choices.BOOK`) and the weighted averages of
-precision, recall and F1.
+with the book's KL and JSD smoothing (:data:`analysis.experiment.choices.BOOK`) and the support-weighted averages
+of precision, recall and F1; a plurality tie shares the item's vote among the tied labels
+(:data:`analysis.experiment.choices.TIES`), so that relabelling the classes leaves every score unchanged.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import math
 import sys
 from fractions import Fraction
@@ -41,16 +40,13 @@ from analysis import __version__
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
-from analysis.experiment.choices import BOOK
-from analysis.io import output_file, write_atomic
+from analysis.experiment.choices import BOOK, TIES
 from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
 from analysis.tools import rater_level
-from analysis.tools.options import data_arguments, load_data
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine.samplers import (SAMPLERS, check_sampler, default_sampler, design_reading, group_layout,
+from analysis.engine.samplers import (check_sampler, default_sampler, design_reading, group_layout,
                                       make_layout)
-from analysis.wording import counted
 
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
 TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
@@ -58,7 +54,8 @@ SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters wit
                  "S3": "batches, items and batch raters resampled",
                  "S4": "items and the pool's raters resampled, each item keeping its drawn raters' ratings"}
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
-           "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature")
+           "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature", "p_floor")
+AVERAGING = "support-weighted"  # how precision, recall and F1 average over the classes here
 RATER_LEVEL = ("S1", "S3", "S4")  # the samplers whose headline test is rater_level's
 # what a sampler draws K raters from, in words (one, several)
 POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches"),
@@ -66,11 +63,12 @@ POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3"
 
 
 def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k: int,
-                 default: bool) -> tuple[list[str], list[str]]:
+                 default: bool, k_given: bool = True) -> tuple[list[str], list[str]]:
     """What changed the design on the way, as notes (one line each) and as clauses for the sentence: blank labels
     dropped (and, where they turned a fully crossed table into another design, the default sampler that follows),
-    and K above the raters that some items are drawn from. K above every pool is refused: its ratings could only
-    redraw the same people."""
+    and a K the user gave above the raters that some items are drawn from (the default K, the median item's raters,
+    is no choice of theirs to warn about). K above every pool is refused: its ratings could only redraw the same
+    people."""
     notes, clauses = [], []
     if ds.n_dropped:
         notes.append(f"{ds.n_dropped:,} rating(s) with a blank label were dropped")
@@ -83,13 +81,30 @@ def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k
     if k > pools.max():
         raise ParameterError(f"K (--k) {k} is more than the {pools.max()} raters any {unit} has under {sampler}: "
                              f"its ratings could only redraw the same people; give --k {pools.max()} or less")
-    short = int((pools < k).sum())  # none under S1, whose one pool is every rater
+    short = int((pools < k).sum()) if k_given else 0  # none under S1, whose one pool is every rater
     if short:
         notes.append(f"K = {k} is more than the raters of {short:,} of {len(pools):,} {units} (as few as "
                      f"{pools.min()}): their K ratings redraw the same raters, which adds nothing about the rater "
                      "population")
         clauses.append(f"{short:,} of {len(pools):,} {units} with fewer than {k} raters")
     return notes, clauses
+
+
+MIN_REPLICATES = 39  # the fewest replicates with a 95 % interval (interval_rank 1)
+MAX_BYTES = 8 * 2**30  # the replicates' memory compare accepts
+MAX_SECONDS = 24 * 3600  # ... and its estimated time
+SECONDS_PER_COUNT = 2e-8  # a replicate's cost per item and response (measured on the 2-core development machine)
+
+
+def check_workload(n_samples: int, n_items: int, k: int) -> None:
+    """Refuse a number of replicates whose deltas would not fit in memory or that would take more than a day,
+    with the estimates."""
+    memory = n_samples * 2 * 8 * 8  # two tables of eight deltas a replicate
+    seconds = n_samples * n_items * (k + 8) * SECONDS_PER_COUNT
+    if memory > MAX_BYTES or seconds > MAX_SECONDS:
+        raise ParameterError(f"--n-samples {n_samples:,} would need about {memory / 2**30:,.0f} GiB and "
+                             f"{seconds / 3600:,.0f} hours on {n_items:,} items; give at most "
+                             f"{int(min(MAX_BYTES / 128, MAX_SECONDS / (n_items * (k + 8) * SECONDS_PER_COUNT))):,}")
 
 
 def _paired(ds: AnnotationDataset, a: SystemOutputs, b: SystemOutputs) -> tuple[np.ndarray, np.ndarray]:
@@ -151,10 +166,42 @@ def _delta_matrix(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.engine.metrics.deltas`' exact ones where
-    every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores."""
+    every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores; the vote
+    metrics with their ties shared (:func:`vote_scores`)."""
     if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
-        return deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=BOOK.smoothing)
-    return score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2])
+        found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=BOOK.smoothing)
+    else:
+        found = score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2])
+    votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
+    return {**found, **{m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in VOTE_METRICS}}
+
+
+VOTE_METRICS = ("accuracy", "precision", "recall", "f1")  # the metrics read from plurality votes
+
+
+def shared_votes(counts: np.ndarray) -> np.ndarray:
+    """Each item's plurality vote as shares of its labels: 1 for a clear winner, ``1/t`` for each of ``t`` tied
+    labels (:data:`analysis.experiment.choices.TIES`: so that no label code wins a tie)."""
+    counts = np.asarray(counts, dtype=float)
+    tied = np.isclose(counts, counts.max(-1, keepdims=True), rtol=0, atol=1e-9)
+    return tied / tied.sum(-1, keepdims=True)
+
+
+def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracy and the support-weighted precision, recall and F1 of ``model``'s votes against ``gold``'s, from
+    their expected confusion matrix with ties shared (:func:`shared_votes`); leading axes are replicates. Relabelling
+    the classes leaves every value unchanged."""
+    confusion = np.einsum("...ic,...id->...cd", shared_votes(gold), shared_votes(model))
+    n_items = gold.shape[-2]
+    hits = np.diagonal(confusion, axis1=-2, axis2=-1)
+    support, predicted = confusion.sum(-1), confusion.sum(-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, hits / predicted, 0.0)
+        f1 = np.where(support + predicted > 0, 2 * hits / (support + predicted), 0.0)
+    weight = support / n_items
+    accuracy = hits.sum(-1) / n_items
+    return {"accuracy": accuracy, "precision": (weight * precision).sum(-1), "recall": accuracy,
+            "f1": (weight * f1).sum(-1)}
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
@@ -231,7 +278,8 @@ def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,
 def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int) -> dict[str, tuple]:
     """Per metric (score A, score B, delta) on every item with all its ratings, on the scale of ``k`` responses."""
     counts = full_counts(ds, share_a, share_b, k)
-    sa, sb = scores(counts[0], counts[1], BOOK.smoothing), scores(counts[0], counts[2], BOOK.smoothing)
+    sa = {**scores(counts[0], counts[1], BOOK.smoothing), **vote_scores(counts[0], counts[1])}
+    sb = {**scores(counts[0], counts[2], BOOK.smoothing), **vote_scores(counts[0], counts[2])}
     delta = delta_values(*counts)
     wins = [(sa["item_error"] < sb["item_error"]).mean(), (sb["item_error"] < sa["item_error"]).mean()]
     out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in METRICS if m != "wins"}
@@ -264,11 +312,11 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
     ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`.read_system`) with
-    an ``item`` column and either a ``label`` column (one row per item, or several: sampled labels) or
+    an id column (``item``, the annotations' own, or ``"item"``) and either a ``label`` column (one row per item, or several: sampled labels) or
     ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
     median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and
-    surrounding spaces; ``progress`` shows a bar on standard error for long runs. Under S1 and S3 the interval and p
-    are the rater-level test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
+    surrounding spaces; ``progress`` shows a bar on standard error for long runs. Under S1, S3 and S4 the interval and
+    p are the rater-level test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
     of the sampler's replicates instead (too small a p with few raters; kept to compare the two).
 
     Returns
@@ -291,16 +339,23 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     if int(seed) != seed or seed < 0:
         raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
     outputs = [read_system(x) if isinstance(x, (str, Path)) else x for x in (outputs_a, outputs_b)]
-    a = read_outputs(ds, outputs[0], "A", item, label, normalize_labels)
-    b = read_outputs(ds, outputs[1], "B", item, label, normalize_labels)
+    # the systems' id column follows the annotations' (--item), or is the usual "item" where they use that
+    ids = [item if item in frame.columns or "item" not in frame.columns else "item" for frame in outputs]
+    a = read_outputs(ds, outputs[0], "A", ids[0], label, normalize_labels)
+    b = read_outputs(ds, outputs[1], "B", ids[1], label, normalize_labels)
     both, left_out = _paired(ds, a, b)
     used = subset(ds, both)
     chosen_sampler = sampler
     sampler = check_sampler(sampler or default_sampler(used))
+    k_given = k is not None
     k = int(np.median(used.raters_per_item)) if k is None else k
     if int(k) != k or k < 1:
         raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
-    design, clauses = design_notes(ds, used, sampler, int(k), chosen_sampler is None)
+    check_workload(int(n_samples), used.n_items, int(k))
+    design, clauses = design_notes(ds, used, sampler, int(k), chosen_sampler is None, k_given)
+    if interval_rank(int(n_samples)) < 1:
+        design.append(f"with {int(n_samples)} replicates no 95 % interval can be formed and no two-sided p can fall "
+                      f"below 0.05: the interval is unbounded; give --n-samples {MIN_REPLICATES} or more")
     reading = design_reading(used, sampler, chosen_sampler is None)
     share_a = a.share[np.searchsorted(a.item, both)]
     share_b = b.share[np.searchsorted(b.item, both)]
@@ -330,17 +385,21 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         score_a, score_b, delta = (round(value, 12) + 0.0 for value in seen[metric])
         bound = BY_NAME[metric].bound(ds.n_labels)
         needed = None
+        sides = 2 if two_sided else 1
         if rater_test:
             companion = metric in rater_level.COMPANION
             p, low, high = rater_level.test(delta, item_part[m] + rater_part[m], df, two_sided, bound,
                                             1 / (1 + n_samples), alt[:, m] if companion else None, factor)
             needed = rater_level.raters_for_even_odds(delta, item_part[m], rater_part[m], raters, len(both),
                                                       len(jackknife), fewest if companion else 0, bound)
+            floor = (min(1.0, sides * rater_level.percentile_p(0, int(n_samples), df, factor)) if companion
+                     else np.nan)  # a t-test's p has no floor
         else:
             p, low, high = replicate_test(alt[:, m], delta, two_sided, bound)
+            floor = min(1.0, sides / (1 + n_samples))
         rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
-                                       int(n_samples), int(seed), raters, needed, signature))))
+                                       int(n_samples), int(seed), raters, needed, signature, floor))))
     table = pd.DataFrame(rows, columns=list(COLUMNS)).astype({"raters_for_even_odds": "Int64"})
     small = table.dropna(subset=["raters_for_even_odds"])
     if len(small):
@@ -361,170 +420,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "caveats": clauses,
         "design": reading,
         "signature": signature,
+        "averaging": AVERAGING, "ties": TIES["compare"],
         "parameters": {"sampler": sampler, "K": int(k), "n_samples": int(n_samples), "seed": int(seed),
                        "two_sided": two_sided, "normalize_labels": normalize_labels, "metrics": list(chosen)}}
     return table
-
-
-def _number(value: float) -> str:
-    value = float(value) + 0.0  # no -0
-    return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
-
-
-def _interval(low: float, high: float) -> str:
-    """An interval's two ends in one format: three decimals, or both in scientific notation when neither reaches
-    0.01 in size."""
-    ends = [float(v) + 0.0 for v in (low, high)]
-    finite = [abs(v) for v in ends if math.isfinite(v)]
-    scientific = finite and 0 < max(finite) < 0.01
-    return "[" + ", ".join(f"{v:.2e}" if scientific and math.isfinite(v) else f"{v:.3f}" if math.isfinite(v)
-                           else str(v) for v in ends) + "]"
-
-
-def p_text(p: float) -> str:
-    """A p-value as printed: three decimals, or "< 0.001"."""
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _favour(delta: float, names) -> str:
-    return f" in favour of {names[0]}" if delta > 0 else f" in favour of {names[1]}" if delta < 0 else ", no difference"
-
-
-def _equals(p: float) -> str:
-    text = p_text(p)
-    return text if text[0] == "<" else f"= {text}"
-
-
-def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", "system B")) -> str:
-    """One plain sentence with the result of one metric (the first of the table by default), to paste into a paper."""
-    row = table.iloc[0] if metric is None else table[table["metric"] == metric].iloc[0]
-    sided = "two-sided" if "two-sided" in row["signature"] else "one-sided"
-    caveats = table.attrs.get("caveats") or []
-    items = counted(row['items'], "item")
-    return (f"On {items} with K = {row['K']} ratings each"
-            f"{' (' + '; '.join(caveats) + ')' if caveats else ''}, {names[0]} scored "
-            f"{_number(row['score_a'])} {METRIC_LABELS[row['metric']]} against {_number(row['score_b'])} for "
-            f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
-            f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_equals(row['p_value'])} from "
-            f"{_test_words(row, table.attrs.get('raters_in_data'))}; with "
-            f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
-            + _small_pool(row))
-
-
-def _rater_level(row) -> bool:
-    """Whether the row's p is the rater-level test's."""
-    return row["sampler"] in RATER_LEVEL and "/percentile" not in row["signature"]
-
-
-def _test_words(row, raters_in_data: int | None = None) -> str:
-    """How the row's p was found, for the sentence; ``raters_in_data`` names the distinct raters behind a per-batch
-    count."""
-    replicates = f"{row['n_samples']:,} replicates of sampler {row['sampler']}, {SAMPLER_WORDS[row['sampler']]}"
-    if not _rater_level(row):
-        return f"the percentile of {replicates}"
-    raters = (f"{raters_in_data:,} raters (about {row['raters']} per batch)" if row["sampler"] == "S3" and raters_in_data
-              else f"{row['raters']:,} raters")
-    words = f"a t-test on item and rater jackknives for the {raters}"
-    if row["metric"] in rater_level.COMPANION:
-        words += f", and the widened percentile of {row['n_samples']:,} replicates with rater columns resampled"
-    return words
-
-
-def _small_pool(row) -> str:
-    """The sentence's last clause where the rater pool limits the test (:func:`rater_level.raters_for_even_odds`)."""
-    needed = row.get("raters_for_even_odds")
-    if needed is None or pd.isna(needed):
-        return ""
-    per = " per batch" if row["sampler"] == "S3" else ""
-    return (f" With {row['raters']} raters{per}, no number of items would give this test even odds of detecting a "
-            f"difference of this size (about {needed} raters{per} would), so a p above 0.05 here is not evidence "
-            "that the two systems are equally good.")
-
-
-def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
-    """The result as people read it, one row per row of ``table``; columns ``sampler``, ``metric`` (its label),
-    ``names[0]`` and ``names[1]`` (the scores), ``delta``, ``95% interval``, ``p`` and ``p given ratings``, as
-    text."""
-    return pd.DataFrame({
-        "sampler": table["sampler"], "metric": table["metric"].map(METRIC_LABELS),
-        names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
-        "delta": table["delta"].map(_number),
-        "95% interval": [_interval(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "p": table["p_value"].map(p_text), "p given ratings": table["p_given_ratings"].map(p_text)})
-
-
-def text_table(table: pd.DataFrame) -> str:
-    """The result as a terminal table."""
-    return readable(table).drop(columns="sampler").to_string(index=False)
-
-
-def save(table: pd.DataFrame, path: str | Path) -> None:
-    """The result as CSV and its provenance as ``<path>.json``, both written atomically."""
-    write_atomic(path, table.to_csv(index=False))
-    write_atomic(f"{path}.json", json.dumps(table.attrs.get("provenance", {}), indent=2, default=str))
-
-
-HELP_P = """\
-what the two p-values mean:
-  p                  from the sampler's own bootstrap replicates, the same ones that give the 95 % interval:
-                     a two-sided p below 0.05 exactly when the interval excludes 0. S1 and S3 resample the
-                     raters as the same people across items, so they answer "is A better for the rater
-                     population these raters come from?"; S2 treats each item's raters as independent.
-  p given ratings    swapping A's and B's answers item by item, with these raters' labels held fixed: "is A
-                     better on these very ratings?". No sampler changes it, and it says nothing about other
-                     raters.
-"""
-
-
-def add_cli(commands) -> None:
-    """Register ``compare`` on the command line's subparsers."""
-    cli = commands.add_parser("compare", help="compare two systems' outputs against multi-rater annotations",
-                              description="Is system A better than B on a multi-rater test set? Scores both against "
-                                          "every rating, with a bootstrap interval and p under a sampler of items "
-                                          "and raters.",
-                              epilog=HELP_P, formatter_class=argparse.RawDescriptionHelpFormatter)
-    data_arguments(cli)
-    cli.add_argument("--a", required=True, help="system A's outputs: item,label rows (one or several per item) or "
-                                                "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")
-    cli.add_argument("--b", required=True, help="system B's outputs, in the same form")
-    cli.add_argument("--sampler", choices=SAMPLERS, default=None,
-                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, S4 on any other design "
-                          "where raters rate several items, else S2)")
-    cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
-    cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
-    cli.add_argument("--n-samples", type=int, default=1000,
-                     help="bootstrap replicates (default: 1000; at least 40 for a two-sided p below 0.05)")
-    cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    cli.add_argument("--two-sided", action="store_true", help="two-sided p: twice the smaller tail, at most 1")
-    cli.add_argument("--out", default=None, help="output CSV; provenance goes to OUT.json")
-
-
-def run_cli(args: argparse.Namespace) -> None:
-    """The ``compare`` command."""
-    out = output_file(args.out, inputs=[args.data, args.a, args.b], sidecar=".json",
-                      suffixes=(".csv",)) if args.out else None
-    ds = load_data(args)
-    table = compare(ds, args.a, args.b, sampler=args.sampler, k=args.k, n_samples=args.n_samples, seed=args.seed,
-                    two_sided=args.two_sided, metrics="all" if args.metrics == "all" else args.metrics.split(","),
-                    normalize_labels=args.normalize_labels, progress=True)
-    for note in table.attrs["notes"]:
-        print(f"note: {note}", file=sys.stderr)
-    left_out = table.attrs["left_out"]
-    if left_out:
-        print(f"note: {len(left_out)} item(s) that a system did not answer are left out of both: "
-              f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
-    row = table.iloc[0]
-    if row["items"] + len(left_out) < ds.n_items:
-        print(f"note: the systems list {row['items'] + len(left_out):,} of the {ds.n_items:,} annotated items; the "
-              "others are not compared", file=sys.stderr)
-    print(table.attrs["design"])
-    print(f"A against B on {row['items']:,} items, K = {row['K']}, sampler {row['sampler']} "
-          f"({SAMPLER_WORDS[row['sampler']]}), {row['n_samples']:,} replicates; delta > 0 means A is better; "
-          "p from " + ("a t-test on item and rater jackknives (for the distribution metrics also the widened "
-                       "percentile of rater-column replicates)" if _rater_level(row) else "the sampler's replicates")
-          + ", 'p given ratings' with these raters' labels held fixed")
-    print(text_table(table))
-    print(f"\n{sentence(table)}")
-    if out:
-        save(table, out)
-        print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
