@@ -31,7 +31,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.io import write_atomic  # noqa: E402
-from analysis.tools.compare_calibration import TESTS, Population, calibration  # noqa: E402
+from analysis.tools.compare_calibration import TESTS, Scenario, calibration  # noqa: E402
 
 ALPHA = 0.05
 
@@ -43,25 +43,25 @@ SPARSE = (  # (pool, raters per item, items, labels, rater sets or None, S2 besi
 )
 
 
-def sparse_designs() -> list[tuple[str, tuple, Population]]:
+def sparse_designs() -> list[tuple[str, tuple, Scenario]]:
     """(name, samplers, population) of every sparse and overlapping design."""
     out = []
     for pool, raters, items, labels, sets, with_s2 in SPARSE:
         shape = f"{sets} overlapping sets of {raters} from {pool}" if sets else f"{raters} of {pool} raters"
         out.append((f"{labels} labels, {shape}, N {items}", ("S4", "S2") if with_s2 else ("S4",),
-                    Population(n_items=items, n_raters=raters, n_labels=labels, pool=pool, sets=sets)))
+                    Scenario(n_items=items, n_raters=raters, n_labels=labels, pool=pool, sets=sets)))
     return out
 
 
-def designs() -> list[tuple[str, str, Population]]:
+def designs() -> list[tuple[str, str, Scenario]]:
     """(name, sampler, population) of every crossed and batched design."""
     out = []
     for labels, raters, items in itertools.product((2, 3), (3, 5, 10, 20), (50, 100, 400)):
         out.append((f"{labels} labels, crossed, R {raters}, N {items}", "S1",
-                    Population(n_items=items, n_raters=raters, n_labels=labels)))
+                    Scenario(n_items=items, n_raters=raters, n_labels=labels)))
     for labels, items in itertools.product((2, 3), (50, 100, 400)):
         out.append((f"{labels} labels, batches of 20 x 5, N {items}", "S3",
-                    Population(n_items=items, n_raters=5, n_labels=labels, batch_size=20)))
+                    Scenario(n_items=items, n_raters=5, n_labels=labels, batch_size=20)))
     return out
 
 
@@ -73,7 +73,7 @@ def measure(job) -> pd.DataFrame:
     if done.exists():
         return pd.read_csv(done)
     found = []
-    for kind, pop in (("size", population), ("power", Population(**{**population.__dict__, "lean": 0.0,
+    for kind, pop in (("size", population), ("power", Scenario(**{**population.__dict__, "lean": 0.0,
                                                                      "lean_b": 0.6}))):
         table = calibration(pop, samplers=samplers, n_sets=sets[kind], n_samples=n_samples, tests=tests)
         found.append(table.assign(design=name, kind=kind, raters=population.n_raters, items=population.n_items,

@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.data.population import Population, calibrate, estimate, rater_consistency  # noqa: E402
+from analysis.data.population import Population, estimate, simulate_pilots, rater_consistency  # noqa: E402
 from analysis.engine.metrics import METRIC_LABELS, METRICS  # noqa: E402
 from analysis.experiment.grid import Cell  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
@@ -51,7 +51,7 @@ def coverage(n_pilots: int) -> pd.DataFrame:
         widths = {method: [] for method in hits}
         for s in range(n_pilots):
             ds = truth.draw(items, raters, seed=10_000 + s)
-            found = calibrate(ds, seed=s)
+            found = simulate_pilots(ds, seed=s)
             observed = rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)
             for method, (low, high) in zip(hits, (estimate(ds, found, seed=s).rho_interval,
                                                   (found.rho_at(observed, 0.95), found.rho_at(observed, 0.05)))):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis.tools.compare import compare
-from analysis.tools.compare_calibration import (Population, advice, calibration, calibrations, contrast,
+from analysis.tools.compare_calibration import (Scenario, advice, calibration, calibrations, contrast,
                                                draw_test_set, readable, summary)
 from analysis.errors import ParameterError
 
@@ -16,7 +16,7 @@ def test_the_two_systems_are_equally_good_in_the_population(raters):
     """Over 150 test sets the mean observed accuracy delta is within 3 standard errors of 0, while on single sets
     it is often far from 0 (the raters of a set lean by chance). With 4 raters, 2-2 ties are frequent and go to the
     lower label code: without the random reversal of each item's codes, B (leaning to label 0) would win them."""
-    population = Population(n_items=40, n_raters=raters)
+    population = Scenario(n_items=40, n_raters=raters)
     deltas = np.array([compare(*draw_test_set(population, seed), n_samples=2, metrics=["accuracy"])["delta"].iloc[0]
                        for seed in range(150)])
     assert abs(deltas.mean()) <= 3 * deltas.std(ddof=1) / np.sqrt(len(deltas))
@@ -24,9 +24,9 @@ def test_the_two_systems_are_equally_good_in_the_population(raters):
 
 
 def test_a_test_set_is_crossed_and_seeded():
-    ds, a, b = draw_test_set(Population(n_items=30, n_raters=4), 7)
+    ds, a, b = draw_test_set(Scenario(n_items=30, n_raters=4), 7)
     assert (ds.n_items, ds.n_raters, ds.n_ratings) == (30, 4, 120) and ds.topology.kind == "fully crossed"
-    again = draw_test_set(Population(n_items=30, n_raters=4), 7)
+    again = draw_test_set(Scenario(n_items=30, n_raters=4), 7)
     assert ds.sha256 == again[0].sha256 and a.equals(again[1])
     assert np.allclose(a[["p_0", "p_1"]].sum(axis=1), 1)
     reversed_codes = (a["p_1"] < b["p_1"]).sum()  # A leans to label 1, except where an item's codes are reversed
@@ -38,7 +38,7 @@ def test_without_rater_bias_every_sampler_holds_its_level():
     """Raters without a persistent bias: the share of p < 0.05 stays below 5 % plus three binomial standard
     errors under S1 and S2."""
     n_sets = 120
-    table = calibration(Population(n_items=40, rater_sd=0.0), n_sets=n_sets, n_samples=100,
+    table = calibration(Scenario(n_items=40, rater_sd=0.0), n_sets=n_sets, n_samples=100,
                         metrics=["accuracy", "jsd"])
     assert (table["n_sets"] == n_sets).all() and len(table) == 4
     assert (table["share"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_sets)).all(), table
@@ -49,14 +49,14 @@ def test_with_persistent_rater_bias_s2_rejects_more_often_than_s1():
     """Five raters who lean persistently: S2, which redraws each item's raters as independent people, rejects the
     true hypothesis more often than S1, by more than three standard errors of the difference of two shares."""
     n_sets = 80
-    table = calibration(Population(n_items=40), n_sets=n_sets, n_samples=100, metrics=["jsd"]).set_index("sampler")
+    table = calibration(Scenario(n_items=40), n_sets=n_sets, n_samples=100, metrics=["jsd"]).set_index("sampler")
     s1, s2 = table.loc["S1", "share"], table.loc["S2", "share"]
     se = np.sqrt((s1 * (1 - s1) + s2 * (1 - s2)) / n_sets)
     assert s2 - s1 > 3 * max(se, 1 / n_sets), table
 
 
 def test_contrast_compares_one_set_under_both_samplers():
-    table = contrast(Population(n_items=30), n_samples=50, metrics=["accuracy"])
+    table = contrast(Scenario(n_items=30), n_samples=50, metrics=["accuracy"])
     assert list(table["sampler"]) == ["S1", "S2"]
     assert table["delta"].nunique() == 1 and table["p_given_ratings"].nunique() == 1
 
@@ -67,7 +67,7 @@ def test_bad_parameters_are_refused():
 
 
 def test_the_calibration_is_reported_as_measured():
-    table = calibration(Population(n_items=20), n_sets=30, n_samples=40, metrics=["accuracy", "jsd"])
+    table = calibration(Scenario(n_items=20), n_sets=30, n_samples=40, metrics=["accuracy", "jsd"])
     shown = readable({"5 raters": table})
     assert list(shown.columns) == ["metric", "5 raters, S1 rater-level", "5 raters, S2 percentile"]
     assert list(shown["metric"]) == ["Accuracy", "JSD"]
@@ -76,7 +76,7 @@ def test_the_calibration_is_reported_as_measured():
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
-    powered = calibration(Population(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
+    powered = calibration(Scenario(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
                           metrics=["accuracy", "jsd"])
     power = powered[powered["sampler"] == "S1"]["share"]
     said = advice({"5 raters": table}, {"5 raters": powered})
@@ -88,7 +88,7 @@ def test_the_calibration_is_reported_as_measured():
 
 
 def test_calibrations_in_workers_are_those_made_one_by_one():
-    designs = {"3": Population(n_items=30, n_raters=3), "5": Population(n_items=30, n_raters=5, lean_b=0.6)}
+    designs = {"3": Scenario(n_items=30, n_raters=3), "5": Scenario(n_items=30, n_raters=5, lean_b=0.6)}
     options = dict(n_sets=6, n_samples=40, seed=3, samplers=("S1",))
     alone = {name: calibration(population, **options) for name, population in designs.items()}
     pooled = calibrations(designs, n_jobs=2, **options)
@@ -100,8 +100,8 @@ def test_calibrations_in_workers_are_those_made_one_by_one():
 
 
 @pytest.mark.parametrize("population, kind", [
-    (Population(n_items=60, n_raters=3, pool=30), "sparse"),
-    (Population(n_items=60, n_raters=3, pool=8, sets=10), "overlapping rater sets"),
+    (Scenario(n_items=60, n_raters=3, pool=30), "sparse"),
+    (Scenario(n_items=60, n_raters=3, pool=8, sets=10), "overlapping rater sets"),
 ])
 def test_a_sparse_or_overlapping_test_set_has_its_design(population, kind):
     """Each item has ``n_raters`` distinct raters of the pool; with ``sets``, one of that many rater sets."""
@@ -118,7 +118,7 @@ def test_on_sparse_data_s4_holds_the_level_that_s2_misses():
     S2's JSD rejects the true hypothesis far above 5 % and S4's rater-level test does not exceed 5 % by more than
     three binomial standard errors (the full measurement, 500 sets a design, is benchmarks/compare_calibration.py)."""
     n_sets = 100
-    table = calibration(Population(n_items=150, n_raters=3, pool=30, n_labels=3), samplers=("S4", "S2"),
+    table = calibration(Scenario(n_items=150, n_raters=3, pool=30, n_labels=3), samplers=("S4", "S2"),
                         n_sets=n_sets, n_samples=100, metrics=["accuracy", "jsd"]).set_index(["sampler", "metric"])
     bound = 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_sets)
     assert (table.loc["S4", "share"] <= bound).all(), table

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.paper import findings, tables, verdicts
+from analysis.paper import findings, notes, tables, verdicts
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRICS
 from conftest import grid_results
 
@@ -37,7 +37,7 @@ def claim(finding, name):
 # ------------------------------------------------------------------------------------------ the verdict rule
 
 def _sub(holds, main=False):
-    return verdicts.SubClaim(verdicts.Rule("r", "q", "h", "s", main), "p", "o", holds)
+    return verdicts.SubClaim(verdicts.VerdictRule("r", "q", "h", "s", main), "p", "o", holds)
 
 
 @pytest.mark.parametrize("holds, verdict", [
@@ -65,9 +65,9 @@ def test_a_verdict_must_follow_from_the_sub_claims():
 
 
 def test_partly_names_what_holds_and_what_does_not():
-    rule = verdicts.Rule("one", "q", "h", "s", main=True)
+    rule = verdicts.VerdictRule("one", "q", "h", "s", main=True)
     finding = verdicts.Finding("Q", "p", "o", claims=[
-        verdicts.SubClaim(rule, "p", "o", True, "x, S1"), verdicts.SubClaim(verdicts.Rule("two", "q", "h", "s"), "p",
+        verdicts.SubClaim(rule, "p", "o", True, "x, S1"), verdicts.SubClaim(verdicts.VerdictRule("two", "q", "h", "s"), "p",
                                                                             "o", False)])
     assert finding.verdict == findings.PARTLY
     assert finding.verdict_sentence() == "partly agrees with the paper: x, S1: one holds; two does not."
@@ -95,7 +95,7 @@ def test_every_rule_quotes_its_source_and_none_exists_without_one():
     quoted = table["the paper says"].str.contains("“") | table["the paper says"].str.contains("Table 1")
     assert quoted.all(), table.loc[~quoted, "sub-claim"].tolist()
     with pytest.raises(ValueError, match="quotes no source"):
-        verdicts.Rule("unsourced", " ", "h", "s")
+        verdicts.VerdictRule("unsourced", " ", "h", "s")
     paper = (ROOT.parent / "shared" / "seeds" / "000_ab2645c7978d3a31.txt")
     if paper.is_file():  # every quotation is the paper's own words
         words = " ".join(paper.read_text().replace("$", "").split())
@@ -443,7 +443,7 @@ def test_rule_effects_measure_the_vote_metrics_change_with_k():
     up = results_for({("r", "S2"): curve()})
     down = up.copy()
     down["delta"] = 0.1 / down["K"]
-    effects = findings.rule_effects({"dirichlet": up, "uniform": down}, 0.3, 1000)
+    effects = notes.rule_effects({"dirichlet": up, "uniform": down}, 0.3, 1000)
     assert effects["dirichlet"] > 1 > effects["uniform"]
     assert effects["uniform"] == pytest.approx(1 / 40)
 
@@ -464,12 +464,12 @@ def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():
     results = results_for({("d", "S2"): lambda nk, k, m: 0.99 if k in (5, 20) else 0.01})
     kl = results["metric"] == "kl_div"
     results.loc[kl, "delta"] = [{1: 1.9, 5: -0.01, 20: -0.02, 40: 0.1}[k] for k in results.loc[kl, "K"]]
-    note = findings.kl_note(results, 0.3)
+    note = notes.kl_note(results, 0.3)
     assert "Δ at K = 1 is 1.90" in note and "12 of its 24 cells have a negative Δ" in note
     assert "K = 5–20 (d, S2)" in note and "median p-value is 0.99" in note
     results.loc[kl, "delta"] = 0.2
-    assert "No cell has a negative Δ" in findings.kl_note(results, 0.3)
-    assert findings.kl_note(None, 0.3) == ""
+    assert "No cell has a negative Δ" in notes.kl_note(results, 0.3)
+    assert notes.kl_note(None, 0.3) == ""
 
 
 def test_a_best_k_the_data_cannot_supply_is_marked_in_the_table_and_the_finding(crossed):

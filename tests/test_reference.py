@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from analysis.data.annotations import from_table
-from analysis.engine import Simulator, path, tables
+from analysis.engine import Simulator, lookup, path
 from analysis.engine.path import KERNELS, KernelPath
 from reference import reference_deltas
 from analysis.engine.metrics import ALL_METRICS, METRICS
@@ -65,7 +65,7 @@ CONFIGURATIONS = [
 # ... and the one-label law (METHOD section 3), the Dirichlet's limit of a vanishing concentration.
 CONFIGURATIONS += [config[:6] + (rule,) + config[7:] for rule in ("dirichlet-shares", "one-label")
                    for config in CONFIGURATIONS if config[6] == "dirichlet"]
-MODULES = {"path": path, "tables": tables}
+MODULES = {"path": path, "lookup": lookup}
 
 
 @lru_cache(maxsize=None)

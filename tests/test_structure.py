@@ -12,7 +12,7 @@ from analysis.engine.rule import PERTURBATIONS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
 MODULES = sorted(PACKAGE.rglob("*.py"))
-MAX_LINES = 600
+MAX_LINES = 589  # room to grow: a module at 590 lines is split by concern before it takes more
 # module constants of the engine that are layouts, memory bounds or laws, not path thresholds
 NOT_THRESHOLDS = {"MASK_BITS", "MASK20", "CHUNK_ITEMS", "LAW_CACHE_ENTRIES", "PERTURB_CACHE_ENTRIES",
                   "NOISE_CACHE_ENTRIES", "CONCENTRATION", "MAX_PLAN_CELLS"}
@@ -89,8 +89,21 @@ def test_no_module_imports_a_higher_layer(path):
 
 
 @pytest.mark.parametrize("path", MODULES, ids=name)
-def test_no_module_is_longer_than_600_lines(path):
+def test_no_module_reaches_590_lines(path):
     assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def test_no_class_or_module_name_means_two_things():
+    """One name per concept: no class name defined in two places, no module file name used twice."""
+    classes, files = {}, {}
+    for path in MODULES:
+        if path.name != "__init__.py":
+            files.setdefault(path.stem, []).append(name(path))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append(name(path))
+    assert not {k: v for k, v in classes.items() if len(v) > 1}
+    assert not {k: v for k, v in files.items() if len(v) > 1}
 
 
 def test_only_the_plan_holds_path_thresholds():

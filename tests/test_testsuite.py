@@ -15,7 +15,7 @@ from conftest import cached
 
 def rule(**kw):
     base = dict(item_id="1", category="C", phenomenon="P", source="s")
-    return ts.Rule(**{**base, **kw})
+    return ts.SuiteRule(**{**base, **kw})
 
 
 @pytest.mark.parametrize("output, expected", [

@@ -153,8 +153,8 @@ def _concentration(counts: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """Pilots simulated with a pilot's own design at each ``rho`` of the grid (:func:`calibrate`), from the pilot's
+class PilotGrid:
+    """Pilots simulated with a pilot's own design at each ``rho`` of the grid (:func:`simulate_pilots`), from the pilot's
     label shares and plain moment estimate of ``a0``: the statistic of :func:`rater_consistency` and the moment
     estimate of ``a0`` on each, one row per ``rho``."""
 
@@ -174,7 +174,7 @@ class Calibration:
         return float(np.exp(np.interp(rho, self.rhos, np.log(np.median(self.a0s, axis=1)))))
 
 
-def calibrate(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progress=None) -> Calibration:
+def simulate_pilots(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progress=None) -> PilotGrid:
     """Simulate ``pilots`` pilots with ``ds``'s design (its items, raters and who rated what) from its label shares
     and moment estimate of ``a0`` at each rater share of the grid (:data:`SPREADS` squared), with common random
     numbers across the grid. ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
@@ -196,7 +196,7 @@ def calibrate(ds: AnnotationDataset, pilots: int = PILOTS, seed: int = 0, progre
                                        .reshape(counts.shape))
         if progress is not None:
             progress.update()
-    return Calibration(model.shares, model.a0, rhos, statistic, a0s)
+    return PilotGrid(model.shares, model.a0, rhos, statistic, a0s)
 
 
 def _counting(lengths: np.ndarray) -> np.ndarray:
@@ -223,16 +223,16 @@ def resampled_consistency(ds: AnnotationDataset, rng: np.random.Generator) -> fl
 def fit(ds: AnnotationDataset, seed: int = 0, level: float = LEVEL, pilots: int = PILOTS, boot: int = BOOT,
         progress=None) -> Population:
     """Fit the population model to a pilot (module docstring): ``pilots`` simulated pilots at each rater spread of
-    :data:`SPREADS` (:func:`calibrate`) and ``boot`` bootstrap replicates of the pilot, from ``seed``; the interval
+    :data:`SPREADS` (:func:`simulate_pilots`) and ``boot`` bootstrap replicates of the pilot, from ``seed``; the interval
     of ``rho`` covers with probability ``level``. ``progress`` (a tqdm bar) is advanced by one per simulated pilot."""
     if not 0 < level < 1:
         raise ParameterError(f"the interval's level must lie in (0, 1), got {level:g}")
     if int(boot) != boot or boot < 10:
         raise ParameterError(f"boot must be an integer >= 10, got {boot!r}")
-    return estimate(ds, calibrate(ds, pilots, seed, progress), seed, level, boot)
+    return estimate(ds, simulate_pilots(ds, pilots, seed, progress), seed, level, boot)
 
 
-def estimate(ds: AnnotationDataset, found: Calibration, seed: int = 0, level: float = LEVEL,
+def estimate(ds: AnnotationDataset, found: PilotGrid, seed: int = 0, level: float = LEVEL,
              boot: int = BOOT) -> Population:
     """The population :func:`fit` reads from the pilot through its calibration ``found``."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(found.statistic.shape[1],)))  # not a pilot's

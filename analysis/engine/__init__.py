@@ -5,7 +5,7 @@
 - the kernels, one file each: :mod:`~analysis.engine.direct`, :mod:`~analysis.engine.by_item`,
   :mod:`~analysis.engine.counts`, :mod:`~analysis.engine.law`, :mod:`~analysis.engine.pigeonhole` (S4);
 - :mod:`~analysis.engine.rule` (B's perturbation), :mod:`~analysis.engine.split` (the null split),
-  :mod:`~analysis.engine.tables` (tables and alias helpers), :mod:`~analysis.engine.perturbation` (the
+  :mod:`~analysis.engine.lookup` (tables and alias helpers), :mod:`~analysis.engine.perturbation` (the
   perturbation's tables on count vectors);
 The slow reference the tests hold every plan to is ``tests/reference.py``, apart from the package on purpose.
 

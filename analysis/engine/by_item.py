@@ -11,7 +11,7 @@ import numpy as np
 from analysis.engine.metrics import accumulator, add_item, add_pair, clear, pair_rows, store
 from analysis.engine.rule import dirichlet_noise, first_replaced, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns, weigh_columns
-from analysis.engine.tables import alias_draw, draw_fired
+from analysis.engine.lookup import alias_draw, draw_fired
 from analysis.engine.samplers import group_layout
 from analysis.engine.path import BY_LABEL_FROM, GATHER_FROM, SKIP_FROM
 from analysis.engine.draws import binomial, draw_label, draw_multiplicities, uniform_index

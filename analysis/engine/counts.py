@@ -15,7 +15,7 @@ import numpy as np
 
 from analysis.engine.metrics import accumulator, add_item, clear, store
 from analysis.engine.rule import urn_label
-from analysis.engine.tables import draw_fired, draw_from_cdf
+from analysis.engine.lookup import draw_fired, draw_from_cdf
 from analysis.engine.draws import add_counts, composition_entry, draw_label, uniform_index
 from analysis.engine.indices import ix
 

@@ -50,7 +50,7 @@ from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.rule import dirichlet_noise, perturbed, replacement, share_out
 from analysis.engine.split import draw_columns
 from analysis.engine.path import MASK_WORD, RATER_LOOP_PER_K
-from analysis.engine.tables import alias_draw, draw_mask, popcount
+from analysis.engine.lookup import alias_draw, draw_mask, popcount
 from analysis.engine.samplers import group_layout
 from analysis.engine.draws import binomial, draw_label, draw_slots
 from analysis.engine.indices import ix

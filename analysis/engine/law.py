@@ -33,7 +33,7 @@ import numpy as np
 
 from analysis.engine.rule import Rule
 from analysis.engine.path import TAIL_SLOTS
-from analysis.engine.tables import alias_draw
+from analysis.engine.lookup import alias_draw
 from analysis.engine.draws import binomial
 from analysis.engine.indices import ix
 from analysis.engine.metrics import accumulator, add_pair, clear, store
@@ -96,7 +96,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool)
 class LawTables(NamedTuple):
     """A slot law laid out for drawing: an alias table over its ``V**3`` entries (one uniform a slot), and the
     entries of positive probability in decreasing order with their tail sums (for a chain of binomials).
-    ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.engine.tables.PairTables`
+    ``packed[e]`` holds entry ``e``'s rows (gold, A, B) in the pair tables of :class:`analysis.engine.lookup.PairTables`
     as ``g + (a << 20) + (b << 40)``."""
 
     prob: np.ndarray

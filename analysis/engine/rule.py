@@ -297,7 +297,7 @@ def dirichlet_noise(rng, m_a, m_b, chain, noise):
 
 def fire_law(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How many of ``n <= k`` responses are replaced, ``Binomial(n, epsilon)``, as alias tables (one uniform a
-    draw, :func:`analysis.engine.tables.draw_fired`): ``(start, prob, alias)``, the law of ``n`` in the block
+    draw, :func:`analysis.engine.lookup.draw_fired`): ``(start, prob, alias)``, the law of ``n`` in the block
     ``start[n]:start[n] + n + 1``."""
     from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
     n = np.arange(k + 1)

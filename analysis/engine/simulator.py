@@ -27,7 +27,7 @@ from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
 from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
-from analysis.engine.tables import NO_PAIRS, Chances, Draw, PairTables
+from analysis.engine.lookup import NO_PAIRS, Chances, CellDraw, PairTables
 from analysis.errors import ParameterError
 from analysis.engine.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
@@ -208,7 +208,7 @@ class Simulator:
         out = np.empty((n_samples, SUMS), dtype=np.int64)
         confusion = np.empty((n_samples, 2, n_labels, n_labels), dtype=np.int64)
         epsilon, null = float(epsilon), bool(null)
-        draw = Draw(n, k, epsilon, rule.shared, null, rule.urn(), rule.steps())
+        draw = CellDraw(n, k, epsilon, rule.shared, null, rule.urn(), rule.steps())
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels, self.smoothing)
         if cell.kernel == "pigeonhole":

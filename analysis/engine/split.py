@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from analysis.engine.tables import draw_from_cdf
+from analysis.engine.lookup import draw_from_cdf
 from analysis.engine.draws import uniform_index
 from analysis.engine.indices import ix
 

@@ -16,7 +16,7 @@ from analysis.paper.effect_sizes import FEW_K
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.paper.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
-                               CLAIMS, QUESTIONS, RULES, Finding, Rule, SubClaim, _label, _names, _pct, _x,
+                               CLAIMS, QUESTIONS, RULES, Finding, VerdictRule, SubClaim, _label, _names, _pct, _x,
                                over_seeds)
 from analysis.wording import counted
 
@@ -104,7 +104,7 @@ def our_contrast(results: pd.DataFrame, modelled, independent, epsilon: float) -
     return contrast(tables.smallest_budgets(results, modelled, independent, epsilon), floor)
 
 
-def _needs_more_claim(rule: Rule, results, modelled, independent, epsilon: float) -> SubClaim:
+def _needs_more_claim(rule: VerdictRule, results, modelled, independent, epsilon: float) -> SubClaim:
     """The "needs a larger budget" rule (RQ1's, RQ2's and RQ3's alike) on one comparison, with the paper's count
     for the data it is or imitates."""
     ours, paper = our_contrast(results, modelled, independent, epsilon), _paper_contrast_for(
@@ -114,7 +114,7 @@ def _needs_more_claim(rule: Rule, results, modelled, independent, epsilon: float
                     _paper_subject(results, modelled, independent))
 
 
-def _budget_size_claim(rule: Rule, results, modelled, independent, epsilon: float) -> SubClaim | None:
+def _budget_size_claim(rule: VerdictRule, results, modelled, independent, epsilon: float) -> SubClaim | None:
     """The "budget ratio as the paper's" rule on one comparison (``None`` where the paper gives no budgets for its
     data): our median ratio within the range of the paper's per-metric ratios."""
     paper = _paper_contrast_for(results, modelled, independent)
@@ -490,86 +490,6 @@ def with_margin(check, results: pd.DataFrame, seed: int, extra: dict) -> Finding
     return over_seeds(check(results), seed, {s: check(r) for s, r in extra.items()})
 
 
-def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
-    """Where our Table 1 departs from the paper's by ``factor`` or more, as Markdown ("" when there are no paper
-    values to depart from). It names the departures and says which causes are known and which are not."""
-    if results is None or not len(results) or not tables.has_paper_values(results):
-        return ""
-    if not np.isclose(epsilon, tables.PAPER_EPSILON):
-        return (f"At ε = {epsilon:g} the paper's Table 1 (ε = {tables.PAPER_EPSILON:g}) is not comparable cell by cell, "
-                "so departures from it are not counted.")
-    found = tables.departures(results, epsilon, factor)
-    summary = table1(results[np.isclose(results["epsilon"], epsilon)])
-    total = sum(tables.paper_value_exists(tables.imitated(results, d), s, m)
-                for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
-                if tables.imitated(results, d) is not None)
-    if found.empty:
-        return (f"None of the {total} (run, metric) pairs with a paper value departs from it by a factor of "
-                f"{factor:g} or more in budget or best K.")
-    parts = []
-    for (dataset, sampler), group in found.groupby(["dataset", "sampler"], sort=False):
-        parts.append(f"{tables.run_label(dataset, sampler)}: {len(group)} metric{'' if len(group) == 1 else 's'}, e.g. "
-                     f"{METRIC_LABELS[group['metric'].iloc[0]]} ({group['how'].iloc[0]})")
-    return (f"{len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a factor of "
-            f"{factor:g} or more in budget or best K, or reach significance on one side only (the regenerated Table 1 "
-            "shows each): " + "; ".join(parts) +
-            ". Known causes that move these numbers are the stand-ins (fitted to published statistics of the data, "
-            "never to its ratings), the perturbation rule and the permutation null "
-            "({doc}`../book/differences`); {ref}`chapter-why` reruns the departures under alternatives to each and "
-            "says which cause explains which.")
-
-
-def rule_effects(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int) -> dict[str, float]:
-    """Per perturbation rule, the median over runs and vote metrics of Δ at the largest K over Δ at the smallest K
-    (at one budget): above 1, a large K helps the vote metrics; below 1, their effect fades with K."""
-    out = {}
-    for rule, results in by_rule.items():
-        chosen = results[np.isclose(results["epsilon"], epsilon) & (results["NK"] == budget)
-                         & results["metric"].isin(VOTE_METRICS)]
-        ratios = []
-        for _, group in chosen.groupby(["dataset", "sampler", "metric"]):
-            group = group.sort_values("K")
-            first, last = group["delta"].iloc[0], group["delta"].iloc[-1]
-            if len(group) > 1 and first > 0:
-                ratios.append(last / first)
-        out[rule] = float(np.median(ratios)) if ratios else float("nan")
-    return out
-
-
-def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int) -> str:
-    """One sentence measuring :func:`rule_effects` for the page."""
-    effects = rule_effects(by_rule, epsilon, budget)
-    first = next(iter(by_rule.values()))
-    ks = sorted(set(first.loc[first["NK"] == budget, "K"]))
-    if len(ks) < 2 or any(np.isnan(v) for v in effects.values()):
-        return "The grid has too few K at this budget to measure how Δ changes with K."
-    parts = [f"{ratio:.2f} times under the {rule} rule" for rule, ratio in effects.items()]
-    return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + " and ".join(parts) +
-            f" its value at K = {ks[0]} (median over runs and vote metrics).")
-
-
-def kl_note(results: pd.DataFrame | None, epsilon: float) -> str:
-    """What KL-Div's smoothing does to this run, measured, as one Markdown paragraph ("" without KL-Div cells).
-
-    A label that G's responses on an item hold and X's lack costs about ``ln(1/1e-12)`` = 27.6 nats times G's
-    share of it, so at small K KL-Div counts mostly such misses; the note gives Δ at the smallest K and the cells
-    where B scores better (Δ < 0) with their p-values.
-    """
-    if results is None or not len(results):
-        return ""
-    kl = results[np.isclose(results["epsilon"], epsilon) & (results["metric"] == "kl_div")]
-    if not len(kl):
-        return ""
-    k0 = int(kl["K"].min())
-    at_k0 = float(kl.loc[kl["K"] == k0, "delta"].median())
-    negative = kl[kl["delta"] < 0]
-    runs = ", ".join(_label(r) for r in tables.runs(negative))
-    return (f"In this run KL-Div's Δ at K = {k0} is {at_k0:.2f} (median over runs and budgets). "
-            + (f"{len(negative)} of its {len(kl)} cells have a negative Δ, B scoring better than A, at K = "
-               f"{int(negative['K'].min())}–{int(negative['K'].max())} ({runs}); their median p-value is "
-               f"{negative['p_value'].median():.2f}." if len(negative) else "No cell has a negative Δ."))
-
-
 def summary(checks: list[tuple[str, Finding]]) -> str:
     """A chapter's closing list of the claims it checked, as Markdown; one sentence when it could check none."""
     checked = [(label, f) for label, f in checks if f.checked]
@@ -581,18 +501,3 @@ def summary(checks: list[tuple[str, Finding]]) -> str:
     if skipped:
         lines.append(f"- Not checked, for lack of data: {', '.join(skipped)}.")
     return "\n".join(lines)
-
-
-def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
-    """One plain sentence: how many (run, metric) pairs depart from the paper's Table 1 by ``factor`` or more."""
-    if results is None or not len(results) or not tables.has_paper_values(results):
-        return "This build ran on no dataset with paper values, so no departure was measured."
-    if not np.isclose(epsilon, tables.PAPER_EPSILON):
-        return f"This build's RQ2 ran at ε = {epsilon:g}, where the paper's Table 1 does not apply cell by cell."
-    found = tables.departures(results, epsilon, factor)
-    summary = table1(results[np.isclose(results["epsilon"], epsilon)])
-    total = sum(tables.paper_value_exists(tables.imitated(results, d), s, m)
-                for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
-                if tables.imitated(results, d) is not None)
-    return (f"In this build, {len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a "
-            f"factor of {factor:g} or more in budget or best K, or reach significance on one side only.")

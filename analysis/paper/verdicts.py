@@ -2,7 +2,7 @@
 with. The claims themselves, one function each, are :mod:`analysis.paper.findings`.
 
 **How a verdict is reached.** Each claim of the paper is split into the sub-claims the paper states, and each
-sub-claim is a :class:`Rule`: the paper's sentence or Table 1 cells it rests on, a direction (when it holds) and a
+sub-claim is a :class:`VerdictRule`: the paper's sentence or Table 1 cells it rests on, a direction (when it holds) and a
 size tolerance, which is what the paper's own numbers allow (the spread of its cells), never a factor of ours. A
 smallest significant budget at the grid's floor under both samplers is not comparable, never a failure. The rules
 are listed once, in :data:`RULES`, and the book's methods page collects them in one table. A rule marked *main*
@@ -48,7 +48,7 @@ CLAIMS = {
     "rq4": "A pool of a few raters pulls the K curves apart, as on Toxicity",
 }
 @dataclass(frozen=True)
-class Rule:
+class VerdictRule:
     """One sub-claim's written rule: its name, the paper's words or Table 1 cells it rests on (``source``), when it
     holds and its size tolerance. A rule without a source is refused: a sub-claim exists only where the paper
     states it."""
@@ -72,7 +72,7 @@ class SubClaim:
     ``seeds`` holds, once :func:`over_seeds` has run, ``(seed, ours, holds)`` for every seed, this run's first.
     """
 
-    rule: Rule
+    rule: VerdictRule
     paper: str
     ours: str
     holds: bool | None
@@ -271,21 +271,21 @@ def _x(ratio: float) -> str:
 # ------------------------------------------------------------------------------------------ the rules
 
 ANY_SIZE = "any: the paper states no size"
-NEEDS_MORE = Rule(
+NEEDS_MORE = VerdictRule(
     "needs a larger budget", "“S1 and S3 result in higher p-value estimates and need higher budgets” (RQ1); "
     "“Accounting for rater behavior increases the budget required” (RQ2)",
     "by the Table 1 rule, more metrics need a larger smallest significant budget under the modelled sampler (or "
     "reach significance only under the other) than a smaller one; a metric significant at the grid's smallest "
     "budget under both samplers, or under neither, is not comparable", ANY_SIZE)
-BUDGET_SIZE = Rule(
+BUDGET_SIZE = VerdictRule(
     "budget ratio as the paper's", "Table 1's budgets on the same data: on DICES S1 and S2 equal for 7 of 7 metrics "
     "significant under both; on Toxicity S3 over S2 from ×2 to ×5",
     "the median ratio of the two samplers' smallest significant budgets (metrics comparable and significant under "
     "both) lies within the range of the paper's per-metric ratios on the data ours are or imitate",
     "the paper's own spread: ×1 exactly on DICES, ×2 to ×5 on Toxicity; on its data only")
-RULES: dict[str, tuple[Rule, ...]] = {
+RULES: dict[str, tuple[VerdictRule, ...]] = {
     "rq1": (
-        Rule("higher p-values", "“S1 and S3 result in higher p-value estimates” (RQ1; Figures 1 and 2)",
+        VerdictRule("higher p-values", "“S1 and S3 result in higher p-value estimates” (RQ1; Figures 1 and 2)",
              "the modelled sampler's p-value is the higher in more than half of the cells where the two differ, "
              "and the median difference is not negative", ANY_SIZE, main=True),
         NEEDS_MORE,
@@ -293,49 +293,49 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "rq2": (
         replace(NEEDS_MORE, main=True),
         BUDGET_SIZE,
-        Rule("best K larger", "“The number of raters required also increases when modeling raters” (RQ2: MAE's K "
+        VerdictRule("best K larger", "“The number of raters required also increases when modeling raters” (RQ2: MAE's K "
              "40 → 100 on DICES, 9 → 20 on Toxicity)", "over all comparisons, the best K at the smallest "
              "significant budget is larger under the modelled sampler for more metrics than it is smaller",
              ANY_SIZE),
     ),
     "distribution": (
-        Rule("smaller budget", "distribution-sensitive metrics “achieve significance at a lower total budget” "
+        VerdictRule("smaller budget", "distribution-sensitive metrics “achieve significance at a lower total budget” "
              "than the vote metrics (section 5, under S2 on DICES and D3code)", "under S2, the distribution "
              "metrics' median smallest significant budget is below the vote metrics'", ANY_SIZE, main=True),
-        Rule("distribution budget as the paper's", "“at a lower total budget of NK=1000” (section 5)",
+        VerdictRule("distribution budget as the paper's", "“at a lower total budget of NK=1000” (section 5)",
              "the distribution metrics' median smallest significant budget lies within the paper's range for them",
              "the paper's own spread over the four distribution metrics on DICES and D3code: 1,000 to 2,500; on "
              "its data only"),
-        Rule("vote budget as the paper's", "vote metrics “achieve significance at a higher total budget of "
+        VerdictRule("vote budget as the paper's", "vote metrics “achieve significance at a higher total budget of "
              "NK>=2500” (section 5)", "the vote metrics' median smallest significant budget is at least 2,500",
              "the paper's bound, 2,500; on its data only"),
-        Rule("larger best K", "“while requiring a higher K” (section 5)", "the distribution metrics' median best "
+        VerdictRule("larger best K", "“while requiring a higher K” (section 5)", "the distribution metrics' median best "
              "K is above the vote metrics'", ANY_SIZE),
-        Rule("best K from 40 to 100", "“a higher K from 40 to 100” (section 5)", "the distribution metrics' "
+        VerdictRule("best K from 40 to 100", "“a higher K from 40 to 100” (section 5)", "the distribution metrics' "
              "median best K is at least 40 (the grid's largest K is 100)", "the paper's range, 40 to 100"),
-        Rule("vote best K as the paper's", "Table 1: the vote metrics' best K under S2 on DICES and D3code",
+        VerdictRule("vote best K as the paper's", "Table 1: the vote metrics' best K under S2 on DICES and D3code",
              "the vote metrics' median best K is on the paper's side of 10 (10 or less, or above)",
              "the class of the paper's median; on its data only"),
     ),
     "rq3": (
         replace(NEEDS_MORE, main=True, source="“the required budget to achieve significance increases” (section 5, "
                 "S3 against S2 on Toxicity); “scaling up the evaluation budget” (RQ3)"),
-        Rule("for every metric", "“Accuracy, Wins, Recall, and KL-Div” fivefold, “MAE, F1-Score, and JSD” "
+        VerdictRule("for every metric", "“Accuracy, Wins, Recall, and KL-Div” fivefold, “MAE, F1-Score, and JSD” "
              "double (section 5); Precision 1,000 → 2,500 (Table 1)", "S3 needs the larger budget for every "
              "comparable metric significant under either sampler", "none: every metric"),
         BUDGET_SIZE,
-        Rule("wider null", "S3 “introduces batch-specific behavior, increasing the overall variance” (RQ3)",
+        VerdictRule("wider null", "S3 “introduces batch-specific behavior, increasing the overall variance” (RQ3)",
              "the median ratio of null standard deviations (S3 over S2, over cells and metrics) is above 1",
              ANY_SIZE),
     ),
     "rq4": (
-        Rule("K curves further apart", "the separation “may be due to the small number of raters” (RQ4, Figure 3)",
+        VerdictRule("K curves further apart", "the separation “may be due to the small number of raters” (RQ4, Figure 3)",
              "with the cut pool, the median range of p-values across K (over metrics and budgets) is larger than "
              "with all raters", ANY_SIZE + " (Figure 3 only)", main=True),
-        Rule("like Toxicity", "the cut-DICES p-values “behave similarly to those of the toxicity dataset” (RQ4)",
+        VerdictRule("like Toxicity", "the cut-DICES p-values “behave similarly to those of the toxicity dataset” (RQ4)",
              "under S2 (the sampler both designs allow), the cut pool's median range across K is closer to "
              "Toxicity's than to the full pool's", ANY_SIZE + " (Figure 3 only)"),
-        Rule("Toxicity's curves apart too", "“a separation in both the datasets” (RQ4)", "under S2, Toxicity's "
+        VerdictRule("Toxicity's curves apart too", "“a separation in both the datasets” (RQ4)", "under S2, Toxicity's "
              "median range across K is larger than the full pool's", ANY_SIZE + " (Figure 3 only)"),
     ),
 }

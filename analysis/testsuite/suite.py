@@ -55,7 +55,7 @@ class RuleError(AnalysisError):
 
 
 @dataclass(frozen=True)
-class Rule:
+class SuiteRule:
     """One test item: its phenomenon and the regexes and tokens that judge an output."""
 
     item_id: str
@@ -79,7 +79,7 @@ class Rule:
                 raise RuleError(f"item {self.item_id}: invalid regex {text!r}: {err}") from err
 
 
-def judge(rule: Rule, output: str) -> tuple[str, str] | None:
+def judge(rule: SuiteRule, output: str) -> tuple[str, str] | None:
     """(judgement, what decided it) for one output, or None when the output is empty (not scored)."""
     if output is None or (isinstance(output, float) and math.isnan(output)) or not str(output).strip():
         return None
@@ -106,7 +106,7 @@ def judge(rule: Rule, output: str) -> tuple[str, str] | None:
 
 # ---------------------------------------------------------------- loading
 
-def load_rules(path: str | Path) -> dict[str, Rule]:
+def load_rules(path: str | Path) -> dict[str, SuiteRule]:
     """Rules from a DFKI ``items.json`` (``{"items": [...]}``), keyed by item id."""
     try:
         items = json.loads(Path(path).read_text(encoding="utf-8"))["items"]
@@ -120,7 +120,7 @@ def load_rules(path: str | Path) -> dict[str, Rule]:
         if not isinstance(raw, dict):
             raise DataError(f"{path}: an item is not an object: {str(raw)[:60]!r}")
         try:
-            rule = Rule(item_id=str(raw["id"]), category=raw["category"], phenomenon=raw["phenomenon"],
+            rule = SuiteRule(item_id=str(raw["id"]), category=raw["category"], phenomenon=raw["phenomenon"],
                         source=raw["source_sentence"], positive_regex=raw.get("positive_regex") or "",
                         negative_regex=raw.get("negative_regex") or "",
                         positive_tokens=tuple(raw.get("positive_tokens") or ()),
@@ -168,7 +168,7 @@ def demo_reviews() -> Path:
 
 # ---------------------------------------------------------------- judging and tables
 
-def judge_all(rules: dict[str, Rule], outputs: pd.DataFrame) -> pd.DataFrame:
+def judge_all(rules: dict[str, SuiteRule], outputs: pd.DataFrame) -> pd.DataFrame:
     """One row per (item, system) output of the input, in input order: category, phenomenon, judgement and what
     decided it.
 
@@ -425,7 +425,7 @@ def _review_keys(table: pd.DataFrame) -> pd.MultiIndex:
                                       table["output"].fillna("").astype(str)])
 
 
-def export_warnings(judgements: pd.DataFrame, rules: dict[str, Rule], path: str | Path) -> dict[str, int]:
+def export_warnings(judgements: pd.DataFrame, rules: dict[str, SuiteRule], path: str | Path) -> dict[str, int]:
     """Write the warnings as a reviews CSV (columns :data:`REVIEW_COLUMNS`; a reviewer fills ``review`` with pass
     or fail), atomically; outputs already decided by manual review come with their review filled.
 
@@ -492,7 +492,7 @@ def load_examples(path: str | Path) -> pd.DataFrame:
     return long.drop(columns="column").reset_index(drop=True)
 
 
-def judge_examples(rules: dict[str, Rule], examples: pd.DataFrame) -> pd.DataFrame:
+def judge_examples(rules: dict[str, SuiteRule], examples: pd.DataFrame) -> pd.DataFrame:
     """Judge each example translation with the rules of the suite item that has the same source sentence
     (compared after stripping spaces); examples whose source matches no item, or only a faulty rule, are left out."""
     by_source = {}

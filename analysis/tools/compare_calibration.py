@@ -40,7 +40,7 @@ from analysis.tools.power import wilson
 
 
 @dataclass(frozen=True)
-class Population:
+class Scenario:
     """The simulated population: a test set's size, the spread of rater biases, the rating noise and how far each
     system leans toward one side's raters."""
 
@@ -71,7 +71,7 @@ class Population:
         return np.linspace(-half, half, self.n_labels - 1)
 
 
-def draw_test_set(population: Population, seed: int) -> tuple[AnnotationDataset, pd.DataFrame, pd.DataFrame]:
+def draw_test_set(population: Scenario, seed: int) -> tuple[AnnotationDataset, pd.DataFrame, pd.DataFrame]:
     """One test set drawn from ``population`` with ``seed``: the annotations (fully crossed) and A's and B's
     outputs, frames with columns ``item``, ``p_0`` and ``p_1``."""
     rng = np.random.default_rng(seed)
@@ -113,7 +113,7 @@ TESTS = ("rater-level", "percentile")  # compare's headline test under S1 and S3
 MODELLED = {"crossed": "S1", "batched": "S3", "sparse": "S4", "overlapping": "S4"}  # compare's default, by design
 
 
-def calibration(population: Population = Population(), samplers=None, n_sets: int = 300,
+def calibration(population: Scenario = Scenario(), samplers=None, n_sets: int = 300,
                 n_samples: int = 200, alpha: float = 0.05, seed: int = 0, metrics="all",
                 progress: bool = False, tests=TESTS[:1]) -> pd.DataFrame:
     """Two-sided ``compare`` on ``n_sets`` test sets of ``population`` (seeds ``seed``, ``seed + 1``, ...), under
@@ -161,7 +161,7 @@ def oracle_share(deltas: pd.Series, alpha: float = 0.05) -> float:
     return float((np.abs(deltas) / sd > norm.isf(alpha / 2)).mean())
 
 
-def calibrations(populations: Mapping[Hashable, Population], n_jobs: int = 1, **options) -> dict:
+def calibrations(populations: Mapping[Hashable, Scenario], n_jobs: int = 1, **options) -> dict:
     """:func:`calibration` of each population (``options`` passed on), by name, in ``n_jobs`` worker processes
     (:func:`analysis.experiment.grid.in_workers`); each call seeds its own test sets, so the tables are those of the
     calls made one by one."""
@@ -169,7 +169,7 @@ def calibrations(populations: Mapping[Hashable, Population], n_jobs: int = 1, **
                       n_jobs)
 
 
-def contrast(population: Population = Population(), n_samples: int = 1000, seed: int = 0,
+def contrast(population: Scenario = Scenario(), n_samples: int = 1000, seed: int = 0,
              metrics="all") -> pd.DataFrame:
     """One simulated test set compared under S1 and under S2 (two-sided); :func:`analysis.tools.compare.compare`'s
     columns, one row per sampler and metric."""

@@ -1,7 +1,7 @@
-"""A system's outputs read against the annotations (the inputs of the methods page's comparison): one label per item, several (a
-generative system's samples), or ``p_<label>`` probabilities, matched to the annotated items by their id as text and
-to the annotations' labels by value where those are numbers, by their text otherwise. Every way a file can be wrong
-is one :class:`~analysis.errors.DataError` naming the system and the fix."""
+"""A system's outputs read against the annotations (the inputs of the methods page's comparison): one label per item,
+several (a generative system's samples), or ``p_<label>`` probabilities, matched to the annotated items by their id as
+text (in Unicode NFC form) and to the annotations' labels by value where those are numbers, by their text otherwise.
+Every way a file can be wrong is one :class:`~analysis.errors.DataError` naming the system and the fix."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.data.annotations import AnnotationDataset, id_text, ids_as_text, read_table
+from analysis.data.annotations import AnnotationDataset, id_text, ids_as_text, read_table, unicode_forms
 from analysis.errors import DataError
 
 PROBABILITY_PREFIX = "p_"
 PROBABILITY_TOLERANCE = 1e-6  # sums this close to 1 are taken as they are
-ROUNDING_TOLERANCE = 1e-3  # sums this close to 1 (probabilities rounded to 3 decimals) are renormalised, with a note
+ROUNDING_TOLERANCE = 0.01  # sums this close to 1 (rounded probabilities, as 3 decimals give) are renormalised, noted
+SHOWN = 3  # items an error names
 
 @dataclass(frozen=True)
 class SystemOutputs:
@@ -81,8 +82,9 @@ def _label_error(name: str, strange, ds: AnnotationDataset, normalize: bool, wha
 
 def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: list) -> tuple[np.ndarray, ...]:
     """A system's probability rows, checked: (answered rows, probabilities, notes). A row with no probability is
-    unanswered; one with some missing, a negative one or a sum off 1 by more than :data:`ROUNDING_TOLERANCE` is an
-    error; sums off by less are renormalised, with a note."""
+    unanswered; one with some missing or a negative one is an error, and so are sums off 1 by more than
+    :data:`ROUNDING_TOLERANCE` (the error counts them and names the first); sums off by less are renormalised, with
+    a note that counts them."""
     raw = outputs[columns]
     probs = raw.apply(pd.to_numeric, errors="coerce").to_numpy(float)
     given = np.column_stack([raw[c].notna().to_numpy() if pd.api.types.is_numeric_dtype(raw[c]) else
@@ -101,11 +103,13 @@ def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: l
         raise DataError(f"{name}: item {keys.iloc[row]!r} has a negative probability, {columns[col]} = "
                         f"{probs[row, col]:g}")
     total = np.where(answered, probs.sum(1), 1.0)
-    off = np.round(np.abs(total - 1), 12)  # 0.667 + 0.334 is 1.0010000000000001 in floats: within 0.001
-    if (off > ROUNDING_TOLERANCE).any():
-        row = int(np.argmax(off > ROUNDING_TOLERANCE))
-        raise DataError(f"{name}: the probabilities of item {keys.iloc[row]!r} sum to {total[row]:.6g}, not 1 "
-                        f"(sums within {ROUNDING_TOLERANCE:g} of 1 are renormalised)")
+    off = np.round(np.abs(total - 1), 12)  # 0.01 + 1.0 is 1.0100000000000000089 in floats: within 0.01
+    bad = np.flatnonzero(off > ROUNDING_TOLERANCE)
+    if len(bad):
+        more = f" and {len(bad) - SHOWN:,} more" if len(bad) > SHOWN else ""
+        raise DataError(f"{name}: the probabilities of {len(bad):,} item(s) sum to "
+                        + ", ".join(f"{total[row]:.6g} ({keys.iloc[row]!r})" for row in bad[:SHOWN])
+                        + f"{more}, not 1 (sums within {ROUNDING_TOLERANCE:g} of 1 are renormalised)")
     notes = ()
     rounded = off > PROBABILITY_TOLERANCE
     if rounded.any():
@@ -117,9 +121,10 @@ def _probabilities(name: str, keys: pd.Series, outputs: pd.DataFrame, columns: l
 def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "system", item: str = "item",
                  label: str = "label", normalize_labels: bool = False) -> SystemOutputs:
     """Validate one system's outputs against the annotations: one or several ``label`` rows per item, or one row of
-    ``p_<label>`` probabilities per item. Items are matched by their id as text, exactly as written (``00012`` is
-    not ``12``); rows without an answer mark the item as unanswered. ``normalize_labels`` matches labels whatever
-    their case and surrounding spaces."""
+    ``p_<label>`` probabilities per item. Items are matched by their id as text, as written (``00012`` is not ``12``)
+    but in Unicode NFC form (a composed and a decomposed ``é`` are one id; a note counts the ids put in that form);
+    rows without an answer mark the item as unanswered. ``normalize_labels`` matches labels whatever their case and
+    surrounding spaces."""
     if item not in outputs.columns:
         raise DataError(f"{name}: no item column {item!r}; the outputs have columns {list(outputs.columns)}")
     codes = {id_text(v): c for c, v in enumerate(ds.item_ids)}
@@ -128,13 +133,16 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
         raise DataError(f"{name}: {int(keys.isna().sum())} row(s) have no item id")
     unknown = sorted(set(keys) - set(codes))
     if unknown:
-        raise DataError(f"{name}: {len(unknown)} item(s) have no annotations, e.g. {unknown[:3]} (item ids are "
-                        "matched as text, exactly as written)")
+        raise DataError(f"{name}: {len(unknown)} item(s) have no annotations, e.g. {unknown[:SHOWN]} (item ids are "
+                        "matched as text, exactly as written but for their Unicode form)")
+    changed, merged = unicode_forms(outputs[item])
+    notes = (f"{name}: {changed:,} item id(s) were matched in Unicode NFC form (a decomposed 'é' as the composed one)"
+             + (f"; {merged:,} id(s) written in several forms were each read as one id" if merged else ""),
+             ) if changed else ()
     labels, key = _label_codes(ds, normalize_labels)
     prob_columns = [c for c in outputs.columns if str(c).startswith(PROBABILITY_PREFIX)]
     item_code = keys.map(codes).to_numpy()
     share = np.zeros((ds.n_items, ds.n_labels))
-    notes = ()
     if prob_columns and label in outputs.columns:
         raise DataError(f"{name}: both a {label!r} column and {PROBABILITY_PREFIX}<label> columns "
                         f"({', '.join(map(str, prob_columns[:3]))}); give one form of outputs per file")
@@ -145,8 +153,9 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
             raise _label_error(name, strange, ds, normalize_labels, "column(s)")
         if keys.duplicated().any():
             raise DataError(f"{name}: probabilities need one row per item; item {keys[keys.duplicated()].iloc[0]!r} "
-                            "has several")
-        answered, probs, notes = _probabilities(name, keys, outputs, prob_columns)
+                            "has several" + (" (ids written in several Unicode forms are one id)" if merged else ""))
+        answered, probs, rounded = _probabilities(name, keys, outputs, prob_columns)
+        notes += rounded
         if not answered.any():
             raise DataError(f"{name}: no row gives probabilities (the outputs have {len(outputs):,} row(s))")
         columns = [labels[key(c[len(PROBABILITY_PREFIX):])] for c in prob_columns]
@@ -169,8 +178,8 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
         several = keys[answered][keys[answered].duplicated()].nunique()
         form = "samples" if several else "label"
         if several:
-            notes = (f"{name}: {several:,} item(s) have several label rows, read as samples of the system's answers "
-                     "(each item's answer is the shares of its rows); if they are repeated rows, remove them",)
+            notes += (f"{name}: {several:,} item(s) have several label rows, read as samples of the system's answers "
+                      "(each item's answer is the shares of its rows); if they are repeated rows, remove them",)
     listed = np.unique(item_code)
     has = np.zeros(ds.n_items, bool)
     has[item_code[answered]] = True

@@ -1,4 +1,4 @@
-"""Tables and alias helpers shared by the kernels: numbered count vectors and their metric terms, draws from
+"""Lookup tables and alias helpers shared by the kernels: numbered count vectors and their metric terms, draws from
 cumulative laws and alias tables, replacement masks, small binomials."""
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def draw_mask(rng, k, m_prob, m_alias):
     return mask
 
 
-class Draw(NamedTuple):
+class CellDraw(NamedTuple):
     """A cell's numbers for a kernel: ``n`` items of ``k`` responses, the null or the alternative, B perturbed
     with strength ``epsilon`` by a rule (:class:`analysis.engine.rule.Rule`) given by its numbers: ``shared``
     (a slot's replaced responses share one noise law), its ``prior`` (:meth:`~analysis.engine.rule.Rule.urn`: the
