@@ -72,8 +72,8 @@ def read_item(rng, item, rater_start, matrix, raters, streams, replicate, heap_t
         for c in range(k):
             j = heap_j[0]
             out[model, c] = matrix[ix(lo + j)]
-            heap_t[0] = arrival(rng, streams, model, raters[ix(lo + j)], next_p[j], replicate)
-            next_p[j] += 1
+            heap_t[0] = arrival(rng, streams, model, raters[ix(lo + j)], next_p[ix(j)], replicate)
+            next_p[ix(j)] += 1
             sift_down(heap_t, heap_j, 0, m)
 
 
@@ -84,11 +84,11 @@ def sift_down(heap_t, heap_j, at, size):
         left = 2 * at + 1
         if left >= size:
             return
-        child = left + 1 if left + 1 < size and heap_t[left + 1] < heap_t[left] else left
-        if heap_t[at] <= heap_t[child]:
+        child = left + 1 if left + 1 < size and heap_t[ix(left + 1)] < heap_t[ix(left)] else left
+        if heap_t[ix(at)] <= heap_t[ix(child)]:
             return
-        heap_t[at], heap_t[child] = heap_t[child], heap_t[at]
-        heap_j[at], heap_j[child] = heap_j[child], heap_j[at]
+        heap_t[ix(at)], heap_t[ix(child)] = heap_t[ix(child)], heap_t[ix(at)]
+        heap_j[ix(at)], heap_j[ix(child)] = heap_j[ix(child)], heap_j[ix(at)]
         at = child
 
 
@@ -103,11 +103,11 @@ def draw_split(rng, k, null, to_a):
     order = np.arange(2 * k)
     for c in range(k):
         j = c + uniform_index(rng, 2 * k - c)
-        order[c], order[j] = order[j], order[c]
+        order[c], order[ix(j)] = order[ix(j)], order[c]
     for c in range(2 * k):
         to_a[c] = False
     for c in range(k):
-        to_a[order[c]] = True
+        to_a[ix(order[c])] = True
 
 
 @numba.njit(cache=True)
@@ -122,13 +122,13 @@ def add_slot(rng, labels, to_a, draw, urn, counts, divergence, acc):
         for c in range(urn.shape[0]):
             urn[c] = 0
     for c in range(k):
-        counts[0, 0, labels[0, c]] += 1
-        counts[1 if to_a[c] else 2, 0, labels[1, c]] += 1
+        counts[0, 0, ix(labels[0, c])] += 1
+        counts[1 if to_a[c] else 2, 0, ix(labels[1, c])] += 1
     for c in range(k):
         label = labels[2, c]
         if draw.epsilon > 0.0:
             label = perturbed(rng, label, draw.epsilon, draw.shared, urn, draw.prior)
-        counts[1 if to_a[k + c] else 2, 0, label] += 1
+        counts[1 if to_a[ix(k + c)] else 2, 0, ix(label)] += 1
     add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
 
 
@@ -156,7 +156,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
     :func:`read_item` where the drawn items are many and hold most of the pool between them)."""
     for model in range(3):
         for d in range(n_drawn):
-            filled[drawn[d]] = 0
+            filled[ix(drawn[d])] = 0
         short = n_drawn
         while short > 0:
             rater = uniform_index(rng, n_pool)
@@ -168,7 +168,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
                     filled[ix(item)] = f + 1
                     short -= f + 1 == k
     for d in range(n_drawn):
-        filled[drawn[d]] = -1
+        filled[ix(drawn[d])] = -1
 
 
 @numba.njit(cache=True)
@@ -183,8 +183,10 @@ def pigeonhole_replicates(rng, rater_start, matrix, raters, turned, n_pool, item
     n, k = draw.n, draw.k
     n_items = rater_start.shape[0] - 1
     n_labels = confusion.shape[2]
-    ratings = rater_start[n_items]
-    max_m = np.max(rater_start[1:] - rater_start[:-1])
+    ratings = rater_start[ix(n_items)]
+    max_m = 1
+    for i in range(n_items):
+        max_m = max(max_m, rater_start[ix(i + 1)] - rater_start[ix(i)])
     per_item, per_rater = ratings / n_items, ratings / n_pool  # mean raters of an item, items of a rater
     streams = Streams(np.zeros((3, n_pool, k)), np.zeros((3, n_pool), dtype=np.int64),
                       np.zeros((3, n_pool), dtype=np.int64))
@@ -203,9 +205,9 @@ def pigeonhole_replicates(rng, rater_start, matrix, raters, turned, n_pool, item
         for s in range(n):
             item = uniform_index(rng, n_items)
             slots[s] = item
-            if filled[item] < 0:
-                filled[item] = 0
-                drawn[n_drawn] = item
+            if filled[ix(item)] < 0:
+                filled[ix(item)] = 0
+                drawn[ix(n_drawn)] = item
                 n_drawn += 1
         by_item = item_cost * n_drawn * (per_item + k * math.log2(per_item + 1.0))
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
@@ -213,9 +215,9 @@ def pigeonhole_replicates(rng, rater_start, matrix, raters, turned, n_pool, item
             read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels)
         else:
             for d in range(n_drawn):
-                filled[drawn[d]] = -1
+                filled[ix(drawn[d])] = -1
                 read_item(rng, drawn[d], rater_start, matrix, raters, streams, r + 1, heap_t, heap_j, next_p,
-                          labels[drawn[d]])
+                          labels[ix(drawn[d])])
         for s in range(n):
-            add_slot(rng, labels[slots[s]], to_a, draw, urn, counts, divergence, acc)
+            add_slot(rng, labels[ix(slots[s])], to_a, draw, urn, counts, divergence, acc)
         store(acc, out[r], confusion[r])
