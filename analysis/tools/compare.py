@@ -225,9 +225,11 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
     columns = columns or sampler == "S4"  # S4's replicates are the pigeonhole bootstrap's, whichever test reads them
     if columns and sampler == "S4":
-        alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, _delta_matrix)]
+        alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, _delta_matrix,
+                                                 progress=progress)]
     elif columns:
-        alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix)]
+        alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix,
+                                             progress=progress)]
     else:
         alt = []
     null = []

@@ -142,17 +142,19 @@ def degrees(n_items: int, df_raters: int) -> int:
 
 
 def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
-                      n_samples: int, rng: np.random.Generator, deltas, chunk: int = 100) -> np.ndarray:
+                      n_samples: int, rng: np.random.Generator, deltas, chunk: int = 100,
+                      progress: bool = False) -> np.ndarray:
     """``n_samples`` deltas (replicates, metrics) of the rater-column bootstrap: per group, its items and its rater
     columns drawn with replacement, the same columns for every drawn item of the group; a drawn item's gold counts
     the labels its drawn columns hold (scaled to ``k`` responses), or, where none of them rated it, its own
-    ratings' shares. ``share_a[i]`` is A's label distribution on item ``i`` of ``ds``."""
+    ratings' shares. ``share_a[i]`` is A's label distribution on item ``i`` of ``ds``. ``progress``: a bar on
+    standard error for runs of several seconds."""
     shares = ds.item_label_counts / ds.raters_per_item[:, None]
     a, b = share_a * k, share_b * k
     laid_out = [(items, labels.shape[1], (labels[..., None] == np.arange(ds.n_labels)).astype(np.int32))
                 for items, labels in groups(ds, sampler)]  # a missing cell's one-hot row is all zeros
     out = []
-    for start in range(0, n_samples, chunk):
+    for start in _chunks(n_samples, chunk, f"compare {sampler} rater columns", progress):
         reps = min(chunk, n_samples - start)
         gold, drawn = [], []
         for items, r, onehot in laid_out:
@@ -168,7 +170,8 @@ def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nd
 
 
 def pigeonhole_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int, n_samples: int,
-                          rng: np.random.Generator, deltas, chunk_cells: int = 4_000_000) -> np.ndarray:
+                          rng: np.random.Generator, deltas, chunk_cells: int = 4_000_000,
+                          progress: bool = False) -> np.ndarray:
     """:func:`column_replicates` on any design (S4): per replicate the items and the pool's raters drawn with
     replacement, independently; a drawn item's gold counts the ratings of its drawn raters, each as often as the
     rater was drawn (scaled to ``k`` responses), or, where none of its raters was drawn, its own ratings' shares.
@@ -181,7 +184,7 @@ def pigeonhole_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: n
                                  shape=(ds.n_raters, ds.n_items * ds.n_labels))
     chunk = max(1, chunk_cells // (ds.n_items * ds.n_labels))
     out = []
-    for start in range(0, n_samples, chunk):
+    for start in _chunks(n_samples, chunk, "compare S4 raters", progress):
         reps = min(chunk, n_samples - start)
         local = rng.integers(ds.n_items, size=(reps, ds.n_items))
         weights = np.stack([np.bincount(rng.integers(ds.n_raters, size=ds.n_raters), minlength=ds.n_raters)
@@ -192,6 +195,19 @@ def pigeonhole_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: n
         gold = np.where(total > 0, counts * (k / np.maximum(total, 1)), shares[local] * k)
         out.append(deltas(gold, a[local], b[local]))
     return np.concatenate(out)
+
+
+def _chunks(n_samples: int, chunk: int, desc: str, progress: bool):
+    """The first replicate of each chunk, with a bar of replicates done on standard error where ``progress``."""
+    import sys
+
+    from tqdm import tqdm
+
+    with tqdm(total=n_samples, desc=desc, unit="replicate", file=sys.stderr, leave=False, delay=2,
+              disable=not progress) as bar:
+        for start in range(0, n_samples, chunk):
+            yield start
+            bar.update(min(chunk, n_samples - start))
 
 
 def expansion(per_group: float) -> float:
