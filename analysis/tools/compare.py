@@ -183,7 +183,7 @@ def shared_votes(counts: np.ndarray) -> np.ndarray:
     """Each item's plurality vote as shares of its labels: 1 for a clear winner, ``1/t`` for each of ``t`` tied
     labels (:data:`analysis.experiment.choices.TIES`: so that no label code wins a tie)."""
     counts = np.asarray(counts, dtype=float)
-    tied = np.isclose(counts, counts.max(-1, keepdims=True), rtol=0, atol=1e-9)
+    tied = counts >= counts.max(-1, keepdims=True) - 1e-9
     return tied / tied.sum(-1, keepdims=True)
 
 
@@ -191,7 +191,7 @@ def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
     """Accuracy and the support-weighted precision, recall and F1 of ``model``'s votes against ``gold``'s, from
     their expected confusion matrix with ties shared (:func:`shared_votes`); leading axes are replicates. Relabelling
     the classes leaves every value unchanged."""
-    confusion = np.einsum("...ic,...id->...cd", shared_votes(gold), shared_votes(model))
+    confusion = np.swapaxes(shared_votes(gold), -1, -2) @ shared_votes(model)
     n_items = gold.shape[-2]
     hits = np.diagonal(confusion, axis1=-2, axis2=-1)
     support, predicted = confusion.sum(-1), confusion.sum(-2)
@@ -372,9 +372,10 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         df_raters = min(df_raters, used.n_raters - 1)  # raters in several batches count once
         item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), _delta_matrix)
         df = rater_level.degrees(len(both), df_raters)
-        factor = rater_level.expansion(per_group)
+        factor = rater_level.expansion(used.n_raters if sampler == "S4" else per_group)
         fewest = rater_level.fewest_raters(int(n_samples), len(jackknife))
-    raters = int(round(per_group)) if rater_test else int(np.median(used.raters_per_item))
+    raters = (used.n_raters if sampler == "S4" else int(round(per_group))) if rater_test \
+        else int(np.median(used.raters_per_item))
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
                           f"test:{'two-sided' if two_sided else 'one-sided'}{'/percentile' if percentile else ''}",
                           f"data:{ds.sha256[:12]}",

@@ -46,6 +46,7 @@ LEVEL = 0.95
 TAIL = (1 - LEVEL) / 2
 MAX_RATERS = 10_000  # the largest pool raters_for_even_odds considers
 MAX_ITEM_GROUPS = 200  # the item jackknife leaves out one of at most this many groups of items
+MAX_RATER_GROUPS = 200  # ... and the pool's (S4) one of at most this many groups of raters
 COMPANION = DISTRIBUTION_METRICS  # the metrics whose test also needs the expanded percentile (module docstring)
 
 
@@ -106,24 +107,29 @@ def pool_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarr
                    chunk_cells: int = 4_000_000) -> list[np.ndarray]:
     """:func:`rater_jackknife` with the whole pool as one group, on any design (S4): the observed deltas with each
     rater left out in turn, their ratings taken from every item they rated (an item's only rating stays), an array
-    (raters, metrics) in a list of one. Raters are left out a chunk at a time (at most ``chunk_cells`` counts)."""
+    (leave-outs, metrics) in a list of one. Beyond :data:`MAX_RATER_GROUPS` raters, rater ``r`` is left out with
+    the others of group ``r mod`` that many (a delete-a-group jackknife, as the items' part). Leave-outs are scored
+    a chunk at a time (at most ``chunk_cells`` counts)."""
     counts = ds.item_label_counts.astype(float)
     ratings = ds.raters_per_item.astype(float)
     a, b = share_a * k, share_b * k
+    n_groups = min(ds.n_raters, MAX_RATER_GROUPS)
     keep = ratings[ds.item] > 1  # an item's only rating is never left out
-    item, rater, label = ds.item[keep], ds.rater[keep], ds.label[keep]
-    order = np.argsort(rater, kind="stable")
-    item, rater, label = item[order], rater[order], label[order]
-    bounds = np.searchsorted(rater, np.arange(ds.n_raters + 1))
+    group, item, label = ds.rater[keep] % n_groups, ds.item[keep], ds.label[keep]
+    order = np.argsort(group, kind="stable")
+    group, item, label = group[order], item[order], label[order]
+    bounds = np.searchsorted(group, np.arange(n_groups + 1))
     size = max(1, chunk_cells // counts.size)
     out = []
-    for first in range(0, ds.n_raters, size):
-        last = min(first + size, ds.n_raters)
+    for first in range(0, n_groups, size):
+        last = min(first + size, n_groups)
         lo, hi = bounds[first], bounds[last]
         gold = np.repeat(counts[None], last - first, axis=0)
         left = np.repeat(ratings[None], last - first, axis=0)
-        np.subtract.at(gold, (rater[lo:hi] - first, item[lo:hi], label[lo:hi]), 1)
-        np.subtract.at(left, (rater[lo:hi] - first, item[lo:hi]), 1)
+        np.subtract.at(gold, (group[lo:hi] - first, item[lo:hi], label[lo:hi]), 1)
+        np.subtract.at(left, (group[lo:hi] - first, item[lo:hi]), 1)
+        emptied = left == 0  # a group that holds all of an item's raters leaves the item as it was
+        gold[emptied], left[emptied] = counts[np.nonzero(emptied)[1]], ratings[np.nonzero(emptied)[1]]
         gold = gold / left[..., None] * k
         out.append(deltas(gold, np.broadcast_to(a, gold.shape), np.broadcast_to(b, gold.shape)))
     return [np.concatenate(out)]
