@@ -127,7 +127,14 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
         "95% interval": [_interval(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
         f"p ({sided})": [f"<= {p_text(row['p_floor'])}" if at_floor(row) else p_text(row["p_value"])
                          for _, row in table.iterrows()],
-        "p given ratings": table["p_given_ratings"].map(p_text)})
+        "p given ratings": [f"<= {p_text(row['p_given_ratings'])}" if given_at_floor(row)
+                            else p_text(row["p_given_ratings"]) for _, row in table.iterrows()]})
+
+
+def given_at_floor(row) -> bool:
+    """Whether ``p_given_ratings`` is the smallest its swaps can give: (1 + 0) / (1 + swaps), twice two-sided."""
+    sides = 2 if "test:two-sided" in row["signature"] else 1
+    return row["p_given_ratings"] <= sides / (1 + row["n_samples"]) + 1e-12
 
 
 def text_table(table: pd.DataFrame) -> str:
@@ -202,7 +209,7 @@ def run_cli(args: argparse.Namespace) -> None:
                        "percentile of rater-column replicates)" if _rater_level(row) else "the sampler's replicates")
           + ", 'p given ratings' with these raters' labels held fixed")
     print(text_table(table))
-    if any(at_floor(row) for _, row in table.iterrows()):
+    if any(at_floor(row) or given_at_floor(row) for _, row in table.iterrows()):
         print("<= x: the smallest p this test can give with these replicates (and, for the distribution metrics, "
               "these raters); more replicates or raters could show a smaller one")
     print(f"\n{sentence(table)}")
