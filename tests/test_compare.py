@@ -333,9 +333,9 @@ def test_a_five_rater_test_set_says_what_its_pool_can_and_cannot_conclude(tmp_pa
     """Under S1 on 100 items x 5 raters, a difference this size could not reach even odds with any number of items:
     one note line names the metrics and the raters that would, the frame has the column, and the sentence says
     that its p above 0.05 is no evidence of equal systems."""
-    from analysis.tools.compare_calibration import Population, draw_test_set
+    from analysis.tools.compare_calibration import Scenario, draw_test_set
 
-    ds, a, b = draw_test_set(Population(n_items=100, n_raters=5), 4)
+    ds, a, b = draw_test_set(Scenario(n_items=100, n_raters=5), 4)
     ds.to_frame().to_csv(tmp_path / "ratings.csv", index=False)
     a.to_csv(tmp_path / "a.csv", index=False)
     b.to_csv(tmp_path / "b.csv", index=False)

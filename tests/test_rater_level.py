@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from analysis.data.annotations import from_table
 from analysis.tools import rater_level
 from analysis.tools.compare import _delta_matrix, full_counts
-from analysis.tools.compare_calibration import Population, calibration
+from analysis.tools.compare_calibration import Scenario, calibration
 from conftest import batched_table
 
 
@@ -93,7 +93,7 @@ def test_the_distribution_metrics_hold_their_level_where_a_t_test_alone_did_not(
     stays below 5 % plus three binomial standard errors (the jackknife t alone gave 0.10 and 0.12 over 300 sets;
     the methods page has the full grid)."""
     n_sets = 150
-    table = calibration(Population(n_items=50, n_raters=10), samplers=("S1",), n_sets=n_sets, n_samples=200,
+    table = calibration(Scenario(n_items=50, n_raters=10), samplers=("S1",), n_sets=n_sets, n_samples=200,
                         metrics=["jsd", "wins"])
     assert (table["share"] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / n_sets)).all(), table
 

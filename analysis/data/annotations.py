@@ -1,10 +1,9 @@
 """The annotation dataset: a validated long table of (item, rater, label) with factorised codes and its topology.
 
 A dataset is built from a pandas table (:func:`from_table`) or a file (:func:`load_annotations`). A file's ids are
-text as written, in every format (``012`` and ``12`` are two items), in Unicode NFC form (a composed and a decomposed
-``é`` are one id); ids of one table spelt differently that would read as one (``12`` the number and ``'12'`` the
-text) are an error that names both. Ids are factorised to
-``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
+text as written, in every format (``012`` and ``12`` are two items), in Unicode NFC form; ids of one table spelt
+differently that would read as one (``12`` the number and ``'12'`` the text) are an error that names both. Ids are
+factorised to ``0..N-1`` (items) and ``0..R-1`` (raters), labels to ``0..C-1`` in a fixed label order. Rows with a
 missing label are dropped and counted; a repeated (item, rater) pair is an error unless a policy is chosen. The
 design of the table (fully crossed, batched or sparse) is detected once and cached on the object.
 """
@@ -166,7 +165,7 @@ def from_table(
         )
     frame = table[wanted].copy()
     for column in dict.fromkeys([item, rater] + ([batch] if batch else [])):
-        if _has_text(frame[column]):
+        if _needs_text(frame[column]):
             frame[column] = ids_as_text(frame[column], column)
     if frame[[item, rater]].isna().any().any():
         raise DataError(f"{int(frame[[item, rater]].isna().any(axis=1).sum())} row(s) have no item or rater id")
@@ -239,9 +238,8 @@ def from_table(
 
 
 def id_text(value) -> str:
-    """One id as text: a string in Unicode NFC form (a decomposed ``é`` becomes the composed one), a whole number
-    without its ``.0`` (a numeric column read from JSON or Parquet, or a CSV reader's float for an integer column with
-    gaps), any other number as Python writes it."""
+    """One id as text: a string in Unicode NFC form (``é`` composed), a whole number without its ``.0`` (a numeric
+    column from JSON or Parquet, a CSV reader's float for integers with gaps), another number as Python writes it."""
     if isinstance(value, str):
         return unicodedata.normalize("NFC", value)
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -249,12 +247,13 @@ def id_text(value) -> str:
     return str(value)
 
 
-def _has_text(values: pd.Series) -> bool:
-    """Whether a column of ids holds text (alone or beside numbers): such ids are compared as text
-    (:func:`ids_as_text`). Columns of numbers only keep their ids and their order as they are."""
-    if values.dtype != object:
-        return isinstance(values.dtype, pd.StringDtype)
-    return any(isinstance(v, str) for v in pd.unique(values.dropna()))
+def _needs_text(values: pd.Series) -> bool:
+    """Whether a column of ids must go through :func:`ids_as_text`: it holds text beside numbers (``12`` and ``'12'``
+    are then caught as one id spelt two ways) or text not in Unicode NFC form. Others keep their ids as they are."""
+    if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
+        return False
+    kinds = {isinstance(v, str) for v in pd.unique(values.dropna())} if values.dtype == object else {True}
+    return len(kinds) > 1 or unicode_forms(values)[0] > 0
 
 
 def ids_as_text(values: pd.Series, column: str) -> pd.Series:
@@ -278,9 +277,10 @@ def ids_as_text(values: pd.Series, column: str) -> pd.Series:
 def unicode_forms(values: pd.Series) -> tuple[int, int]:
     """How many distinct text ids of ``values`` are not in Unicode NFC form, and how many ids are written in several
     forms (a composed and a decomposed ``é``) that :func:`id_text` reads as one."""
-    text = pd.Series([v for v in pd.unique(values.dropna()) if isinstance(v, str)], dtype=object)
-    normal = text.map(id_text)
-    return int((normal != text).sum()), int((normal.value_counts() > 1).sum())
+    uniques = np.asarray(pd.unique(values.dropna()), dtype=object)  # Python strings, fast to walk
+    text = pd.Series([v for v in uniques if isinstance(v, str) and not v.isascii()], dtype=object)
+    normal = text.map(id_text)[lambda nfc: nfc != text]  # ASCII text is in NFC form
+    return len(normal), normal[normal.duplicated(keep=False) | normal.isin(uniques)].nunique()
 
 
 def _check_batches(row_batch, row_rater, item_batch, batch_names, rater_ids, column: str) -> None:
@@ -422,9 +422,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
 
     ``text`` names columns read as text in every format (ids: ``012`` stays ``012``; numbers from JSON or Parquet
     become their text, :func:`ids_as_text`; text stays as written). ``dtype`` is passed to the CSV reader (``str``
-    keeps every field as written); ``hint`` ends the message of missing columns. A CSV row with more fields than the
-    header is an error that gives its line; a CSV read as one column whose name holds a tab is an error that says to
-    name it ``.tsv``, one whose name holds a ``;`` gets a hint about the separator.
+    keeps every field as written); ``hint`` ends the message of missing columns. Errors give the line of a CSV row
+    longer than the header, and say to name ``.tsv`` a CSV read as one column whose name holds tabs (``;``: a hint).
 
     Returns the file's columns (only ``columns``, in that order, when given), one row per line or record.
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
