@@ -84,9 +84,14 @@ def _paper_name(results: pd.DataFrame, run) -> str | None:
 
 
 def _paper_subject(results: pd.DataFrame, modelled, independent) -> str:
-    """The paper's name for a comparison (``DICES, S1 against S2``), "" where our data imitate none of its sets."""
+    """The paper's name for a comparison (``DICES, S1 against S2``), "" where our data imitate none of its sets; a
+    sampler the paper did not have (S4) is named as the book's, the paper's claim carried to it."""
     name = _paper_name(results, modelled)
-    return f"{name}, {tables.as_run(modelled)[1]} against {tables.as_run(independent)[1]}" if name else ""
+    if not name:
+        return ""
+    modelled_sampler = tables.as_run(modelled)[1]
+    words = f"{name}, {modelled_sampler} against {tables.as_run(independent)[1]}"
+    return words + (" (the paper's general claim; it ran D3code under S2 alone)" if modelled_sampler == "S4" else "")
 
 
 def _paper_contrast_for(results: pd.DataFrame, modelled, independent) -> dict | None:
