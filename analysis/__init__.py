@@ -10,7 +10,8 @@ The package is built in layers; each imports only the layers below it (``ARCHITE
 - :mod:`analysis.paper`: the comparison with the paper's tables, findings and verdicts;
 - :mod:`analysis.book`: what the chapters call; :mod:`analysis.testsuite`: the MT test suite, a system of its own.
 
-``from analysis import compare, datasets, grid, power`` gives the modules the README names.
+``from analysis import compare, datasets, grid, power`` gives the modules the README names, and
+``compare_report`` and ``plan_report`` what they print (their tables, sentences and summaries).
 """
 
 import hashlib
@@ -51,7 +52,8 @@ __all__ = ["AnalysisError", "DataError", "ParameterError", "TopologyError", "__v
 
 # the modules the README and the API page name, by their short names, imported when first used
 PUBLIC_MODULES = {"datasets": "analysis.data.datasets", "grid": "analysis.experiment.grid",
-                  "compare": "analysis.tools.compare", "power": "analysis.tools.power"}
+                  "compare": "analysis.tools.compare", "power": "analysis.tools.power",
+                  "compare_report": "analysis.tools.compare_report", "plan_report": "analysis.tools.plan_report"}
 
 
 def __getattr__(name: str):

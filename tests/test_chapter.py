@@ -3,10 +3,12 @@
 import json
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.book import chapter, realdata
+from analysis.data.annotations import from_table
 from analysis.paper import effect_sizes, tables
 from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
@@ -18,11 +20,14 @@ SMALL = dict(budgets=(100, 400), ks=(1, 4), epsilons=(0.3,), n_samples=30, seed=
 def test_samplers_and_comparisons_follow_the_design(crossed, batched, sparse):
     assert chapter.samplers_for(crossed) == ["S1", "S2"]
     assert chapter.samplers_for(batched) == ["S2", "S3"]
-    assert chapter.samplers_for(sparse) == ["S2"]
-    assert [(m, i) for _, m, i in chapter.sampler_comparisons([crossed, batched, sparse])] == [("S1", "S2"),
-                                                                                               ("S3", "S2")]
-    with pytest.raises(TopologyError, match="sparse, which only S2"):
-        chapter.sampler_comparisons([sparse])
+    assert chapter.samplers_for(sparse) == ["S2", "S4"]
+    assert [(m, i) for _, m, i in chapter.sampler_comparisons([crossed, batched, sparse])] == [
+        ("S1", "S2"), ("S3", "S2"), ("S4", "S2")]
+    once = from_table(pd.DataFrame({"item": np.repeat(np.arange(20), 3), "rater": np.arange(60),
+                                    "label": np.arange(60) % 2}), name="once")
+    assert chapter.samplers_for(once) == ["S2"]
+    with pytest.raises(TopologyError, match="every rater rated a single item"):
+        chapter.sampler_comparisons([once])
 
 
 def test_compare_runs_counts_cells_and_direction(crossed):
@@ -69,9 +74,10 @@ def test_setup_loads_runs_and_identifies_runs_by_columns(tmp_path, monkeypatch):
     assert set(results["perturbation"]) == {"dirichlet"} and list(dict.fromkeys(results["sampler"])) == ["S3", "S2"]
 
 
-def test_sparse_data_have_no_comparison_but_every_sampler(sparse):
+def test_sparse_data_compare_s4_with_s2(sparse):
     book = chapter.Setup("rqX", [], extra_data=[sparse], epsilon=0.3, budgets=[100], ks=[1])
-    assert book.comparisons() == [] and book.pairs() == [(sparse, "S2")]
+    assert book.comparisons() == [(("sparse", "S4"), ("sparse", "S2"))]
+    assert book.pairs() == [(sparse, "S2"), (sparse, "S4")]
 
 
 def test_missing_data_say_what_to_run_and_never_give_a_verdict():
