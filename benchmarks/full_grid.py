@@ -8,7 +8,8 @@ import argparse
 
 from analysis import datasets, grid
 
-DATA = {"S1": "dices-synthetic", "S2": "dices-synthetic", "S3": "toxicity-synthetic"}
+DATA = {"S1": "dices-synthetic", "S2": "dices-synthetic", "S3": "toxicity-synthetic", "S4": "d3code-synthetic",
+        "S2-sparse": "d3code-synthetic"}  # S2-sparse: S2 on S4's data, the pair for S4's ratio
 EIGHT = ("accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd")
 
 if __name__ == "__main__":
@@ -19,5 +20,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     # the reference workload (Dirichlet noise, s = 1e-12, the weighted eight), named so that the same call runs
     # against a checkout whose defaults were those (181c389) and against one whose defaults are the book's
-    grid.run(datasets.load(DATA[args.sampler]), args.sampler, n_samples=args.n_samples, n_jobs=args.jobs,
+    grid.run(datasets.load(DATA[args.sampler]), args.sampler.split("-")[0], n_samples=args.n_samples, n_jobs=args.jobs,
              use_cache=False, progress=False, perturbation="dirichlet", smoothing=1e-12, metrics=list(EIGHT))
