@@ -428,3 +428,19 @@ def test_relabelling_the_classes_leaves_every_score_delta_and_p_unchanged(small,
                     n_samples=200, seed=4, two_sided=True)
     columns = ["score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings"]
     pd.testing.assert_frame_equal(before[columns], after[columns], check_exact=False, atol=1e-12, rtol=0)
+
+
+def test_crowd_data_at_their_edges_still_compare():
+    """A rater who rated a single item, an item with one rating, a pool of two raters: S4 runs (the lone rating is
+    never left out; two raters give one degree of freedom and a wide interval), every p in (0, 1]."""
+    rng = np.random.default_rng(12)
+    rows = [(f"i{i}", f"r{r}", int(rng.integers(3))) for i in range(1, 40) for r in rng.choice(12, 3, replace=False)]
+    rows += [("i0", "r99", 1), ("i5", "r77", 2)]  # an item with one rating; a rater with one item
+    two = [(f"i{i}", f"r{r}", int(rng.integers(2))) for i in range(30) for r in ([0, 1] if i % 3 else [i % 2])]
+    for table, n_labels in ((rows, 3), (two, 2)):
+        ds = from_table(pd.DataFrame(table, columns=["item", "rater", "label"]), name="edges")
+        a, b = (pd.DataFrame({"item": ds.item_ids, "label": rng.integers(n_labels, size=ds.n_items)}) for _ in "ab")
+        result = compare(ds, a, b, n_samples=50, seed=1)
+        assert set(result["sampler"]) == {"S4"}
+        assert ((result["p_value"] > 0) & (result["p_value"] <= 1)).all()
+        assert (result["ci_low"] <= result["delta"]).all() and (result["delta"] <= result["ci_high"]).all()
