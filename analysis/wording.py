@@ -1,6 +1,7 @@
 """Words for counts in the package's sentences: a number and its noun, singular after 1."""
 
 
-def counted(n: int, noun: str) -> str:
-    """``counted(1, "seed")`` is ``"1 seed"``, ``counted(1200, "item")`` is ``"1,200 items"``."""
-    return f"{int(n):,} {noun if n == 1 else noun + 's'}"
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``counted(1, "seed")`` is ``"1 seed"``, ``counted(1200, "item")`` is ``"1,200 items"``; ``plural`` where the
+    noun's is not its singular with an s (``counted(2, "category", "categories")``)."""
+    return f"{int(n):,} {noun if n == 1 else plural or noun + 's'}"

@@ -91,6 +91,28 @@ def band(n_sets: int, alpha: float = ALPHA, level: float = 0.99) -> tuple[float,
     return low / n_sets, high / n_sets
 
 
+def summary_table(table: pd.DataFrame, sets: int) -> str:
+    """Per design, as Markdown rows: the rater-level test's size (range and median over metrics, and how many
+    metrics lie below, inside and above the binomial 99 % band), its power beside the oracle's, and S2's size."""
+    low, high = band(sets)
+    lines = ["| design | size under S4: range, median | below / inside / above the band | power under S4 (oracle) | "
+             "power / oracle where the oracle's is 0.2-0.95 | size under S2 |", "|---|---|---|---|---|---|"]
+    for design, part in table.groupby("design", sort=False):
+        size = part[(part["kind"] == "size") & (part["sampler"] == "S4") & (part["test"] == TESTS[0])]
+        power = part[(part["kind"] == "power") & (part["sampler"] == "S4") & (part["test"] == TESTS[0])]
+        s2 = part[(part["kind"] == "size") & (part["sampler"] == "S2")]
+        shares = size["share"]
+        counts = f"{(shares < low).sum()} / {((low <= shares) & (shares <= high)).sum()} / {(shares > high).sum()}"
+        judged = power[(power["oracle"] >= 0.2) & (power["oracle"] <= 0.95)]
+        ratio = judged["share"] / judged["oracle"]
+        ratios = f"{ratio.min():.2f}-{ratio.max():.2f} (median {ratio.median():.2f})" if len(ratio) else "none judged"
+        lines.append(f"| {design} | {shares.min():.3f}-{shares.max():.3f}, {shares.median():.3f} | {counts} | "
+                     f"{power['share'].min():.2f}-{power['share'].max():.2f} ({power['oracle'].min():.2f}-"
+                     f"{power['oracle'].max():.2f}) | {ratios} | "
+                     + (f"{s2['share'].min():.3f}-{s2['share'].max():.3f}" if len(s2) else "not run") + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=int, default=500, help="test sets per design for the size (default: 500)")
@@ -105,10 +127,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--designs", choices=("crossed", "sparse"), default="crossed",
                         help="crossed and batched designs (S1, S3), or sparse and overlapping ones (S4)")
+    parser.add_argument("--summary", action="store_true",
+                        help="print the sparse designs' summary table (Markdown) from --out and stop")
     parser.add_argument("--out", default=None,
                         help="output CSV (default: benchmarks/compare_calibration.csv, or _sparse.csv for sparse)")
     args = parser.parse_args()
     args.out = args.out or f"benchmarks/compare_calibration{'_sparse' if args.designs == 'sparse' else ''}.csv"
+    if args.summary:
+        print(summary_table(pd.read_csv(args.out), args.sets))
+        return
     tests = (args.only,) if args.only else TESTS
     Path(args.parts).mkdir(parents=True, exist_ok=True)
     sets = {"size": args.sets, "power": args.power_sets}
