@@ -14,6 +14,20 @@ from analysis.paper import tables
 from analysis.wording import counted
 
 
+def sparse_section(book: Setup, data: list[AnnotationDataset], budgets, ks, epsilon: float):
+    """RQ1's sparse section: S4 beside S2 on ``data`` at ``budgets`` x ``ks``, judged by RQ1's rules; glues
+    ``rq1_sparse_finding`` and ``rq1_sparse_intro`` and returns (results or None, comparisons)."""
+    from analysis.book import glue
+    from analysis.paper import findings
+
+    comparisons = book.comparisons(data)
+    results = book.simulate(book.pairs(comparisons), budgets=budgets, ks=ks) if comparisons else None
+    glue.finding(findings.raters_raise_p_values(results, comparisons, epsilon, missing="No sparse dataset ran, so "
+                                                "this section has nothing to show."), "rq1_sparse_finding")
+    glue_text(rq1_sparse_intro=sparse_intro(data, budgets, ks))
+    return results, comparisons
+
+
 def sparse_intro(data: list[AnnotationDataset], budgets, ks) -> str:
     """The opening of RQ1's sparse section: what it runs, or, without a sparse dataset, that it runs nothing."""
     if not data:
