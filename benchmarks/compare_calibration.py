@@ -38,8 +38,8 @@ ALPHA = 0.05
 
 SPARSE = (  # (pool, raters per item, items, labels, rater sets or None, S2 beside S4)
     (30, 3, 200, 3, None, True), (30, 5, 500, 2, None, False), (100, 3, 500, 3, None, False),
-    (100, 5, 1000, 5, None, False), (100, 9, 200, 2, None, False), (1000, 3, 1000, 3, None, False),
-    (8, 3, 500, 3, 30, True), (20, 5, 500, 2, 40, False), (8, 4, 1000, 5, 40, False),
+    (8, 3, 500, 3, 30, True), (8, 4, 1000, 5, 40, False), (20, 5, 500, 2, 40, False),
+    (1000, 3, 1000, 3, None, False), (100, 9, 200, 2, None, False), (100, 5, 1000, 5, None, False),
 )
 
 
@@ -143,7 +143,7 @@ def main() -> None:
     jobs = [(design, sets, args.n_samples, tests, args.parts) for design in chosen]
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         table = pd.concat(pool.map(measure, jobs, chunksize=1), ignore_index=True)
-    if args.only:
+    if args.only and Path(args.out).exists():
         kept = pd.read_csv(args.out)
         kept = kept[kept["test"].isin(set(TESTS) - {args.only})].drop(columns=["band_low", "band_high"])
         table = pd.concat([table, kept], ignore_index=True)
