@@ -130,7 +130,7 @@ def design_reading(ds: AnnotationDataset, sampler: str, default: bool) -> str:
                 f"raters, a rater rating a median of {np.median(per_rater):g} items")
     if not default:
         why = f"{sampler} chosen with --sampler"
-        if sampler == "S2" and repeat_raters(ds):
+        if sampler == "S2" and per_rater.max() > 1:  # raters who rated several items (repeat_raters)
             why += (": S2 treats each item's raters as new people, although raters here rated up to "
                     f"{per_rater.max():,} items, so its p is too small where raters lean (S4 keeps them)")
         return f"design {read}; {why}"
