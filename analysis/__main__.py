@@ -419,7 +419,7 @@ def _run(args) -> None:
 
         compiled = kernels_compiled()  # before the plans, which may compile some
         grid_cells = grid.cells(args.sampler, args.budgets, args.ks, args.epsilons, args.perturbation)
-        plans = grid.explain(Simulator(ds, args.sampler), grid_cells, args.n_samples)
+        plans = grid.explain(Simulator(ds, args.sampler, smoothing=args.smoothing), grid_cells, args.n_samples)
         print(plans.to_string(index=False))
         seconds = plans["seconds (rough)"].sum()
         print(f"{len(plans)} cells, {f'about {seconds:.0f} s' if seconds >= 1 else 'under 1 s'} on one core once "

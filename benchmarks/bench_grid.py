@@ -21,7 +21,8 @@ from analysis import __version__
 from analysis.experiment.grid import (MODELS_PER_PAIR, PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, Cell, paper_grid_size, run,
                            simulate_cell)
 from analysis.engine import Simulator
-from analysis.engine.metrics import METRICS, SMOOTHING
+from analysis.engine.metrics import METRICS
+from analysis.experiment.choices import REFERENCE
 from analysis.data.synthetic import make_stand_in
 from analysis.experiment.timing import time_cell, time_cells
 
@@ -32,7 +33,7 @@ PROFILE_BUDGETS = (1000, 10000, 50000)
 PROFILE_KS = (1, 2, 5, 10, 20, 40, 100)
 # the workload every figure of benchmarks/README.md measures: the reference choices (Dirichlet noise, s = 1e-12, the
 # weighted eight), the grid's defaults before they became the book's, so that figures stay comparable across commits
-REFERENCE = dict(perturbation="dirichlet", smoothing=SMOOTHING, averaging="weighted")
+SETTINGS = dict(perturbation=REFERENCE.perturbation, smoothing=REFERENCE.smoothing, averaging=REFERENCE.averaging)
 
 
 def spread(values: list[float]) -> str:
@@ -56,16 +57,17 @@ def main() -> None:
 
     print("\nOne cell, one process (seconds):")
     for label, sampler, name in chosen:
-        sim = Simulator(make_stand_in(name), sampler)
-        simulate_cell(sim, Cell(sampler, "dirichlet", 0.3, 20, 2), 2, 0)  # load the compiled kernels first
+        sim = Simulator(make_stand_in(name), sampler, smoothing=REFERENCE.smoothing)
+        simulate_cell(sim, Cell(sampler, REFERENCE.perturbation, 0.3, 20, 2), 2, 0)  # load the compiled kernels first
         print(f"  {label} {name} NK=1000 K=10 eps=0.3: "
-              f"{spread(time_cell(sim, Cell(sampler, 'dirichlet', 0.3, 1000, 10), args.n_samples, 5))}")
+              f"{spread(time_cell(sim, Cell(sampler, REFERENCE.perturbation, 0.3, 1000, 10), args.n_samples, 5))}")
 
     print(f"\nTime per cell by budget and K (one process, eps=0.3, {args.n_samples} + {args.n_samples} replicates, "
           "median of 3, seconds):")
     print("  sampler  NK     " + " ".join(f"K={k:<6d}" for k in PROFILE_KS))
     for label, sampler, name in chosen:
-        table = time_cells(make_stand_in(name), sampler, PROFILE_BUDGETS, PROFILE_KS, args.n_samples)
+        table = time_cells(make_stand_in(name), sampler, PROFILE_BUDGETS, PROFILE_KS, args.n_samples,
+                            choices=REFERENCE)
         for nk, row in table.pivot(index="NK", columns="K", values="seconds").iterrows():
             print(f"  {label:9s}  {nk:<6d} " + " ".join(f"{t:<8.3f}" for t in row))
 
@@ -76,7 +78,7 @@ def main() -> None:
         for _ in range(args.repeats):
             start = time.perf_counter()
             run(ds, sampler, epsilons=epsilons, n_samples=args.n_samples, n_jobs=args.jobs, use_cache=False,
-                progress=False, **REFERENCE)
+                progress=False, **SETTINGS)
             walls.append(time.perf_counter() - start)
         wall = statistics.median(walls)
         responses = size["responses_per_replicate"] * args.n_samples * MODELS_PER_PAIR

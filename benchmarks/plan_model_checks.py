@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.data.population import Population, estimate, simulate_pilots, rater_consistency  # noqa: E402
 from analysis.engine.metrics import METRIC_LABELS, METRICS  # noqa: E402
+from analysis.experiment.choices import PLAN  # noqa: E402
 from analysis.experiment.grid import Cell  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import power  # noqa: E402
@@ -75,7 +76,7 @@ def planned_against_true(fresh: int) -> pd.DataFrame:
     n_samples, rng, study_items = result.provenance["parameters"]["n_samples"], np.random.default_rng(0), 200
     rows = []
     for n, k, r in DESIGNS:
-        cell = Cell("S1", "dirichlet", EPSILON, n * k, k)
+        cell = Cell("S1", PLAN.perturbation, EPSILON, n * k, k)
         true, true_se = pooled_power([study(TRUTH, pilot, "S1", study_items, r, 7, p) for p in range(fresh)],
                                      "S1", cell, fresh, 70_000, rng)
         _, plan_se = pooled_power([study(fitted, pilot, "S1", study_items, r, 8, p) for p in range(PANELS)],

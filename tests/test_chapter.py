@@ -43,10 +43,11 @@ def test_compare_runs_counts_cells_and_direction(crossed):
 
 
 def test_banner_flags_stand_ins_and_small_grids(dices, crossed):
-    text = repr(chapter.banner([dices], [100], [1], [0.3], 50))
+    text = repr(chapter.banner([dices], [100], [1], [0.3], 50, None, BOOK.perturbation))
     assert "Synthetic stand-ins" in text and "50 replicates per hypothesis instead of 1000" in text
     assert "verdicts provisional" in text and f"sha256 {dices.sha256[:12]};" in text
-    full = chapter.banner([crossed], chapter.PAPER_BUDGETS, chapter.PAPER_KS, chapter.PAPER_EPSILONS, 1000)
+    full = chapter.banner([crossed], chapter.PAPER_BUDGETS, chapter.PAPER_KS, chapter.PAPER_EPSILONS, 1000, None,
+                          BOOK.perturbation)
     assert full.title == "Data used" and "verdicts provisional" not in repr(full)
     assert '<div class="admonition' in full._repr_html_()
 

@@ -9,6 +9,7 @@ from analysis.engine.exact import exact_delta, settle
 from analysis.experiment.grid import settle_cell
 from analysis.engine.metrics import METRICS, REGISTRY, _weighted_from_confusion
 from analysis.experiment.pvalues import p_value
+from analysis.experiment.choices import REFERENCE
 
 # Two confusion matrices of 12 items with the same exact weighted precision, 5/18, whose float sums differ by an ulp
 # (found by a search over random matrices; each is checked below, not assumed).
@@ -60,7 +61,7 @@ def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request
     ds = request.getfixturevalue(fixture)
     a, r = METRICS.index("accuracy"), METRICS.index("recall")
     for method in METHODS:
-        sim = Simulator(ds, sampler, method=method)
+        sim = Simulator(ds, sampler, method=method, smoothing=REFERENCE.smoothing)
         for nk, k in ((100, 1), (100, 5), (300, 3)):
             try:
                 alt, null = simulate_cell(sim, Cell(sampler, "dirichlet", 0.3, nk, k), 200, 3)

@@ -221,7 +221,12 @@ def test_votes_break_ties_toward_the_lowest_label():
 
 
 def test_metric_names_and_labels_are_accepted_and_unknown_ones_rejected():
-    assert check_metrics("all") == METRICS == tuple(m.name for m in REGISTRY if m.default)
+    from analysis.experiment.choices import BOOK, COMPARE, selected
+
+    assert selected("all", COMPARE) == selected(None, COMPARE) == METRICS == tuple(m.name for m in REGISTRY if m.default)
+    assert selected(["all"], BOOK) == BOOK.metrics != METRICS and selected(["jsd"], BOOK) == ("jsd",)
+    with pytest.raises(ParameterError, match="depends on the averaging"):
+        check_metrics("all")  # the engine never guesses an averaging
     assert check_metrics(["F1-Score (macro)", "jsd"]) == ("jsd", "f1_macro")
     assert check_metrics(["JSD", "accuracy", "F1-Score"]) == ("accuracy", "f1", "jsd")
     with pytest.raises(ParameterError, match="unknown metric 'bleu'"):

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis.book import chapter
+from analysis.experiment.choices import BOOK
 from analysis.data import datasets
 from analysis.data.datasets import DATA_ENV, paper_or_stand_in
 from analysis.errors import DataError
@@ -77,7 +78,7 @@ def test_with_the_files_the_chapters_use_the_papers_data(paper_cache, monkeypatc
     assert [(ds.n_items, ds.topology.kind) for ds in data] == [(350, "fully crossed"), (4554, "sparse"),
                                                              (107_620, "batched")]
     assert data[1].n_dropped > 0  # D3code's -1 ratings are not labels
-    banner = repr(chapter.banner(data, [100], [1], [0.3], 10))
+    banner = repr(chapter.banner(data, [100], [1], [0.3], 10, None, BOOK.perturbation))
     assert "the paper's data" in banner.lower() and "stand-in" not in banner.lower()
 
 

@@ -172,3 +172,46 @@ def test_the_loops_that_borrow_a_work_group_count_no_references():
                     and not any("_nrt=False" in ast.unparse(d) for d in node.decorator_list)):
                 counted.append(f"{name(path)}.{node.name}")
     assert not counted
+
+
+DEFAULTS_HOMES = {"experiment/choices.py", "engine/rule.py", "engine/metrics.py"}
+CHOICE_PARAMETERS = {"smoothing", "perturbation", "averaging"}
+
+
+def _defaults(tree: ast.AST):
+    """(parameter or field name, default expression) of every function and dataclass field of a module."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            yield from zip((p.arg for p in positional[len(positional) - len(a.defaults):]), a.defaults)
+            yield from ((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            yield node.target.id, node.value
+
+
+def test_no_choice_has_a_default_outside_its_home():
+    """The noise law, the smoothing and the averaging have one source of defaults (``experiment/choices.py``): no
+    literal law name or smoothing value is a default elsewhere, nor the engine's own names for them, and the engine
+    takes every choice resolved (none of its parameters named after a choice has a default)."""
+    from analysis.engine.metrics import AVERAGINGS, SMOOTHINGS
+
+    literal = set(PERTURBATIONS) | set(SMOOTHINGS) | set(AVERAGINGS)
+    found = []
+    for path in MODULES:
+        name = path.relative_to(PACKAGE).as_posix()
+        if name in DEFAULTS_HOMES:
+            continue
+        for parameter, default in _defaults(ast.parse(path.read_text())):
+            if isinstance(default, ast.Constant) and type(default.value) in (str, float) and default.value in literal:
+                found.append(f"{name}: {parameter} = {default.value!r}")
+            elif isinstance(default, ast.Name) and default.id in {"SMOOTHING", "DEFAULT"}:
+                found.append(f"{name}: {parameter} = {default.id}")
+            elif name.startswith("engine/") and parameter in CHOICE_PARAMETERS:
+                found.append(f"{name}: {parameter} has a default ({ast.unparse(default)})")
+    assert not found, found
+
+
+def test_the_default_check_finds_a_literal_default():
+    tree = ast.parse('def f(x, perturbation="dirichlet", smoothing=1e-12):\n    pass\n')
+    assert [(p, d.value) for p, d in _defaults(tree)] == [("perturbation", "dirichlet"), ("smoothing", 1e-12)]

@@ -73,3 +73,24 @@ def test_the_centred_noise_law_has_its_own_streams_and_numbers(crossed, tmp_path
     centred = grid(crossed, tmp_path, perturbation="dirichlet-shares")
     assert not np.allclose(symmetric["delta"], centred["delta"])
     assert (centred["perturbation"] == "dirichlet-shares").all()
+
+
+def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set(crossed):
+    """``calibrate`` and ``time_cells`` without choices run the book's (the numbers of ``choices=BOOK``, bit for bit,
+    on the book's eight metrics); ``compare`` and ``plan`` run the sets declared for them beside the book's."""
+    import inspect
+
+    from analysis.experiment import calibration, timing
+    from analysis.experiment.choices import COMPARE, PLAN
+    from analysis.tools import power
+
+    small = dict(budgets=(60,), ks=(1, 3), n_samples=60, seed=3)
+    plain = calibration.calibrate(crossed, "S2", **small)
+    book = calibration.calibrate(crossed, "S2", choices=BOOK, **small)
+    reference = calibration.calibrate(crossed, "S2", choices=REFERENCE, **small)
+    assert plain.cells.equals(book.cells) and plain.p_values.equals(book.p_values)
+    assert set(plain.cells["metric"]) == set(BOOK.metrics) != set(reference.cells["metric"])
+    assert inspect.signature(timing.time_cells).parameters["choices"].default is BOOK
+    assert inspect.signature(power.plan).parameters["perturbation"].default == PLAN.perturbation == "dirichlet"
+    assert power.Planner.__dataclass_fields__["perturbation"].default == PLAN.perturbation
+    assert COMPARE.smoothing == PLAN.smoothing == BOOK.smoothing and COMPARE.metrics == PLAN.metrics == METRICS

@@ -84,9 +84,9 @@ def test_inferred_takes_the_one_averaging_no_identity_rules_out(recall, f1, aver
 
 def test_inferred_leaves_a_switch_no_identity_pins_at_the_baseline():
     found = why.inferred(_inference({"s": 1e-9, "base": "2"}), _inference({}), _inference({"Toxicity": None}))
-    assert found == Choices(perturbation=why.ADOPTED_NOISE)
+    assert found == Choices(perturbation=BOOK.perturbation)
     found = why.inferred(_inference(None), _inference({}), _inference({"Toxicity": "binary", "D3code": "levels"}))
-    assert found == Choices(perturbation=why.ADOPTED_NOISE)
+    assert found == Choices(perturbation=BOOK.perturbation)
 
 
 def test_the_papers_identities_infer_the_books_declared_choices():
@@ -102,13 +102,27 @@ def test_each_alternative_changes_one_choice_of_the_books_and_the_reference_chan
     for name, choices in found.items():
         changed = [f for f in why.VALUES if getattr(choices, f) != getattr(BOOK, f)]
         assert name in (why.BASELINE, why.REFERENCE) or len(changed) == 1, name
-    # every other value of every switch, once: 3 averagings, 1 smoothing, 2 noise laws, 1 granularity, 1 version,
+    # every other value of every switch, once: 3 averagings, 1 smoothing, 3 noise laws, 1 granularity, 1 version,
     # 2 DICES label sets
-    assert len(found) == 2 + 3 + 1 + 2 + 1 + 1 + 2
+    assert len(found) == 2 + 3 + 1 + 3 + 1 + 1 + 2
     assert found["DICES's Unsure merged into Yes"].dataset("dices-synthetic") == "dices-synthetic-unsure-yes"
     by_switch = why.choices_by_switch(BOOK)
-    assert by_switch["noise law"] == (why.BASELINE, "Dirichlet(1/C) noise", "noise centred on the label shares")
+    assert by_switch["noise law"] == (why.BASELINE, "Dirichlet(1/C) noise", "uniform noise, response by response",
+                                      "noise centred on the label shares")
     assert by_switch["averaging"] == (why.BASELINE, "weighted averaging", "micro averaging", "macro over all labels")
+
+
+def test_the_alternatives_cover_every_allowed_value_of_every_switch():
+    """A value added to a switch (a new noise law, say) joins the why page's comparison, or this test fails."""
+    from analysis.engine.metrics import AVERAGINGS, SMOOTHINGS
+    from analysis.engine.rule import PERTURBATIONS
+    from analysis.experiment.choices import DICES_LABELS, GRANULARITIES, STAND_IN_VERSIONS
+
+    allowed = {"averaging": AVERAGINGS, "smoothing": SMOOTHINGS, "perturbation": PERTURBATIONS,
+               "granularity": GRANULARITIES, "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS)}
+    assert set(allowed) == {f.name for f in dataclasses.fields(Choices)}
+    for switch, values in allowed.items():
+        assert set(why.VALUES[switch]) == set(values), switch
 
 
 def test_averagings_share_one_simulation_and_other_switches_do_not():
@@ -233,7 +247,8 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     frames = {why.BASELINE: cells_frame({A: 2.0, B: 1.0}), "weighted averaging": cells_frame({A: 1.0, B: 1.0}),
               "micro averaging": cells_frame({A: 2.0, B: 2.0}), "macro over all labels": cells_frame({A: 2.0, B: 2.0}),
               "noise centred on the label shares": cells_frame({A: 2.0, B: [1.0, 1.0, 2.0]}),
-              "Dirichlet(1/C) noise": cells_frame({A: 2.0, B: 2.0})}
+              "Dirichlet(1/C) noise": cells_frame({A: 2.0, B: 2.0}),
+              "uniform noise, response by response": cells_frame({A: 2.0, B: 2.0})}
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
     per_seed = why.predicted_per_seed(frames, fitted)
     table = why.preferred_table(per_seed, BOOK).set_index(["choice", "value"])

@@ -16,6 +16,7 @@ from numba.core.dispatcher import Dispatcher
 
 import test_reference as reference
 from analysis.engine import Simulator, exact
+from analysis.experiment.choices import REFERENCE
 
 NEGATIVE = re.compile(r"(%[\w.]+) = icmp (slt i64 %[\w.]+, 0|sgt i64 %[\w.]+, -1)$")
 SELECT = re.compile(r"= select i1 (%[\w.]+), i64 ([^,]+), i64 ([^,\s]+)")
@@ -66,7 +67,7 @@ def main() -> None:
         saved = [(reference.MODULES[m], name, getattr(reference.MODULES[m], name)) for m, name, _ in patches]
         for m, name, value in patches:
             setattr(reference.MODULES[m], name, value)
-        sim = Simulator(reference.DATA[data](), sampler, method=method)
+        sim = Simulator(reference.DATA[data](), sampler, method=method, smoothing=REFERENCE.smoothing)
         for null in (False, True):
             sim.draw(n, k, epsilon, 2, np.random.default_rng(0), null, rule)
         for module, name, value in saved:

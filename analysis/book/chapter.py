@@ -21,7 +21,6 @@ import pandas as pd
 from analysis import __version__
 from analysis.data import datasets
 from analysis.paper import tables
-from analysis.engine import DEFAULT
 from analysis.data.annotations import AnnotationDataset, keep_raters
 from analysis.errors import TopologyError
 from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
@@ -140,7 +139,7 @@ def short_hashes(text: str) -> str:
     return re.sub(r"\b([0-9a-f]{12})[0-9a-f]{52}\b", "\\1…", text)
 
 
-def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed=None, perturbation=DEFAULT,
+def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed, perturbation: str,
            epsilon=None) -> Banner:
     """Say what the chapter ran with (ε, grid, replicates, seed, perturbation), on which data, and how it falls
     short of the paper (stand-ins, a smaller grid)."""

@@ -13,7 +13,7 @@ The metrics the kernels accumulate are :mod:`analysis.engine.metrics`'s; their e
 """
 
 from analysis.engine.path import METHODS, KernelPath
-from analysis.engine.rule import DEFAULT, PERTURBATIONS, check_perturbation
+from analysis.engine.rule import PERTURBATIONS, check_perturbation
 from analysis.engine.simulator import Replicates, Simulator
 
-__all__ = ["DEFAULT", "METHODS", "PERTURBATIONS", "KernelPath", "Replicates", "Simulator", "check_perturbation"]
+__all__ = ["METHODS", "PERTURBATIONS", "KernelPath", "Replicates", "Simulator", "check_perturbation"]

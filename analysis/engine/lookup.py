@@ -10,7 +10,7 @@ import numpy as np
 from numba.extending import intrinsic
 
 from analysis.errors import ParameterError
-from analysis.engine.metrics import SMOOTHING, PairTerms, pair_tables
+from analysis.engine.metrics import PairTerms, pair_tables
 from analysis.engine.perturbation import MASK_BITS
 from analysis.engine.path import packs, paired
 from analysis.engine.draws import composition_index, composition_space
@@ -32,7 +32,7 @@ class PairTables(NamedTuple):
     terms: PairTerms
 
     @classmethod
-    def build(cls, k: int, n_labels: int, smoothing: float = SMOOTHING) -> "PairTables":
+    def build(cls, k: int, n_labels: int, smoothing: float) -> "PairTables":
         if not paired(k, n_labels):
             if not packs(k, n_labels):
                 raise ParameterError(f"the direct kernel cannot pack counts of K = {k} over {n_labels} labels into "

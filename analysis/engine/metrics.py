@@ -214,10 +214,10 @@ def check_smoothing(smoothing: float) -> float:
 
 
 def check_metrics(metrics) -> tuple[str, ...]:
-    """Normalise a metric selection (``"all"``: the eight of the methods page; names or labels of any metric of the
-    registry) to names in registry order."""
+    """Normalise a metric selection (names or labels of any metric of the registry) to names in registry order.
+    ``"all"`` depends on the averaging chosen: :func:`analysis.experiment.choices.selected` resolves it."""
     if metrics is None or metrics == "all" or list(metrics) == ["all"]:
-        return METRICS
+        raise ParameterError("'all' depends on the averaging: resolve it with analysis.experiment.choices.selected")
     by_label = {label.lower(): name for name, label in METRIC_LABELS.items()}
     chosen = set()
     for metric in [metrics] if isinstance(metrics, str) else metrics:

@@ -7,7 +7,7 @@ implicitly as a Polya urn: the j-th replacement of a slot is label c with probab
 ``(prior_c + r_c) / (1 + j - 1)``, ``r_c`` counting the slot's earlier replacements that went to c (the prior sums
 to 1). Two rules share noise:
 
-* ``"dirichlet"`` (VET's distortion, the default): ``prior = (1/C, ..., 1/C)``;
+* ``"dirichlet"`` (VET's distortion, the reference choice): ``prior = (1/C, ..., 1/C)``;
 * ``"dirichlet-shares"``: the prior centred on the dataset's label shares ``pi``, with the same total
   concentration 1 (``prior = pi``);
 * ``"one-label"``: one label per perturbed slot, drawn uniformly, that every replaced response of the slot takes:
@@ -38,8 +38,8 @@ from analysis.errors import ParameterError
 from analysis.engine.draws import binomial, build_alias, uniform_index
 from analysis.engine.indices import ix
 
-PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares", "one-label")  # new rules at the end: a cell's stream
-DEFAULT = PERTURBATIONS[0]  # is keyed by its rule's place here
+# new rules at the end: a cell's stream is keyed by its rule's place here
+PERTURBATIONS = ("dirichlet", "uniform", "dirichlet-shares", "one-label")
 SHARED = {"dirichlet": True, "uniform": False, "dirichlet-shares": True, "one-label": True}
 CONCENTRATION = {"dirichlet": 1.0, "uniform": 1.0, "dirichlet-shares": 1.0, "one-label": 0.0}  # VET's total is 1
 

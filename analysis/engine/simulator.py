@@ -25,11 +25,11 @@ from analysis.engine.pigeonhole import by_rater as turned_round, pigeonhole_repl
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
-from analysis.engine.rule import DEFAULT, Rule, fire_law, make_rule, uniform_replacement_law
+from analysis.engine.rule import Rule, fire_law, make_rule, uniform_replacement_law
 from analysis.engine.split import split_law
 from analysis.engine.lookup import NO_PAIRS, Chances, CellDraw, PairTables
 from analysis.errors import ParameterError
-from analysis.engine.metrics import (METRICS, SMOOTHING, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
+from analysis.engine.metrics import (METRICS, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
                               divergence_tables)
 from analysis.engine.samplers import check_size, make_layout
 from analysis.engine.draws import CompositionTables, composition_tables
@@ -86,8 +86,7 @@ class Simulator:
     registry (:data:`analysis.engine.metrics.REGISTRY`) its replicates are scored on by default.
     """
 
-    def __init__(self, ds: AnnotationDataset, sampler: str, method: str = "auto", smoothing: float = SMOOTHING,
-                 metrics=METRICS):
+    def __init__(self, ds: AnnotationDataset, sampler: str, smoothing: float, method: str = "auto", metrics=METRICS):
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
         self.layout = make_layout(ds, sampler)
@@ -109,7 +108,7 @@ class Simulator:
 
     def settings(self, changed: bool = False) -> dict:
         """Every choice this simulator was built with but the data and the sampler: each parameter of the
-        constructor, by name, with its value (JSON-ready); ``changed``: only those that differ from the default.
+        constructor, by name, with its value (JSON-ready); ``changed``: only those that differ from the default (one without a default always).
         The cell cache keys cells by them."""
         parameters = [p for p in inspect.signature(type(self).__init__).parameters.values()
                       if p.name not in ("self", "ds", "sampler")]
@@ -117,7 +116,7 @@ class Simulator:
                 for p, value in ((p, getattr(self, p.name)) for p in parameters)
                 if not changed or value != p.default}
 
-    def path(self, n: int, k: int, epsilon: float, null: bool, perturbation: str = DEFAULT) -> KernelPath:
+    def path(self, n: int, k: int, epsilon: float, null: bool, perturbation: str) -> KernelPath:
         """The plan of a cell (:func:`analysis.engine.path.choose_path`)."""
         return choose_path(self.design, n, k, epsilon, null, self.rule(perturbation).shared, self.method)
 
@@ -189,12 +188,12 @@ class Simulator:
         return self._complete
 
     def replicates(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-                   null: bool, perturbation: str = DEFAULT, metrics=None) -> np.ndarray:
+                   null: bool, perturbation: str, metrics=None) -> np.ndarray:
         """Deltas of ``n_samples`` replicates, shape (n_samples, metrics) in the order of ``metrics``."""
         return self.draw(n, k, epsilon, n_samples, rng, null, perturbation, metrics).deltas
 
     def draw(self, n: int, k: int, epsilon: float, n_samples: int, rng: np.random.Generator,
-             null: bool, perturbation: str = DEFAULT, metrics=None) -> Replicates:
+             null: bool, perturbation: str, metrics=None) -> Replicates:
         """``n_samples`` replicates of a cell of ``n`` items with ``k`` responses each, by the cell's plan, and
         the deltas of ``metrics`` (names of :data:`analysis.engine.metrics.REGISTRY`; by default the simulator's)."""
         check_size(n, k)

@@ -22,9 +22,10 @@ import pandas as pd
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.experiment.grid import ALPHA, cells, simulate_cell
-from analysis.engine.metrics import CONTINUOUS_METRICS, METRICS
+from analysis.engine.metrics import CONTINUOUS_METRICS
+from analysis.experiment.choices import BOOK, Choices, selected
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine import DEFAULT, Simulator
+from analysis.engine import Simulator
 
 BUDGETS = (200, 1000, 5000)
 KS = (1, 2, 3, 5, 10, 20)
@@ -41,14 +42,15 @@ class Calibration:
 
 
 def calibrate(ds: AnnotationDataset, sampler: str, budgets=BUDGETS, ks=KS, n_samples: int = 1000, seed: int = 0,
-              perturbation: str = DEFAULT, metrics=METRICS) -> Calibration:
-    """Simulate every (NK, K) cell at ``epsilon = 0`` and measure the null against the alternative."""
-    simulator = Simulator(ds, sampler)
+              choices: Choices = BOOK, metrics="all") -> Calibration:
+    """Simulate every (NK, K) cell at ``epsilon = 0`` under ``choices`` (noise law, smoothing, and the averaging of
+    ``metrics="all"``) and measure the null against the alternative."""
+    chosen = selected(metrics, choices)
+    simulator = Simulator(ds, sampler, smoothing=choices.smoothing, metrics=chosen)
     measured = []
-    for cell in cells(sampler, budgets, ks, (0.0,), perturbation):
+    for cell in cells(sampler, budgets, ks, (0.0,), choices.perturbation):
         alt, null = simulate_cell(simulator, cell, n_samples, seed)
-        for metric in metrics:
-            m = METRICS.index(metric)
+        for m, metric in enumerate(simulator.metrics):
             measured.append(measure(alt[:, m], null[:, m], dataset=ds.name, sampler=sampler, NK=cell.NK, K=cell.K,
                                     N=cell.N, metric=metric))
     return combine(measured)

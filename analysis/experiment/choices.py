@@ -4,20 +4,22 @@
 averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, and three about the stand-ins. Its
 field defaults are the reference choices, written down before the paper's numbers were read. :data:`BOOK` is the
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
-default of the chapters, of :func:`analysis.experiment.grid.run` and of ``python -m analysis run``, and the smoothing
-of ``plan`` and ``compare`` (both score the weighted averages, the one averaging they compute; ``plan`` keeps
-Dirichlet noise, the law its population model is checked under).
+default of every entry point: the chapters, :func:`analysis.experiment.grid.run`, ``python -m analysis run`` (with
+``--explain``), :func:`~analysis.experiment.calibration.calibrate` and :func:`~analysis.experiment.timing.time_cells`.
+Where a tool must differ, a second named set sits beside it with its reason: :data:`COMPARE` and :data:`PLAN`.
+:func:`selected` resolves a metric selection (``"all"``) through a set of choices. The engine's signatures carry no
+default noise law or smoothing: they take the choice resolved here.
 
 Imports the data and the engine; nothing above.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analysis.data import synthetic
-from analysis.engine import DEFAULT, check_perturbation
-from analysis.engine.metrics import SMOOTHING, averaged, check_smoothing
+from analysis.engine.rule import PERTURBATIONS, check_perturbation
+from analysis.engine.metrics import SMOOTHINGS, averaged, check_metrics, check_smoothing
 from analysis.errors import ParameterError
 
 GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
@@ -34,8 +36,8 @@ class Choices:
     version (``v3``: read from the paper's K = 1 cells)."""
 
     averaging: str = "weighted"
-    smoothing: float = SMOOTHING
-    perturbation: str = DEFAULT
+    smoothing: float = SMOOTHINGS[0]
+    perturbation: str = PERTURBATIONS[0]
     granularity: str = "levels"
     stand_ins: str = "v2"
     dices_labels: str = "three"
@@ -77,6 +79,23 @@ class Choices:
 #: ``python -m analysis run`` default to it; a chapter's parameters, a function's arguments or the command line's
 #: flags override any one of them by name.
 BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", granularity="binary")
+
+#: The reference choices (the field defaults): what a results table that predates a switch's column was run with.
+REFERENCE = Choices()
+
+#: ``compare``'s choices: the book's, but the support-weighted averages, the one averaging its scores compute.
+COMPARE = replace(BOOK, averaging="weighted")
+
+#: ``plan``'s choices: ``compare``'s, but Dirichlet noise, the law its population model is checked under (the
+#: methods page, "Planning a study"), until the model is refitted under the book's law.
+PLAN = replace(COMPARE, perturbation="dirichlet")
+
+
+def selected(metrics, choices: Choices) -> tuple[str, ...]:
+    """A metric selection under ``choices``: ``"all"`` (or None) is the eight of the methods page averaged as
+    ``choices`` say; names or labels of metrics of the registry otherwise, in registry order."""
+    every = metrics is None or metrics == "all" or (not isinstance(metrics, str) and list(metrics) == ["all"])
+    return choices.metrics if every else check_metrics(metrics)
 
 #: How a plurality tie is read. The book's simulations keep the paper's reading (the lowest label code wins, as the
 #: kernels vote); ``compare`` scores two real systems with each tied label given an equal share of the item's vote,

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
@@ -41,8 +41,8 @@ from analysis.errors import Interrupted, ParameterError
 from analysis.experiment.cache import CLAIM_POLL_SECONDS, ResultCache, default_cache_dir, engine_fingerprint
 from analysis.engine.exact import settle
 from analysis.io import write_atomic
-from analysis.engine.metrics import BY_NAME, METRICS, averaged, check_metrics
-from analysis.experiment.choices import BOOK
+from analysis.engine.metrics import BY_NAME, METRICS
+from analysis.experiment.choices import BOOK, REFERENCE, selected
 from analysis.experiment.pvalues import p_values, replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, raters_available
 from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
@@ -167,8 +167,9 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA,
 def variant_fingerprint(simulator: Simulator) -> str:
     """The engine fingerprint and every setting of the simulator that is not its default (:meth:`Simulator.settings`,
     read from its constructor): with the data's hash and the cell's every field, a cell's key covers all that sets its
-    numbers. With every setting at its default, the fingerprint alone."""
-    changed = simulator.settings(changed=True)
+    numbers. With every setting at its default (the smoothing at the reference choices'), the fingerprint alone."""
+    changed = {name: value for name, value in simulator.settings(changed=True).items()
+               if (name, value) != ("smoothing", REFERENCE.smoothing)}
     return f"{engine_fingerprint()}|{json.dumps(changed, sort_keys=True)}" if changed else engine_fingerprint()
 
 
@@ -479,8 +480,7 @@ def run(
         drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
         extrapolation), and what reproduces the row (seed, data sha256, engine, version).
     """
-    chosen = averaged(averaging) if metrics is None or metrics == "all" or list(metrics) == ["all"] \
-        else check_metrics(metrics)
+    chosen = selected(metrics, replace(BOOK, averaging=averaging, smoothing=smoothing, perturbation=perturbation))
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_jobs < 1 or chunk_size < 1:

@@ -16,7 +16,8 @@ import pandas as pd
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.experiment.grid import Cell, simulate_cell
-from analysis.engine import DEFAULT, Simulator
+from analysis.engine import Simulator
+from analysis.experiment.choices import BOOK, Choices
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
 # seconds for ONE metric each, measured once by this project's maintainers when the engine was planned (issue 11);
@@ -46,12 +47,14 @@ def time_cell(simulator: Simulator, cell: Cell, n_samples: int, repeats: int = 3
 
 
 def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int = 1000, epsilon: float = 0.3,
-               repeats: int = 3, perturbation: str = DEFAULT) -> pd.DataFrame:
-    """Median, minimum and maximum wall seconds per (NK, K) cell, one process, all eight metrics.
+               repeats: int = 3, choices: Choices = BOOK) -> pd.DataFrame:
+    """Median, minimum and maximum wall seconds per (NK, K) cell, one process, the eight metrics of ``choices``
+    under its noise law and smoothing.
 
     Columns: dataset, sampler, NK, K, N, seconds (the median), min, max, repeats, n_samples.
     """
-    simulator = Simulator(ds, sampler)
+    simulator = Simulator(ds, sampler, smoothing=choices.smoothing, metrics=choices.metrics)
+    perturbation = choices.perturbation
     simulate_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, 20, 2), 2, 0)  # compile first
     rows = []
     for nk in budgets:

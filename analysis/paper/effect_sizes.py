@@ -41,7 +41,7 @@ WITHIN = f"Δ within ×{FACTOR:g}"
 ALL_AVERAGINGS = tuple(dict.fromkeys(m for a in AVERAGINGS for m in averaged(a)))  # every variant, simulated once
 
 
-def select(results: pd.DataFrame, averaging: str = "weighted") -> pd.DataFrame:
+def select(results: pd.DataFrame, averaging: str) -> pd.DataFrame:
     """The rows of the eight metrics under ``averaging``, each renamed to the paper's column it stands for
     (``recall_macro`` -> ``recall``) and in the paper's column order within each cell, so the paper's tables
     compare with them; columns as ``results``'s."""

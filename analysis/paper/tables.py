@@ -22,11 +22,10 @@ import pandas as pd
 
 from analysis.data import datasets
 from analysis.data.annotations import AnnotationDataset
-from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
-from analysis.experiment.choices import BOOK
+from analysis.experiment.choices import BOOK, REFERENCE
 from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
@@ -114,7 +113,7 @@ def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMP
 def perturbation_of(results: pd.DataFrame) -> str:
     """The perturbation rule(s) of a results table, as text (``dirichlet`` when the table predates the column)."""
     if "perturbation" not in results.columns or results["perturbation"].isna().all():
-        return DEFAULT
+        return REFERENCE.perturbation
     return ", ".join(dict.fromkeys(results["perturbation"].dropna().astype(str)))
 
 

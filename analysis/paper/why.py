@@ -26,7 +26,7 @@ import pandas as pd
 
 from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
-from analysis.experiment.choices import Choices
+from analysis.experiment.choices import BOOK, Choices
 from analysis.experiment.grid import ALPHA, in_workers
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 from analysis.wording import counted
@@ -36,13 +36,12 @@ RUNS = (("dices350", "S1"), ("dices350", "S2"), ("d3code", "S2"), ("toxicity_kum
         ("toxicity_kumar2021", "S3"))
 BASELINE = "the book's choices"  # what the research-question chapters run (:func:`inferred`)
 REFERENCE = "reference choices"  # the choices written down before the paper's numbers were read (``Choices()``)
-ADOPTED_NOISE = "one-label"  # the noise law the paper's cells favour (no identity pins it; the methods page)
 # every value of every switch, in words; each alternative changes one switch of the book's choices to another value
 VALUES = {"averaging": {"weighted": "weighted averaging", "macro": "macro averaging", "micro": "micro averaging",
                         "macro-all": "macro over all labels"},
           "smoothing": {s: f"smoothing {s:g}" for s in SMOOTHINGS},
-          "perturbation": {"dirichlet": "Dirichlet(1/C) noise", "dirichlet-shares": "noise centred on the label shares",
-                           "one-label": "one-label noise"},
+          "perturbation": {"dirichlet": "Dirichlet(1/C) noise", "uniform": "uniform noise, response by response",
+                           "dirichlet-shares": "noise centred on the label shares", "one-label": "one-label noise"},
           "granularity": {"levels": "five labels (D3code, Toxicity)", "binary": "binary labels (D3code, Toxicity)"},
           "stand_ins": {"v2": "stand-ins v2", "v3": "stand-ins v3 (a0 from the K = 1 cells)"},
           "dices_labels": {"three": "three labels (DICES)", "unsure-as-no": "DICES's Unsure merged into No",
@@ -61,10 +60,10 @@ def inferred(smoothing: identities.Inference, averaging: identities.Inference,
     with the natural log is one of :data:`analysis.engine.metrics.SMOOTHINGS`); the averaging that no identity rules out
     when exactly one is left (recall unequal to accuracy rules out weighted and micro, F1 unequal to accuracy
     micro); the granularity where every dataset with evidence fits one and the same. The noise law has no
-    identity of its own: it is the one the paper's cells favour, :data:`ADOPTED_NOISE`. These are the choices the
+    identity of its own: it is the book's, the one the paper's cells favour (this page's comparison of the laws). These are the choices the
     book's chapters run."""
     s = smoothing.answer
-    chosen = {"perturbation": ADOPTED_NOISE}
+    chosen = {"perturbation": BOOK.perturbation}
     if s and s["base"] == "e" and s["s"] in SMOOTHINGS:
         chosen["smoothing"] = s["s"]
     ruled_out = set()

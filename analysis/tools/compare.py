@@ -19,8 +19,8 @@ A second p, ``p_given_ratings``, holds these raters' labels fixed: every item wi
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
 count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`,
-with the book's KL and JSD smoothing (:data:`analysis.experiment.choices.BOOK`) and the support-weighted averages
-of precision, recall and F1; a plurality tie shares the item's vote among the tied labels
+with the choices of :data:`analysis.experiment.choices.COMPARE` (the book's KL and JSD smoothing and the
+support-weighted averages of precision, recall and F1); a plurality tie shares the item's vote among the tied labels
 (:data:`analysis.experiment.choices.TIES`), so that relabelling the classes leaves every score unchanged.
 """
 
@@ -40,8 +40,8 @@ from analysis import __version__
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
-from analysis.experiment.choices import BOOK, TIES
-from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, check_metrics, deltas, score_deltas, scores
+from analysis.experiment.choices import COMPARE, TIES, selected
+from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, deltas, score_deltas, scores
 from analysis.tools import rater_level
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import replicate_p_values
@@ -169,9 +169,9 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np
     every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores; the vote
     metrics with their ties shared (:func:`vote_scores`)."""
     if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
-        found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=BOOK.smoothing)
+        found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=COMPARE.smoothing)
     else:
-        found = score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2])
+        found = score_deltas(scores(gold, a, COMPARE.smoothing), scores(gold, b, COMPARE.smoothing), gold.shape[-2])
     votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
     return {**found, **{m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in VOTE_METRICS}}
 
@@ -280,8 +280,8 @@ def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,
 def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int) -> dict[str, tuple]:
     """Per metric (score A, score B, delta) on every item with all its ratings, on the scale of ``k`` responses."""
     counts = full_counts(ds, share_a, share_b, k)
-    sa = {**scores(counts[0], counts[1], BOOK.smoothing), **vote_scores(counts[0], counts[1])}
-    sb = {**scores(counts[0], counts[2], BOOK.smoothing), **vote_scores(counts[0], counts[2])}
+    sa = {**scores(counts[0], counts[1], COMPARE.smoothing), **vote_scores(counts[0], counts[1])}
+    sb = {**scores(counts[0], counts[2], COMPARE.smoothing), **vote_scores(counts[0], counts[2])}
     delta = delta_values(*counts)
     wins = [(sa["item_error"] < sb["item_error"]).mean(), (sb["item_error"] < sa["item_error"]).mean()]
     out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in METRICS if m != "wins"}
@@ -335,7 +335,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
         provenance.
     """
-    chosen = check_metrics(metrics)
+    chosen = selected(metrics, COMPARE)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if int(seed) != seed or seed < 0:

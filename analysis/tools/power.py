@@ -34,8 +34,8 @@ from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
 from analysis.tools.modelled import PANELS, check_plan_raters, study
-from analysis.engine import DEFAULT, Simulator, check_perturbation
-from analysis.experiment.choices import BOOK
+from analysis.engine import Simulator, check_perturbation
+from analysis.experiment.choices import PLAN, selected
 
 Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
@@ -66,14 +66,14 @@ class Planner:
     n_samples: int = 200
     seed: int = 0
     alpha: float = ALPHA
-    perturbation: str = DEFAULT  # not the book's: the population model is checked under Dirichlet noise
+    perturbation: str = PLAN.perturbation
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     studies: tuple = field(default=(), repr=False)
     _done: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):  # each study its own stream
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
-        self.simulators = [(Simulator(d, self.sampler, smoothing=BOOK.smoothing), s)  # the book's smoothing
+        self.simulators = [(Simulator(d, self.sampler, smoothing=PLAN.smoothing), s)
                            for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +188,7 @@ class Plan:
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = DEFAULT, progress: bool = False, raters=None,
+         metrics="all", perturbation: str = PLAN.perturbation, progress: bool = False, raters=None,
          pilots: int = populations.PILOTS) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
@@ -205,7 +205,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     its raters."""
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
-    chosen = check_metrics(metrics)
+    chosen = selected(metrics, PLAN)
     sampler = check_sampler(sampler or default_sampler(ds))
     grid_ns, grid_ks = default_grid(ds, sampler)
     given = sorted(set(ks)) if ks else None
