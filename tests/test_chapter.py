@@ -123,11 +123,6 @@ def test_provenance_round_trips_through_the_build_folder(tmp_path, monkeypatch, 
     assert table.loc[0, "sha256"] == crossed.sha256 and table.loc[0, "chapter"] == "rqX"
 
 
-def test_bold_table_marks_cells_in_html_only():
-    table = chapter.BoldTable(pd.DataFrame({"A": ["**90.0**", "80.0"]}))
-    assert "<strong>90.0</strong>" in table._repr_html_() and "**90.0**" in repr(table)
-
-
 def test_redact_hides_the_paths_of_the_building_machine(monkeypatch, tmp_path):
     from pathlib import Path
 

@@ -96,7 +96,12 @@ def test_recall_and_accuracy_p_values_are_identical_in_a_cached_grid(tmp_path, c
 def test_the_compiled_path_and_python_integers_round_the_same_exact_value(metric):
     """Small counts take the compiled int64 path, large ones (up to 10**7 per cell) Python's integers; both must
     give the correctly rounded exact delta, the one a Fraction gives."""
-    from analysis.engine.exact import exact_deltas, exact_score
+    from fractions import Fraction
+
+    from analysis.engine.exact import exact_deltas, score_fraction
+
+    def exact_score(confusion, metric):
+        return Fraction(*score_fraction(np.asarray(confusion).tolist(), metric))
 
     rng = np.random.default_rng(5)
     small = rng.integers(0, 6, size=(300, 2, 3, 3))

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.experiment.pvalues import effect_size, p_value, p_values
+from analysis.experiment.pvalues import p_value, p_values
 
 
 def brute_force(null, alt):
@@ -31,7 +31,6 @@ def test_ties_count_toward_the_null_and_columns_are_independent():
     null = np.array([[0.0, 1.0], [0.0, 2.0]])
     alt = np.array([[1.0, 1.5], [1.0, 0.5]])
     assert p_values(null, alt).tolist() == [0.0, 0.75]
-    assert effect_size(alt).tolist() == [1.0, 1.0]
 
 
 def test_empty_inputs_are_rejected():

@@ -113,20 +113,6 @@ class Banner:
         return "\n".join([self.title] + [f"- {line}" for line in self.lines])
 
 
-class BoldTable:
-    """A table whose ``**value**`` cells render in bold in HTML and keep their marks as plain text."""
-
-    def __init__(self, table: pd.DataFrame):
-        self.table = table
-
-    def _repr_html_(self) -> str:
-        text = self.table.to_html(escape=True)
-        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-
-    def __repr__(self) -> str:
-        return self.table.to_string()
-
-
 def _values(values) -> str:
     values = list(values)
     return ", ".join(f"{v:g}" for v in values) if len(values) <= 6 else \

@@ -59,10 +59,6 @@ class Population:
         """The rater spread, ``sqrt(rho)``: the s.d. of a rater's persistent bias in units of the latent's s.d."""
         return float(np.sqrt(self.rho))
 
-    @property
-    def spread_interval(self) -> tuple[float, float]:
-        return float(np.sqrt(self.rho_interval[0])), float(np.sqrt(self.rho_interval[1]))
-
     def spec(self, n_items: int, n_raters: int, raters_per_batch: int = 0, batch_size: int = 0,
              rho: float | None = None, per_item: int = 0) -> StandIn:
         """The stand-in parameters of this population for a design: fully crossed unless ``batch_size`` is given,

@@ -13,7 +13,6 @@ close ones take the order of their exact values. Deltas farther apart than that 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numba
 import numpy as np
@@ -52,11 +51,6 @@ def score_fraction(confusion: list, metric: str) -> tuple[int, int]:
     terms, divisor = _terms(confusion, metric)
     common = math.lcm(*(d for _, d in terms)) if terms else 1
     return sum(n * (common // d) for n, d in terms), common * divisor
-
-
-def exact_score(confusion: np.ndarray, metric: str) -> Fraction:
-    """:func:`score_fraction` as a fraction."""
-    return Fraction(*score_fraction(np.asarray(confusion).tolist(), metric))
 
 
 def exact_delta(pair, metric: str) -> float:

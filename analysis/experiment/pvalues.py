@@ -29,8 +29,3 @@ def p_value(null: np.ndarray, alt: np.ndarray) -> float:
 def p_values(null: np.ndarray, alt: np.ndarray) -> np.ndarray:
     """Column-wise :func:`p_value` for (replicates x metrics) arrays."""
     return np.array([p_value(null[:, m], alt[:, m]) for m in range(null.shape[1])])
-
-
-def effect_size(alt: np.ndarray) -> np.ndarray:
-    """``Delta``: the mean alternative delta (per column for a 2-D array)."""
-    return np.asarray(alt, dtype=float).mean(axis=0)

@@ -28,7 +28,6 @@ import pandas as pd
 
 from analysis.data import datasets, synthetic
 from analysis.paper import tables
-from analysis.data.annotations import AnnotationDataset
 from analysis.paper.effect_sizes import REGISTRY_NAMES, TABLE_NAMES, paper_name, paper_table
 from analysis.data.synthetic import STAND_INS
 from analysis.engine.metrics import METRIC_LABELS
@@ -329,17 +328,6 @@ def agreement_moment(table: pd.DataFrame | None = None, appendix_epsilon: float 
     answer = {key: float(v) for key, v in evidence.groupby(["dataset", "C", "law"])["sum_p2"].mean().items()}
     return Inference("E[Σ p²] from the K = 1 accuracy-family cells: Δ_acc = ε (E[Σ p²] − E[Σ p η])", answer,
                      evidence, "\n".join(lines) or "No K = 1 accuracy-family cell in these samplers.")
-
-
-def data_moment(ds: AnnotationDataset, positive: Iterable | None = None) -> float:
-    """``E[Σ_c p̂_c²]`` of a dataset's empirical per-item laws (what S2 resamples), over items; with ``positive``,
-    of the binary split of those labels against the rest."""
-    counts = ds.item_label_counts.astype(float)
-    if positive is not None:
-        mask = np.isin(np.asarray(ds.label_names, dtype=object), list(positive))
-        counts = np.stack([counts[:, ~mask].sum(axis=1), counts[:, mask].sum(axis=1)], axis=1)
-    laws = counts / counts.sum(axis=1, keepdims=True)
-    return float(np.square(laws).sum(axis=1).mean())
 
 
 # --------------------------------------------------------------------------------------------- stand-ins v3

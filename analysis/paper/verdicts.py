@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import pandas as pd
 
 from analysis.paper import tables
 
@@ -339,10 +338,3 @@ RULES: dict[str, tuple[VerdictRule, ...]] = {
              "median range across K is larger than the full pool's", ANY_SIZE + " (Figure 3 only)"),
     ),
 }
-
-
-def rules_table() -> pd.DataFrame:
-    """Every rule, one row each, in the order of :data:`RULES` (the methods page's table holds the same text)."""
-    return pd.DataFrame([{"claim": CLAIMS[key], "sub-claim": rule.name, "main": "yes" if rule.main else "",
-                          "the paper says": rule.source, "holds when": rule.holds_when, "size tolerance": rule.size}
-                         for key, rules in RULES.items() for rule in rules])

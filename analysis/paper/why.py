@@ -130,7 +130,7 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     the paper's own cells (Table 1, and the appendix at ``appendix_epsilon``) at ``cell_samples`` replicates (default
     ``n_samples``: the cells are few, so they can afford the paper's 1000 where the grid cannot), the metrics renamed
     to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
-    as :func:`analysis.book.chapter.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
+    as :func:`analysis.paper.tables.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name. Without a ``scheduler``, the simulations (one per group of alternatives
     that share data, noise law and smoothing, and per seed) run in ``n_jobs`` worker processes, each grid in its
     own process: the same tables as one by one, since every cell is seeded by itself."""

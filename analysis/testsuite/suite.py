@@ -472,46 +472,6 @@ def apply_reviews(judgements: pd.DataFrame, reviewed: str | Path) -> pd.DataFram
     return out
 
 
-# ---------------------------------------------------------------- the TQ-AutoTest example sentences
-
-def load_examples(path: str | Path) -> pd.DataFrame:
-    """TQ-AutoTest's published example file (tab-separated de-en, or semicolon-separated en-de CSV) as a long
-    table: source, category, phenomenon, kind (``correct``/``incorrect``), translation. Empty cells are dropped."""
-    path = Path(path)
-    sep = "\t" if path.suffix == ".txt" else ";"
-    raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", header=0,
-                      quoting=3 if sep == "\t" else 0)
-    raw = raw.iloc[:, :8]
-    raw.columns = ["direction", "category", "phenomenon", "source", "correct1", "correct2", "incorrect1",
-                   "incorrect2"]
-    raw = raw[raw["source"].str.strip() != ""]
-    long = raw.melt(id_vars=["direction", "category", "phenomenon", "source"], var_name="column",
-                    value_name="translation")
-    long = long[long["translation"].str.strip() != ""]
-    long["kind"] = np.where(long["column"].str.startswith("correct"), "correct", "incorrect")
-    return long.drop(columns="column").reset_index(drop=True)
-
-
-def judge_examples(rules: dict[str, SuiteRule], examples: pd.DataFrame) -> pd.DataFrame:
-    """Judge each example translation with the rules of the suite item that has the same source sentence
-    (compared after stripping spaces); examples whose source matches no item, or only a faulty rule, are left out."""
-    by_source = {}
-    for rule in rules.values():
-        by_source.setdefault(rule.source.strip(), rule)
-    rows = []
-    for example in examples.itertuples(index=False):
-        rule = by_source.get(example.source.strip())
-        if rule is None:
-            continue
-        try:
-            verdict = judge(rule, example.translation)
-        except RuleError:
-            continue
-        if verdict is not None:
-            rows.append((rule.item_id, example.kind, verdict[0], verdict[1]))
-    return pd.DataFrame(rows, columns=["item_id", "kind", "judgement", "decided_by"])
-
-
 # ---------------------------------------------------------------- the real suites in the dataset cache
 
 def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
