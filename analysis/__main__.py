@@ -202,7 +202,7 @@ def _read_csv(path: str, what: str, **options):
     """A CSV read (a pandas DataFrame) with one-line errors for a missing, empty, binary or malformed file."""
     import pandas as pd
 
-    from analysis.data.annotations import read_error
+    from analysis.data.reading import read_error
 
     try:
         return pd.read_csv(path, **options)

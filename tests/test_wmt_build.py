@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.data import datasets
+from analysis.data import datasets, parsers
 from analysis.errors import DataError
 from conftest import cached
 
@@ -27,7 +27,7 @@ def test_items_take_their_line_and_the_kth_item_the_kth_occurrence(tmp_path):
     (tmp_path / "src").write_text("Vorher.\nEr geht.\nSie kommt. \nEr geht.\n", encoding="utf-8")
     (tmp_path / "A").write_text("Before.\nHe goes.\nShe comes.\nHe leaves.\n", encoding="utf-8")
     (tmp_path / "B").write_text("b1\nb2\nb3\nb4\n", encoding="utf-8")
-    text = datasets.build_wmt_items(tmp_path / "items.json", tmp_path / "src",
+    text = parsers.build_wmt_items(tmp_path / "items.json", tmp_path / "src",
                                     {"B": tmp_path / "B", "A": tmp_path / "A"}, "wmt23", "de-en")
     records = [json.loads(line) for line in text.splitlines()]
     assert [r["item_id"] for r in records] == ["00000001", "00000002", "00000003", "00000005"]  # 4 is not a line
@@ -38,7 +38,7 @@ def test_items_take_their_line_and_the_kth_item_the_kth_occurrence(tmp_path):
     assert text.endswith("\n") and text.count("\n") == 4
     (tmp_path / "B").write_text("b1\nb2\n", encoding="utf-8")
     with pytest.raises(DataError, match="not line-aligned"):
-        datasets.build_wmt_items(tmp_path / "items.json", tmp_path / "src", {"B": tmp_path / "B"}, "wmt23", "de-en")
+        parsers.build_wmt_items(tmp_path / "items.json", tmp_path / "src", {"B": tmp_path / "B"}, "wmt23", "de-en")
 
 
 def sha(text: bytes) -> str:
@@ -56,7 +56,7 @@ def fake_entry(tmp_path: Path, monkeypatch, damage: bool = False):
         (web / name).write_text(text, encoding="utf-8")
     write_items(tmp_path / "cache" / "dfki_mt_testsuite" / "testset" / "de-en" / "items.json",
                 {"00000001": "Er geht.", "00000002": "Sie kommt.", "00000003": "Fehlt."})
-    expected = datasets.build_wmt_items(tmp_path / "cache" / "dfki_mt_testsuite" / "testset" / "de-en" / "items.json",
+    expected = parsers.build_wmt_items(tmp_path / "cache" / "dfki_mt_testsuite" / "testset" / "de-en" / "items.json",
                                         web / "generaltest2023.de-en.src.de",
                                         {"A": web / "generaltest2023.de-en.hyp.A.en",
                                          "B": web / "generaltest2023.de-en.hyp.B.en"}, "wmt23", "de-en")
@@ -139,7 +139,7 @@ def test_the_builder_reproduces_the_registered_file_byte_for_byte(campaign, pair
     upstream_from(records, tmp_path, campaign, pair)
     year = "20" + campaign[-2:]
     hyps = {p.name.split(".hyp.")[1].rsplit(".", 1)[0]: p for p in tmp_path.glob(f"generaltest{year}.{pair}.hyp.*")}
-    built = datasets.build_wmt_items(datasets.data_dir() / "dfki_mt_testsuite" / "testset" / pair / "items.json",
+    built = parsers.build_wmt_items(datasets.data_dir() / "dfki_mt_testsuite" / "testset" / pair / "items.json",
                                      tmp_path / f"generaltest{year}.{pair}.src.{pair[:2]}", hyps, campaign, pair)
     registered = {f.name: f.sha256 for f in datasets.ENTRIES["wmt_dfki_testsuite_outputs"].files}
     assert sha(built.encode()) == registered[name]

@@ -60,7 +60,7 @@ def sampler_comparisons(data: list[AnnotationDataset]) -> list[tuple[AnnotationD
 def load(name_or_path: str, **columns) -> AnnotationDataset:
     """A registered dataset or a file; ``columns`` are item=, rater=, label=, batch= for files. A missing column is
     named with the chapter's parameters (``-p item COLUMN``), not the command line's flags."""
-    from analysis.data.annotations import COLUMN_FLAGS
+    from analysis.data.reading import COLUMN_FLAGS
     from analysis.errors import DataError
 
     parameters = ("Name the right ones with the chapter's parameters: "

@@ -11,7 +11,8 @@ import pandas as pd
 
 from analysis.tools.compare import compare
 from analysis.tools.outputs import PROBABILITY_PREFIX, label_text, read_outputs
-from analysis.data.annotations import AnnotationDataset, id_text
+from analysis.data.annotations import AnnotationDataset
+from analysis.data.reading import id_text
 from analysis.errors import ParameterError
 from analysis.engine.metrics import METRIC_LABELS, REGISTRY, votes
 

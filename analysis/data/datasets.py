@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -24,7 +23,9 @@ from typing import Callable
 
 import pandas as pd
 
-from analysis.data.annotations import AnnotationDataset, file_sha256, from_table, load_annotations, read_table
+from analysis.data.annotations import AnnotationDataset, from_table, load_annotations
+from analysis.data import parsers
+from analysis.data.reading import file_sha256
 from analysis.errors import DataError
 from analysis.io import write_atomic
 from analysis.data.synthetic import STAND_INS, make_stand_in
@@ -65,80 +66,6 @@ class Entry:
     def kept(self) -> tuple[RemoteFile, ...]:
         """The files a load reads and checks (upstream files only serve to build derived ones)."""
         return tuple(f for f in self.files if f.role != "upstream")
-
-
-# ---------------------------------------------------------------- parsers (each returns item, rater, label[, batch])
-
-def _numeric_if_possible(values: pd.Series) -> pd.Series:
-    converted = pd.to_numeric(values, errors="coerce")
-    return converted if converted.notna().sum() == values.notna().sum() else values
-
-
-def _columns(file: str, item: str, rater: str, label: str) -> Callable[[Path], pd.DataFrame]:
-    def parse(folder: Path) -> pd.DataFrame:
-        table = read_table(folder / file, columns=[item, rater, label])
-        return table.rename(columns={item: "item", rater: "rater", label: "label"})
-    return parse
-
-
-def _lewidi(pattern: str) -> Callable[[Path], pd.DataFrame]:
-    """LeWiDi JSON (2023: comma-separated annotators/annotations; 2025: an annotator -> label dict).
-
-    Item ids restart per split, so the item key is ``split:id``.
-    """
-    def parse(folder: Path) -> pd.DataFrame:
-        rows = []
-        paths = sorted(folder.glob(pattern))
-        if not paths:
-            raise DataError(f"no file matching {pattern} in {folder}")
-        for path in paths:
-            split = path.stem.rsplit("_", 1)[-1]
-            try:
-                entries = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path} is not valid JSON: {err}") from err
-            for item_id, entry in entries.items():
-                annotations = entry.get("annotations")
-                if isinstance(annotations, dict):
-                    pairs = annotations.items()
-                else:
-                    pairs = zip(str(entry["annotators"]).split(","), str(annotations).split(","))
-                rows += [(f"{split}:{item_id}", rater.strip(), value) for rater, value in pairs]
-        table = pd.DataFrame(rows, columns=["item", "rater", "label"])
-        table["label"] = _numeric_if_possible(table["label"])
-        return table
-    return parse
-
-
-def _caries(folder: Path) -> pd.DataFrame:
-    """Expand the pattern table (one row per pattern of 5 dentists' ratings, with its count) to ratings."""
-    patterns = read_table(folder / "caries_patterns.csv")
-    raters = [c for c in patterns.columns if c.startswith("rater_")]
-    expanded = patterns.loc[patterns.index.repeat(patterns["n"])].reset_index(drop=True)
-    expanded["item"] = range(len(expanded))
-    return expanded.melt(id_vars="item", value_vars=raters, var_name="rater", value_name="label")
-
-
-def _d3code(folder: Path) -> pd.DataFrame:
-    """D3code ratings; ``rating_raw`` -1 (the rater did not understand the item) becomes a missing label."""
-    table = read_table(folder / "d3-ratings.csv", columns=["item_id", "rater_id", "rating_raw"])
-    table["rating_raw"] = table["rating_raw"].where(table["rating_raw"] >= 0)
-    return table.rename(columns={"item_id": "item", "rater_id": "rater", "rating_raw": "label"})
-
-
-def _kumar(folder: Path) -> pd.DataFrame:
-    """Kumar et al. (2021): JSON lines, one comment per line with a list of ratings (worker id, toxic score)."""
-    rows = []
-    with open(folder / "toxicity_ratings.json", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                comment = json.loads(line)
-                rows += [(comment["comment_id"], r["worker_id"], r["toxic_score"]) for r in comment["ratings"]]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise DataError(f"toxicity_ratings.json line {number} does not follow the published schema: {err}")
-    return pd.DataFrame(rows, columns=["item", "rater", "label"])
 
 
 # ---------------------------------------------------------------- the registry
@@ -183,58 +110,58 @@ _DICES_URL = ("https://raw.githubusercontent.com/google-research-datasets/dices-
 
 ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
     Entry("dices350", "DICES-350: 350 conversations rated for safety by 123 raters (fully crossed)", "CC BY 4.0",
-          _columns("diverse_safety_adversarial_dialog_350.csv", "item_id", "rater_id", "Q_overall"),
+          parsers.columns("diverse_safety_adversarial_dialog_350.csv", "item_id", "rater_id", "Q_overall"),
           (RemoteFile("diverse_safety_adversarial_dialog_350.csv", _DICES_URL, None),),
           label_order=("No", "Unsure", "Yes"), paper=True),
     Entry("d3code", "D3code: 4554 items rated for offensiveness (0-4) by 4309 raters in 21 countries (sparse)",
-          "CC BY 4.0 (as stated by the origin)", _d3code,
+          "CC BY 4.0 (as stated by the origin)", parsers.d3code,
           (RemoteFile("d3-ratings.csv", "https://raw.githubusercontent.com/google-research-datasets/D3code/main/"
                                        "d3-ratings.csv", None),),
           label_order=(0, 1, 2, 3, 4), paper=True),
     Entry("toxicity_kumar2021", "Kumar et al. (2021): 107,620 comments, 5 raters each in batches of 20 (batched)",
-          "research release of the authors; check its terms before redistribution", _kumar,
+          "research release of the authors; check its terms before redistribution", parsers.kumar,
           (RemoteFile("toxicity_ratings.json", "https://data.esrg.stanford.edu/study/toxicity-perspectives/"
                                                "toxicity_ratings.json", None),),
           label_order=(0, 1, 2, 3, 4), paper=True),
     Entry("truthinfer_duck", "Duck identification: 108 images x 39 workers, binary (fully crossed)", _TRUTHINFER,
-          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_duck"]),
+          parsers.columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_duck"]),
     Entry("truthinfer_dog", "Dog breeds: 807 images, 10 of 109 workers each, 4 classes", _TRUTHINFER,
-          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_dog"]),
+          parsers.columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_dog"]),
     Entry("truthinfer_face_sentiment", "Face sentiment: 584 faces, 7-9 of 27 workers each, 4 classes", _TRUTHINFER,
-          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_face_sentiment"]),
+          parsers.columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_face_sentiment"]),
     Entry("truthinfer_product", "Product matching: 8315 pairs, 3 of 176 workers each, binary", _TRUTHINFER,
-          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_product"]),
+          parsers.columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_product"]),
     Entry("truthinfer_emotion", "Emotion intensity: 700 texts, 10 of 38 workers each, 0-100 scores", _TRUTHINFER,
-          _columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_emotion"]),
+          parsers.columns("answer.csv", "question", "worker", "answer"), _FILES["truthinfer_emotion"]),
     Entry("lewidi23_hs_brexit", "HS-Brexit: 1120 tweets x 6 annotators, hate speech (fully crossed)", _LEWIDI,
-          _lewidi("HS-Brexit_*.json"), _FILES["lewidi23_hs_brexit"]),
+          parsers.lewidi("HS-Brexit_*.json"), _FILES["lewidi23_hs_brexit"]),
     Entry("lewidi23_armis", "ArMIS: 943 Arabic tweets x 3 annotators, misogyny (fully crossed)", _LEWIDI,
-          _lewidi("ArMIS_*.json"), _FILES["lewidi23_armis"]),
+          parsers.lewidi("ArMIS_*.json"), _FILES["lewidi23_armis"]),
     Entry("lewidi23_convabuse", "ConvAbuse: 4050 conversations, 2-8 of 8 annotators, abuse severity -3..1",
-          _LEWIDI, _lewidi("ConvAbuse_*.json"), _FILES["lewidi23_convabuse"]),
+          _LEWIDI, parsers.lewidi("ConvAbuse_*.json"), _FILES["lewidi23_convabuse"]),
     Entry("lewidi23_md_agreement", "MD-Agreement: 10,753 tweets, about 5 of 819 annotators, offensiveness",
-          _LEWIDI, _lewidi("MD-Agreement_*.json"), _FILES["lewidi23_md_agreement"], duplicates="first"),
+          _LEWIDI, parsers.lewidi("MD-Agreement_*.json"), _FILES["lewidi23_md_agreement"], duplicates="first"),
     Entry("lewidi25_csc", "CSC sarcasm (dev+test): 1408 items in 188 disjoint rater groups, ratings 1-6", _LEWIDI,
-          _lewidi("CSC_[dt]*.json"), _FILES["lewidi25_csc"]),
+          parsers.lewidi("CSC_[dt]*.json"), _FILES["lewidi25_csc"]),
     Entry("lewidi25_mp", "MP (dev+test): 6761 items, 2-19 of 506 annotators, binary", _LEWIDI,
-          _lewidi("MP_[dt]*.json"), _FILES["lewidi25_mp"]),
+          parsers.lewidi("MP_[dt]*.json"), _FILES["lewidi25_mp"]),
     Entry("lewidi25_paraphrase", "Paraphrase: 500 pairs x 4 annotators, -5..5 (fully crossed)", _LEWIDI,
-          _lewidi("Paraphrase_[dt]*.json"), _FILES["lewidi25_paraphrase"]),
+          parsers.lewidi("Paraphrase_[dt]*.json"), _FILES["lewidi25_paraphrase"]),
     Entry("lewidi25_varierrnli", "VariErrNLI: 488 NLI items, 1-4 of 4 annotators, NLI label sets", _LEWIDI,
-          _lewidi("VariErrNLI_[dt]*.json"), _FILES["lewidi25_varierrnli"]),
+          parsers.lewidi("VariErrNLI_[dt]*.json"), _FILES["lewidi25_varierrnli"]),
     Entry("popquorn_offensiveness", "POPQUORN offensiveness: 1500 comments, 5-10 of 262 raters, 1-5 (sparse)",
-          "as stated by Jiaxin-Pei/Potato-Prolific-Dataset", _columns("raw_data.csv", "instance_id", "user_id",
+          "as stated by Jiaxin-Pei/Potato-Prolific-Dataset", parsers.columns("raw_data.csv", "instance_id", "user_id",
                                                                       "offensiveness"),
           _FILES["popquorn_offensiveness"]),
     Entry("prolific_toxicity_gender", "Prolific toxicity pilot: 120 comments, about 109 of 545 raters each, 1/-1",
           "as stated by duanxiaoni/cost-effective-subjective-assessment-dataset",
-          _columns("pilot_annotations.csv", "comment", "workerId", "answer"), _FILES["prolific_toxicity_gender"]),
+          parsers.columns("pilot_annotations.csv", "comment", "workerId", "answer"), _FILES["prolific_toxicity_gender"]),
     Entry("dawid_skene_anesthesia", "Dawid & Skene anaesthesia: 45 patients x 5 anaesthetists, 1-4 (first of "
           "rater 1's three ratings kept)", "R package rater (GPL); converted to CSV, local only",
-          _columns("anesthesia.csv", "item", "rater", "rating"), _FILES["dawid_skene_anesthesia"],
+          parsers.columns("anesthesia.csv", "item", "rater", "rating"), _FILES["dawid_skene_anesthesia"],
           duplicates="first"),
     Entry("espeland_caries", "Espeland & Handelman caries: 3859 radiographs x 5 dentists, 1-2", "R package rater "
-          "(GPL); converted to CSV, local only", _caries, _FILES["espeland_caries"]),
+          "(GPL); converted to CSV, local only", parsers.caries, _FILES["espeland_caries"]),
     Entry("dfki_mt_testsuite", "DFKI linguistically motivated MT test suite, public half: de-en 2767 and en-de 2324 "
           "items with regex and token rules (DFKI-NLP/mt-testsuite)",
           "CC BY-NC-SA 4.0, the safe reading: the upstream README names CC BY-NC-SA 4.0 but links CC BY-SA 4.0; no "
@@ -254,7 +181,13 @@ ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
 
 
 def data_dir() -> Path:
-    """The dataset cache: ``$ANNOTATION_DATA_DIR`` or pooch's user cache."""
+    """The dataset cache: ``$ANNOTATION_DATA_DIR`` or pooch's user cache.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder that holds one subfolder per registered dataset (it need not exist yet).
+    """
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV])
     import pooch
@@ -263,7 +196,13 @@ def data_dir() -> Path:
 
 
 def names() -> list[str]:
-    """Every name :func:`load` accepts besides file paths: registry entries, then stand-ins."""
+    """Every name :func:`load` accepts besides file paths: registry entries, then stand-ins.
+
+    Returns
+    -------
+    list of str
+        The registered datasets' names in registry order, then the stand-ins' names.
+    """
     return sorted(ENTRIES) + sorted(STAND_INS)
 
 
@@ -287,7 +226,20 @@ def _recorded_hashes(folder: Path) -> dict[str, str]:
 
 
 def verify(name: str, folder: Path | None = None) -> dict[str, str]:
-    """Check that every file of ``name`` is in the cache with its expected sha256; return file -> sha256."""
+    """Check that every file of ``name`` is in the cache with its expected sha256.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset.
+    folder : pathlib.Path, optional
+        Where its files are (default: its folder in :func:`data_dir`).
+
+    Returns
+    -------
+    dict of str to str
+        Each file's name and its sha256. A missing or altered file raises :class:`analysis.DataError`.
+    """
     spec = entry(name)
     folder = folder or data_dir() / name
     recorded = _recorded_hashes(folder)
@@ -312,6 +264,18 @@ def fetch(name: str, progress: bool = True) -> Path:
 
     Derived files are then built from the upstream files (see :data:`BUILDERS`) and their sha256 checked. A failed
     fetch removes the dataset's folder when this call created it, so that no empty or partial folder is left.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset (the datasets it is built from are fetched first).
+    progress : bool, default True
+        Show pooch's download bars.
+
+    Returns
+    -------
+    pathlib.Path
+        The dataset's folder in :func:`data_dir`.
     """
     spec = entry(name)
     for other in spec.depends:
@@ -386,42 +350,6 @@ def build(spec: Entry, folder: Path, derived: RemoteFile) -> Path:
     return target
 
 
-def build_wmt_items(items_json: str | Path, source: str | Path, hypotheses: dict[str, str | Path], campaign: str,
-                    pair: str) -> str:
-    """The per-item outputs file (JSON lines) from a DFKI ``items.json`` and WMT's line-aligned txt-ts files.
-
-    Source lines are keyed by their stripped text. Items are taken in id order; an item whose stripped source
-    sentence is a source line takes that line, the k-th item sharing a sentence its k-th occurrence (the last one
-    when there are fewer occurrences than items); other items are left out. Every system's hypothesis file gives
-    line ``src_line`` unchanged. One record per line, keys as in ``wmt_dfki_testsuite_outputs/SOURCE.md``.
-    """
-    items = sorted(json.loads(Path(items_json).read_text(encoding="utf-8"))["items"], key=lambda i: str(i["id"]))
-    lines = Path(source).read_text(encoding="utf-8").split("\n")
-    hyps = {system: Path(path).read_text(encoding="utf-8").split("\n") for system, path in hypotheses.items()}
-    for system, hyp in hyps.items():
-        if len(hyp) != len(lines):
-            raise DataError(f"{hypotheses[system]} has {len(hyp)} lines, the source {source} {len(lines)}; the files "
-                            "are not line-aligned")
-    where: dict[str, list[int]] = {}
-    for number, line in enumerate(lines, 1):
-        where.setdefault(line.strip(), []).append(number)
-    used: dict[str, int] = {}
-    out = []
-    for item in items:
-        key = str(item["source_sentence"]).strip()
-        if key not in where:
-            continue
-        used[key] = used.get(key, 0) + 1
-        occurrences = where[key]
-        k = min(used[key], len(occurrences))
-        number = occurrences[k - 1]
-        record = {"campaign": campaign, "langpair": pair, "item_id": str(item["id"]), "src_line": number,
-                  "n_src_occurrences": len(occurrences), "occurrence_used": k, "source": lines[number - 1],
-                  "outputs": {system: hyps[system][number - 1] for system in sorted(hyps)}}
-        out.append(json.dumps(record, ensure_ascii=False) + "\n")
-    return "".join(out)
-
-
 def _build_wmt(folder: Path, derived: str) -> str:
     """Builder of ``wmt_dfki_testsuite_outputs``: ``<campaign>.<pair>.dfki_items.jsonl`` from ``upstream/<campaign>``."""
     campaign, pair = derived.split(".")[:2]
@@ -432,7 +360,7 @@ def _build_wmt(folder: Path, derived: str) -> str:
     hypotheses = {p.name[len(prefix):].rsplit(".", 1)[0]: p for p in upstream.glob(f"{prefix}*")
                   if any(f.name == f"upstream/{campaign}/{p.name}" for f in entry(folder.name).files)}
     items = data_dir() / "dfki_mt_testsuite" / "testset" / pair / "items.json"
-    return build_wmt_items(items, source, hypotheses, campaign, pair)
+    return parsers.build_wmt_items(items, source, hypotheses, campaign, pair)
 
 
 #: The datasets whose files are built from upstream downloads: name -> the function that builds them.
@@ -454,7 +382,18 @@ def load_entry(name: str) -> AnnotationDataset:
 
 
 def available(name: str) -> bool:
-    """Whether ``name`` is a stand-in or a registered dataset whose files are all in the cache and intact."""
+    """Whether ``name`` is a stand-in or a registered dataset whose files are all in the cache and intact.
+
+    Parameters
+    ----------
+    name : str
+        A stand-in or a registered dataset.
+
+    Returns
+    -------
+    bool
+        True where :func:`load` can read it without downloading; False for an unknown name too.
+    """
     if name in STAND_INS:
         return True
     try:
@@ -465,7 +404,18 @@ def available(name: str) -> bool:
 
 
 def registered(name: str) -> dict:
-    """What the registry says about ``name``, with no file needed: description, licence, files and counts."""
+    """What the registry says about ``name``, with no file needed.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset.
+
+    Returns
+    -------
+    dict
+        Its description, licence, files (with their sha256 and where they come from) and counts.
+    """
     spec = entry(name)
     return {"name": name, "description": spec.description, "licence": spec.licence, "kind": spec.kind,
             "in_cache": available(name), "cache": str(data_dir() / name),
@@ -481,6 +431,17 @@ def info(name: str) -> dict:
     A registered dataset that is not in the cache yet gets what the registry says (files, hashes, licence, the
     counts it will have) and the command that downloads it, or, for files that cannot be downloaded, where they
     come from; a stand-in or a file is loaded.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset, a stand-in or an annotation file's path.
+
+    Returns
+    -------
+    dict
+        The counts (items, raters, ratings, labels), the design and the files' sha256; for a registered dataset
+        not in the cache, the registry's entry and the command that fetches it.
     """
     if name not in ENTRIES:
         return load(name).summary()
@@ -517,7 +478,21 @@ def load(name_or_path: str | Path, **file_options) -> AnnotationDataset:
     """A stand-in or registered dataset by name, or an annotation file by path.
 
     ``file_options`` (``item``, ``rater``, ``label``, ``batch``, ``label_order``, ``duplicates``,
-    ``normalize_labels``) are passed to :func:`analysis.data.annotations.load_annotations` for a file and ignored for a name.
+    ``normalize_labels``) are passed to :func:`analysis.data.annotations.load_annotations` for a file and ignored
+    for a name.
+
+    Parameters
+    ----------
+    name_or_path : str or pathlib.Path
+        A stand-in's or registered dataset's name (:func:`names`), or an annotation file.
+    **file_options
+        The columns and policies of a file, as :func:`analysis.data.annotations.load_annotations` takes them.
+
+    Returns
+    -------
+    AnnotationDataset
+        The dataset; a registered one missing from the cache raises :class:`analysis.DataError` naming the command
+        that fetches it.
     """
     key = str(name_or_path)
     if key in STAND_INS:

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.data.annotations import read_error, read_table
+from analysis.data.reading import read_error, read_table
 from analysis.errors import AnalysisError, DataError, ParameterError
 
 PASS, FAIL, WARNING = "pass", "fail", "warning"
@@ -402,7 +402,7 @@ def items_needed(p_best: float, gap: float, alpha: float = ALPHA, power: float =
 def read_reviews(path: str | Path) -> pd.DataFrame:
     """A reviews CSV (written by :func:`export_warnings`, ``review`` filled with pass, fail or left blank), checked;
     its columns are :data:`REVIEW_COLUMNS` with ``review`` stripped."""
-    from analysis.data.annotations import read_table
+    from analysis.data.reading import read_table
 
     review = read_table(path, columns=list(REVIEW_COLUMNS), dtype=str,
                         hint="write the file with 'testsuite review export'")

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.data.annotations import AnnotationDataset, id_text, ids_as_text, read_table, unicode_forms
+from analysis.data.annotations import AnnotationDataset
+from analysis.data.reading import id_text, ids_as_text, read_table, unicode_forms
 from analysis.errors import DataError
 
 PROBABILITY_PREFIX = "p_"
