@@ -147,10 +147,31 @@ def from_table(
 
     Parameters
     ----------
-    table : one row per rating.
-    item, rater, label, batch : column names; ``batch`` is optional.
-    label_order : the label order; default is the sorted unique labels.
-    duplicates : what to do with a repeated (item, rater) pair: keep the ``"first"``, the ``"last"``, or raise.
+    table : pandas.DataFrame
+        One row per rating.
+    item : str, default "item"
+        The column of item ids.
+    rater : str, default "rater"
+        The column of rater ids.
+    label : str, default "label"
+        The column of labels; a row without one is dropped and counted.
+    batch : str, optional
+        The column of batch ids, for a design in batches (each batch one set of raters).
+    label_order : sequence, optional
+        The labels in their order (ordinal labels need it); default: the sorted distinct labels.
+    duplicates : {"error", "first", "last"}, default "error"
+        What a repeated (item, rater) pair does: raise, or keep its first or last rating.
+    name : str, default "annotations"
+        The dataset's name in reports.
+    provenance : str, optional
+        Where the table came from, in words (reports and provenance records carry it).
+
+    Returns
+    -------
+    AnnotationDataset
+        Ids as codes ``0..N-1`` and ``0..R-1``, labels as codes ``0..C-1`` in the label order, and the design
+        detected. A missing column, an id spelt two ways or a repeated pair under ``"error"`` raises
+        :class:`analysis.DataError`.
     """
     if duplicates not in ("first", "last", "error"):
         raise ParameterError(f"duplicates must be 'first', 'last' or 'error', got {duplicates!r}")
@@ -337,8 +358,32 @@ def load_annotations(
 
     Item, rater and batch ids are text as written, whatever the format (:func:`read_table`). Beyond
     :func:`from_table`'s checks, a file's labels must look like categories (see :func:`check_labels`), and it needs
-    two items and two raters. ``normalize_labels`` counts labels that differ only in case or surrounding
-    spaces as one label, spelt as most of its ratings spell it.
+    two items and two raters.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file: ``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``, and the first three compressed (``.gz``, ...).
+    item : str, default "item"
+        The column of item ids.
+    rater : str, default "rater"
+        The column of rater ids.
+    label : str, default "label"
+        The column of labels; a row without one is dropped and counted.
+    batch : str, optional
+        The column of batch ids, for a design in batches (each batch one set of raters).
+    label_order : sequence, optional
+        The labels in their order (ordinal labels need it); default: the sorted distinct labels.
+    duplicates : {"error", "first", "last"}, default "error"
+        What a repeated (item, rater) pair does: raise, or keep its first or last rating.
+    normalize_labels : bool, default False
+        Count labels that differ only in case or surrounding spaces as one label, spelt as most of its ratings
+        spell it.
+
+    Returns
+    -------
+    AnnotationDataset
+        The file's ratings, named after the file, its provenance the file's name and sha256.
     """
     path = Path(path)
     ids = [item, rater] + ([batch] if batch else [])
@@ -388,7 +433,20 @@ def normalized_labels(values: pd.Series) -> pd.Series:
 
 def check_labels(values: pd.Series, label: str) -> None:
     """Refuse labels that are probably not the categories meant: spellings of one label that differ only in case
-    or spaces, more than :data:`MAX_LABELS` labels, or numbers with more than :data:`MAX_DECIMALS` decimals."""
+    or spaces, more than :data:`MAX_LABELS` labels, or numbers with more than :data:`MAX_DECIMALS` decimals.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The labels of every rating.
+    label : str
+        The column's name, for the message.
+
+    Returns
+    -------
+    None
+        Or raises :class:`analysis.DataError` naming the labels at fault and the option that accepts them.
+    """
     groups = [forms for forms in _variants(values) if len(forms) > 1]
     if groups:
         shown = "; ".join(", ".join(repr(form) for form in sorted(forms)) for forms in groups[:3])

@@ -119,8 +119,25 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
     keeps every field as written); ``hint`` ends the message of missing columns. Errors give the line of a CSV row
     longer than the header, and say to name ``.tsv`` a CSV read as one column whose name holds tabs (``;``: a hint).
 
-    Returns the file's columns (only ``columns``, in that order, when given), one row per line or record.
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file; its format follows its name (:func:`file_format`).
+    columns : sequence of str, optional
+        The columns to read, in this order (default: all).
+    dtype : optional
+        The CSV reader's dtype (``str`` keeps every field as written).
+    hint : str, optional
+        The end of the message of missing columns (which option names them).
+    text : sequence of str, optional
+        Columns read as text in every format.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per line or record; a file that cannot be read raises :class:`analysis.DataError` in one line.
     """
     path = Path(path)
     if path.is_dir():

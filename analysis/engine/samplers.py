@@ -141,7 +141,20 @@ def design_reading(ds: AnnotationDataset, sampler: str, default: bool) -> str:
 
 def raters_available(ds: AnnotationDataset, sampler: str) -> int:
     """The distinct raters the K ratings of a drawn item come from: the pool (S1), the median item's raters (S2,
-    S4), the median batch's raters (S3). A larger K redraws the same people."""
+    S4), the median batch's raters (S3). A larger K redraws the same people.
+
+    Parameters
+    ----------
+    ds : AnnotationDataset
+        The data.
+    sampler : str
+        ``"S1"``, ``"S2"``, ``"S3"`` or ``"S4"``.
+
+    Returns
+    -------
+    int
+        The number of distinct raters; a K above it is marked as beyond the data.
+    """
     if sampler == "S1":
         return ds.n_raters
     if sampler == "S3":

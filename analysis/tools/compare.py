@@ -313,13 +313,37 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
             progress: bool = False, percentile: bool = False) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
-    ``outputs_a`` and ``outputs_b`` are frames or files (CSV, TSV, JSON lines, Parquet; :func:`.read_system`) with
-    an id column (``item``, the annotations' own, or ``"item"``) and either a ``label`` column (one row per item, or several: sampled labels) or
-    ``p_<label>`` columns. ``sampler`` defaults to the one that models raters as the design allows, ``k`` to the
-    median number of ratings per item; ``normalize_labels`` matches the systems' labels whatever their case and
-    surrounding spaces; ``progress`` shows a bar on standard error for long runs. Under S1, S3 and S4 the interval and
-    p are the rater-level test of :mod:`analysis.tools.rater_level`; ``percentile`` gives the percentile bootstrap's
-    of the sampler's replicates instead (too small a p with few raters; kept to compare the two).
+    Under S1, S3 and S4 the interval and p are the rater-level test of :mod:`analysis.tools.rater_level`.
+
+    Parameters
+    ----------
+    ds : AnnotationDataset
+        The human ratings of the test set.
+    outputs_a, outputs_b : pandas.DataFrame, str or pathlib.Path
+        Each system's outputs, a frame or a file (:func:`.read_system`): an id column and either a ``label`` column
+        (one row per item, or several: sampled labels) or ``p_<label>`` columns.
+    sampler : str, optional
+        ``"S1"`` to ``"S4"``; default: the one that models raters as the design allows.
+    k : int, optional
+        Ratings per item K of the simulated gold standard; default: the median number of ratings per item.
+    n_samples : int, default 1000
+        Bootstrap replicates.
+    seed : int, default 0
+        The seed; the same seed gives the same numbers.
+    metrics : "all" or sequence of str, default "all"
+        The metrics; ``"all"``: the eight under ``compare``'s choices
+        (:data:`analysis.experiment.choices.COMPARE`).
+    two_sided : bool, default False
+        A two-sided p (default: one-sided, A better than B).
+    item, label : str, default "item", "label"
+        The systems' id column (the annotations' own, or ``"item"``) and label column.
+    normalize_labels : bool, default False
+        Match the systems' labels whatever their case and surrounding spaces.
+    progress : bool, default False
+        A progress bar on standard error for long runs.
+    percentile : bool, default False
+        The percentile bootstrap of the sampler's replicates instead of the rater-level test (too small a p with
+        few raters; kept to compare the two).
 
     Returns
     -------

@@ -194,7 +194,18 @@ def read_outputs(ds: AnnotationDataset, outputs: pd.DataFrame, name: str = "syst
 
 def read_system(path: str | Path) -> pd.DataFrame:
     """A system's outputs file (CSV, TSV, JSON lines, Parquet; compressed too) with its columns as written (``item``
-    and ``label`` or ``p_<label>``, and any others), every field as text and the item ids as written."""
+    and ``label`` or ``p_<label>``, and any others), every field as text and the item ids as written.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file (formats as :func:`analysis.data.reading.read_table` reads them).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Its columns as written, every field as text.
+    """
     return read_table(path, dtype=str, text=("item",))
 
 

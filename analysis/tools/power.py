@@ -193,16 +193,51 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
-    ``designs`` has one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
-    95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
-    :func:`.raters_available`). ``progress`` shows a bar of simulated designs on stderr.
+    Parameters
+    ----------
+    ds : AnnotationDataset
+        The pilot.
+    sampler : str, optional
+        ``"S1"`` to ``"S4"``; default: the one that models raters as the pilot's design allows.
+    epsilon : float, optional
+        The perturbation strength to plan for; or give ``target_delta``.
+    target_delta : (str, float), optional
+        A metric and the effect Delta on it to detect; the epsilon that gives it at the pilot's design is planned.
+    ns, ks : sequence of int, optional
+        Items N and ratings per item K of the grid (default: around the pilot's design).
+    cost_item, cost_rating : float, default 0 and 1
+        The cost of an item and of a rating.
+    power : float, default 0.8
+        The power a design must reach.
+    alpha : float, default 0.05
+        The level of the one-sided test.
+    n_samples : int, default 200
+        Replicates per design.
+    seed : int, default 0
+        The seed; the same seed gives the same plan.
+    metrics : "all" or sequence of str, default "all"
+        The metrics; ``"all"``: the eight under ``plan``'s choices (:data:`analysis.experiment.choices.PLAN`).
+    perturbation : str, default PLAN's
+        The noise law of B (Dirichlet noise, the law the population model is checked under).
+    progress : bool, default False
+        A bar of simulated designs on standard error.
+    raters : sequence of int, optional
+        Numbers of distinct raters R to plan a new study with: for each R, the designs with K <= R simulated on
+        studies with R raters drawn from a population model fitted to the pilot (:mod:`analysis.tools.modelled`;
+        S4 plans a sparse study's pool). The default Ks for R are the default grid's up to R.
+    pilots : int
+        Simulated pilots per rater share when fitting the population model.
 
-    ``raters`` (numbers of distinct raters R, S1 and S3 only) adds, for each R, the designs with K <= R simulated on
-    studies with R raters drawn from a population model fitted to the pilot with ``pilots`` simulated pilots per
-    rater share (:mod:`analysis.tools.modelled`; the default Ks for R are the default grid's up to R); ``designs``
-    and ``cheapest`` then have the columns R and modelled (True for those designs, False for the pilot's own, whose
-    R is :func:`.raters_available`), and ``pilot`` the best power a design of the pilot's own R reaches within
-    its raters."""
+    Returns
+    -------
+    Plan
+        ``designs``: one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
+        95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
+        :func:`.raters_available`); with ``raters``, also R and modelled (True for the modelled designs, False for
+        the pilot's own, whose R is :func:`.raters_available`). ``cheapest``: the cheapest design per metric.
+        ``pilot``: the pilot's own power, and with ``raters`` the best power a design of the pilot's own R reaches
+        within its raters.
+    """
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
     chosen = selected(metrics, PLAN)
