@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 # the sources whose numba kernels inline each other
-KERNEL_SOURCES = tuple(sorted((HERE / "engine").glob("*.py")))
+KERNEL_SOURCES = tuple(sorted((HERE / "engine").rglob("*.py")))
 
 
 def _kernel_cache_dir() -> str:

@@ -178,8 +178,10 @@ def test_a_changed_engine_recomputes_and_never_mixes_old_cells_in(crossed, tmp_p
 def test_engine_fingerprint_follows_the_kernel_source_and_library_versions():
     from analysis.experiment.cache import ENGINE_SOURCES, engine_fingerprint
 
-    names = {f"{source.parent.name}/{source.name}" for source in ENGINE_SOURCES}
-    assert {"engine/samplers.py", "engine/metrics.py", "experiment/pvalues.py", "engine/direct.py",
+    import analysis
+
+    names = {source.relative_to(analysis.HERE).as_posix() for source in ENGINE_SOURCES}
+    assert {"engine/samplers.py", "engine/metrics.py", "experiment/pvalues.py", "engine/kernels/direct.py",
             "engine/rule.py", "engine/path.py", "engine/exact.py"} <= names
     assert len(engine_fingerprint()) == 16 and int(engine_fingerprint(), 16) >= 0
 

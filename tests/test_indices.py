@@ -15,15 +15,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 # compiled functions that keep wraps, and why: a slice's bounds keep Python's meaning (numba clamps them), and
 # build_alias builds a cell's tables once, outside the loops over slots
-KEEP_WRAPS = {"analysis.engine.by_item.count_by_rater": "slices a group's labels",
+KEEP_WRAPS = {"analysis.engine.kernels.by_item.count_by_rater": "slices a group's labels",
               "analysis.engine.metrics.store": "copies the sums by slices",
               "analysis.engine.draws.build_alias": "builds tables, once a cell"}
 # the loops over slots and their callees, which the probe must reach
-HOT = {"analysis.engine.direct." + name for name in
+HOT = {"analysis.engine.kernels.direct." + name for name in
        ("direct_replicates", "deferred_slots", "tabled_slots", "general_slots", "settle_triples")} | \
-      {"analysis.engine.by_item." + name for name in
+      {"analysis.engine.kernels.by_item." + name for name in
        ("by_item_replicates", "column_law_slots", "read_items", "tabled_items", "untabled_items")} | \
-      {"analysis.engine.counts.count_replicates", "analysis.engine.law.law_replicates",
+      {"analysis.engine.kernels.counts.count_replicates", "analysis.engine.kernels.law.law_replicates",
        "analysis.engine.split.weigh_columns", "analysis.engine.draws.draw_slots"}
 
 

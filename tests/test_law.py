@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from analysis.engine.rule import Rule, make_rule
 from analysis.engine.draws import compositions, multinomial_pmf
-from analysis.engine.law import LawTables, slot_law
+from analysis.engine.kernels.law import LawTables, slot_law
 
 LABELS = [[0, 0, 1], [1, 2], [2, 2, 2, 0], [0, 1, 2, 1, 1], [2], [0, 1]]
 C = 3

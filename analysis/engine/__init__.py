@@ -2,8 +2,8 @@
 
 - :mod:`~analysis.engine.simulator`: :class:`Simulator`, which plans each cell and runs its kernel;
 - :mod:`~analysis.engine.path`: :func:`~analysis.engine.path.choose_path`, the one place where a cell's path is chosen;
-- the kernels, one file each: :mod:`~analysis.engine.direct`, :mod:`~analysis.engine.by_item`,
-  :mod:`~analysis.engine.counts`, :mod:`~analysis.engine.law`, :mod:`~analysis.engine.pigeonhole` (S4);
+- :mod:`~analysis.engine.kernels`: the compiled kernels, one file per way of drawing a cell (direct, by item,
+  counts, law, pigeonhole);
 - :mod:`~analysis.engine.rule` (B's perturbation), :mod:`~analysis.engine.split` (the null split),
   :mod:`~analysis.engine.lookup` (tables and alias helpers), :mod:`~analysis.engine.perturbation` (the
   perturbation's tables on count vectors);

@@ -184,7 +184,7 @@ def counts_pack(k: int, n_labels: int) -> bool:
 
 def law_fits(design: DataShape, k: int) -> bool:
     """Whether S2 can draw its slots from the exact slot law: few enough ``V**3`` entries, and little enough work
-    to build it (two matrix products per distinct item distribution, :mod:`analysis.engine.law`)."""
+    to build it (two matrix products per distinct item distribution, :mod:`analysis.engine.kernels.law`)."""
     v = n_vectors(k, design.n_labels)
     noise = math.comb(k + design.n_labels, design.n_labels)  # noise vectors of at most k responses
     work = design.n_distributions * (noise**2 * v + noise * v**2)

@@ -14,7 +14,7 @@ column* is one drawn rater of one drawn group. All draws are with replacement.
 
 * **S4**: raters across items on any design (the pigeonhole bootstrap): ``N'`` items, and per model a stream of
   raters drawn from the whole pool; an item's ``K'`` responses are its first ``K'`` raters in the stream
-  (:mod:`analysis.engine.pigeonhole`). It lays the data out per item, as S2 does; on a fully crossed table it has
+  (:mod:`analysis.engine.kernels.pigeonhole`). It lays the data out per item, as S2 does; on a fully crossed table it has
   S1's law.
 
 S2 also has a faster form on counts: drawing ``K'`` raters from an item's raters is drawing ``K'`` labels iid from

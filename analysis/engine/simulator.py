@@ -17,11 +17,11 @@ from typing import NamedTuple
 import numpy as np
 
 from analysis.data.annotations import AnnotationDataset
-from analysis.engine.by_item import by_item_replicates, by_rater
-from analysis.engine.counts import Shares, count_replicates
-from analysis.engine.direct import direct_replicates
-from analysis.engine.law import LawTables, law_replicates, slot_law
-from analysis.engine.pigeonhole import by_rater as turned_round, pigeonhole_replicates
+from analysis.engine.kernels.by_item import by_item_replicates, by_rater
+from analysis.engine.kernels.counts import Shares, count_replicates
+from analysis.engine.kernels.direct import direct_replicates
+from analysis.engine.kernels.law import LawTables, law_replicates, slot_law
+from analysis.engine.kernels.pigeonhole import by_rater as turned_round, pigeonhole_replicates
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
@@ -161,7 +161,7 @@ class Simulator:
         return self._once("compositions", k, lambda: composition_tables(self.layout.item_share, k))
 
     def law_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> LawTables:
-        """The drawing tables of the S2 slot law (:func:`analysis.engine.law.slot_law`)."""
+        """The drawing tables of the S2 slot law (:func:`analysis.engine.kernels.law.slot_law`)."""
         rule = self.rule(perturbation)
         return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null)), LAW_CACHE_ENTRIES,
                      lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))

@@ -123,7 +123,7 @@ class LawTables(NamedTuple):
 
 @numba.njit(cache=True)
 def law_replicates(rng, law, n, k, chain, pairs, out, confusion):
-    """S2 from the exact law of one slot (:mod:`analysis.engine.law`): a replicate is ``n`` independent draws of a
+    """S2 from the exact law of one slot (:mod:`analysis.engine.kernels.law`): a replicate is ``n`` independent draws of a
     (gold, A, B) triple of count vectors. Slot by slot from the alias table; or, when ``chain``, as a multinomial:
     a chain of binomials down the law's entries in decreasing order until at most ``TAIL_SLOTS`` slots are left,
     which are drawn by inversion of the remaining tail (binary search on its sums)."""
