@@ -454,6 +454,11 @@ def _table1(args) -> None:
     print(table1.table1_text(results, args.alpha, table1.data_size(args.results)))
 
 
+# per command, the flags whose lower values use less memory (a test checks that each command has them)
+MEMORY_FLAGS = {"run": "--ks, --budgets, --n-samples or --jobs", "plan": "--ns, --ks or --n-samples",
+                "compare": "--k or --n-samples"}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -472,8 +477,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog} {args.command}: error: {_cli_words(str(err))}", file=sys.stderr)
         return 2
     except MemoryError:  # a safety net: _check_memory refuses the cells known to be too large
-        print(f"{parser.prog} {args.command}: error: out of memory; lower --ks, --budgets, --n-samples or --jobs",
-              file=sys.stderr)
+        lower = f"; lower {MEMORY_FLAGS[args.command]}" if args.command in MEMORY_FLAGS else ""
+        print(f"{parser.prog} {args.command}: error: out of memory{lower}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:
         _STOPPING.set()

@@ -531,3 +531,34 @@ def test_a_chapter_with_a_misspelt_column_says_so_in_one_line_with_chapter_param
     assert lines[0].startswith("out: error: column(s) ['question'] not found in good.csv") and "-p item" in lines[0]
     assert "--item" not in lines[0] and "Traceback" not in done.stderr
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "compare"])
+def test_out_of_memory_names_only_flags_the_command_has(command, monkeypatch, capsys, tmp_path):
+    """The out-of-memory hint of each command names only flags that command takes, and ends the run with one line."""
+    import argparse
+
+    from analysis import __main__ as cli
+
+    sub = next(a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    flags = {option for action in sub._actions for option in action.option_strings}
+    named = set(re.findall(r"--[a-z-]+", cli.MEMORY_FLAGS[command]))
+    assert named and named <= flags, named - flags
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_check_run", lambda args: None)
+    handler = {"run": "_run", "plan": None, "compare": None}[command]
+    if handler:
+        monkeypatch.setattr(cli, handler, exhausted)
+    else:
+        from analysis.tools import compare_report, plan_report
+
+        monkeypatch.setattr({"plan": plan_report, "compare": compare_report}[command], "run_cli", exhausted)
+    argv = {"run": ["run", "--data", "dices-synthetic", "--sampler", "S2", "--out", str(tmp_path / "r.csv")],
+            "plan": ["plan", "--data", "dices-synthetic", "--epsilon", "0.3"],
+            "compare": ["compare", "--data", "dices-synthetic", "--a", "a.csv", "--b", "b.csv"]}[command]
+    code, _, err = call(argv, capsys)
+    assert code == 2 and err.strip() == f"python -m analysis {command}: error: out of memory; lower " \
+                                        f"{cli.MEMORY_FLAGS[command]}"

@@ -13,11 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.engine.metrics import METRIC_LABELS
-from analysis.engine.samplers import SAMPLERS
 from analysis.io import output_file, write_atomic
 from analysis.tools import rater_level
 from analysis.tools.compare import AVERAGING, RATER_LEVEL, SAMPLER_WORDS, compare
-from analysis.tools.options import data_arguments, load_data
+from analysis.tools.options import data_arguments, load_data, sampler_argument
 from analysis.wording import counted
 
 
@@ -171,9 +170,7 @@ def add_cli(commands) -> None:
     cli.add_argument("--a", required=True, help="system A's outputs: item,label rows (one or several per item) or "
                                                 "item,p_<label>,... rows (CSV, TSV, JSON lines or Parquet)")
     cli.add_argument("--b", required=True, help="system B's outputs, in the same form")
-    cli.add_argument("--sampler", choices=SAMPLERS, default=None,
-                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, S4 on any other design "
-                          "where raters rate several items, else S2)")
+    sampler_argument(cli)
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=1000,

@@ -67,6 +67,16 @@ def data_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what to do with a repeated (item, rater) pair (default: error)")
 
 
+def sampler_argument(parser: argparse.ArgumentParser) -> None:
+    """``--sampler``, defaulting to the one that models raters as the design allows
+    (:func:`analysis.engine.samplers.default_sampler`)."""
+    from analysis.engine.samplers import SAMPLERS
+
+    parser.add_argument("--sampler", choices=SAMPLERS, default=None,
+                        help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, S4 on any other "
+                             "design where raters rate several items, else S2)")
+
+
 def load_data(args: argparse.Namespace) -> AnnotationDataset:
     """The annotations named by :func:`data_arguments`' options."""
     from analysis.data import datasets

@@ -15,8 +15,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS
-from analysis.engine.samplers import SAMPLERS
-from analysis.tools.options import data_arguments, ints, load_data
+from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.power import Plan, check_plan, cheapest, plan
 
 def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
@@ -238,8 +237,7 @@ def add_cli(commands) -> None:
                         help="the effect as how strongly model B is perturbed away from A, in (0, 1]")
     effect.add_argument("--target-delta", type=_target_delta, metavar="METRIC=VALUE",
                         help="the effect as a Delta of one metric, e.g. accuracy=0.05")
-    cli.add_argument("--sampler", choices=SAMPLERS, default=None,
-                     help="bootstrap sampler (default: S1 when fully crossed, S3 when batched, else S2)")
+    sampler_argument(cli)
     cli.add_argument("--cost-item", type=float, default=0.0, help="cost of one item (default: 0)")
     cli.add_argument("--cost-rating", type=float, default=1.0, help="cost of one rating (default: 1)")
     cli.add_argument("--power", type=float, default=0.8, help="target power in (0, 1) (default: 0.8)")
@@ -249,8 +247,8 @@ def add_cli(commands) -> None:
                      help="comma-separated ratings per item (default: 1 to 20 and twice the pilot's, up to the "
                           "raters a drawn item has)")
     cli.add_argument("--raters", type=ints, default=None,
-                     help="comma-separated numbers of distinct raters R to plan beside the pilot's own (S1, S3): "
-                          "each R's designs are simulated on studies drawn from a population model fitted to the "
+                     help="comma-separated numbers of distinct raters R to plan beside the pilot's own (S1, S3, "
+                          "S4): each R's designs are simulated on studies drawn from a population model fitted to the "
                           "pilot, and marked as modelled")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
