@@ -257,8 +257,8 @@ def test_the_figure_is_written_with_the_usual_file_mode(tmp_path):
 
 # ------------------------------------------------------------------------------------------ planning R
 
-OLD_DESIGN_COLUMNS = ["metric", "N", "K", "cost", "power", "power_low", "power_high", "delta", "extrapolated",
-                      "beyond_raters"]
+DESIGN_COLUMNS = ["metric", "N", "K", "epsilon", "cost", "power", "power_low", "power_high", "delta", "extrapolated",
+                  "beyond_raters", "can_reject"]
 
 
 @pytest.fixture(scope="module")
@@ -272,18 +272,19 @@ def test_without_raters_the_plan_is_the_pilots_alone(pilot, planned_r):
     """No R, no modelled, no population: the columns and numbers of the pilot's own designs, as before planning R."""
     alone = power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6, 12], n_samples=40, power=0.3,
                        metrics=["mae", "accuracy"])
-    assert list(alone.designs.columns) == OLD_DESIGN_COLUMNS and list(alone.pilot.columns) == [
-        "metric", "N", "K", "cost", "power", "power_low", "power_high", "smallest_epsilon", "smallest_delta"]
+    assert list(alone.designs.columns) == DESIGN_COLUMNS + ["simulated_power"] and list(alone.pilot.columns) == [
+        "metric", "N", "K", "cost", "power", "power_low", "power_high", "can_reject", "smallest_epsilon",
+        "smallest_delta"]
     assert "population" not in alone.provenance and "raters" not in alone.provenance["parameters"]
     own = planned_r.designs[~planned_r.designs["modelled"]]
-    pd.testing.assert_frame_equal(own[OLD_DESIGN_COLUMNS].reset_index(drop=True), alone.designs)
+    pd.testing.assert_frame_equal(own[alone.designs.columns].reset_index(drop=True), alone.designs)
     pd.testing.assert_frame_equal(planned_r.pilot[alone.pilot.columns], alone.pilot)
     assert not any("R =" in line or "modelled" in line for line in plan_report.summary_lines(alone))
 
 
 def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
     designs = planned_r.designs
-    assert list(designs.columns) == OLD_DESIGN_COLUMNS + ["R", "modelled"]
+    assert list(designs.columns) == DESIGN_COLUMNS + ["R", "modelled", "simulated_power"]
     assert set(designs.loc[~designs["modelled"], "R"]) == {6} and set(designs.loc[designs["modelled"], "R"]) == {12, 24}
     for r, group in designs[designs["modelled"]].groupby("R"):
         assert sorted(set(group["K"])) == [2, 6, 12] and not group["beyond_raters"].any()
@@ -297,12 +298,13 @@ def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
 
 
 def test_the_cheapest_design_with_r_is_the_cheapest_then_the_fewest_raters_then_the_most_powerful():
-    """Recruiting raters costs what the cost formula leaves out: on equal cost fewer raters win, the pilot's own
-    before a modelled design of the same R, and only then the more powerful."""
+    """Recruiting raters costs what the cost formula leaves out: on equal cost a design within the pilot's raters
+    wins, then fewer raters, the pilot's own before a modelled design of the same R, and only then the more
+    powerful."""
     rows = [(100, 0.95, 24, True), (100, 0.85, 12, True), (100, 0.90, 12, True), (50, 0.70, 48, True),
             (100, 0.82, 6, True), (100, 0.81, 6, False)]
-    designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "R": r, "modelled": m}
-                            for c, p, r, m in rows])
+    designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "R": r, "modelled": m,
+                             "extrapolated": False, "beyond_raters": False} for c, p, r, m in rows])
     assert power.cheapest(designs, 0.8).iloc[0][["R", "modelled", "power"]].tolist() == [6, False, 0.81]
     assert power.cheapest(designs[designs["R"] > 6], 0.8).iloc[0][["R", "power"]].tolist() == [12, 0.90]
     assert power.cheapest(designs, 0.6).iloc[0]["R"] == 48
@@ -314,13 +316,14 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     result = replace(planned_r, cheapest=power.cheapest(modelled, 0.0))  # as if only modelled designs reached it
     r = int(result.cheapest["R"].iloc[0])
     line = plan_report.summary_lines(result)[0]
-    assert f"of R = {r} raters" in line and f"R = {r} raters drawn from the population model fitted to the pilot" in line
+    assert f"of R = {r} raters" in line
+    assert f"R = {r} raters, more than the pilot's 6, drawn from the population model fitted to the pilot" in line
     assert "With its own 6 raters the best power any N of the grid reaches is" in line
     text = plan_report.summary(result)
     assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
     assert "within the pilot's items and raters" in text
     cell = plan_report.readable(result)["cheapest N × K"].iloc[0]
-    assert f", R = {r} (extrapolated: R = {r} modelled)" in cell
+    assert f", R = {r} (extrapolated: R = {r} > the pilot's 6)" in cell
     assert "best power with the pilot's 6 raters" in plan_report.readable(result).columns
     fig = plan_report.figure(result, ["mae"])
     assert [ax.get_title() for ax in fig.axes] == ["MAE, R = 6 (the pilot)", "MAE, R = 12 (modelled)",
@@ -407,3 +410,89 @@ def test_s3_plans_r_on_batched_studies(batched):
     modelled = result.designs[result.designs["modelled"]]
     assert set(modelled["R"]) == {8} and set(modelled["K"]) == {2, 4} and result.provenance["raters"] == 4
     assert "a batch's 4 raters of the pilot" in plan_report.summary(result)
+
+
+# ------------------------------------------------------------------------ a plan a user can act on (issue 51)
+
+@pytest.fixture(scope="module")
+def monotone_plan(pilot):
+    return power.plan(pilot, sampler="S1", epsilon=0.4, ns=[10, 20, 40, 80, 160], ks=[3, 6], n_samples=60,
+                      metrics=["mae", "accuracy", "jsd"], alpha=0.05)
+
+
+def test_power_cannot_fall_as_n_grows_and_the_simulated_power_is_kept(monotone_plan):
+    designs = monotone_plan.designs
+    for _, line in designs.groupby(["metric", "K"]):
+        line = line.sort_values("N")
+        assert (np.diff(line["power"]) >= 0).all(), line[["N", "power", "simulated_power"]]
+        assert (line["power_low"] <= line["power"]).all() and (line["power"] <= line["power_high"]).all()
+    reachable = designs[designs["can_reject"]]
+    pooled = reachable["power"] != reachable["simulated_power"]
+    # a pooled run's level is the weighted mean of its simulated powers: inside their range
+    for _, line in reachable.groupby(["metric", "K"]):
+        low, high = line["simulated_power"].min(), line["simulated_power"].max()
+        assert ((line["power"] >= low - 1e-12) & (line["power"] <= high + 1e-12)).all()
+    assert pooled.sum() < len(reachable)  # the fit moves only where the simulated powers fall
+
+
+def test_the_band_holds_the_nulls_monte_carlo_error_as_well():
+    power_ = np.array([0.0, 0.3, 0.8])
+    wilson_low, wilson_high = power.wilson(np.rint(power_ * 200), 200)
+    low, high = power.power_band(power_, 200, np.zeros(3))
+    assert np.allclose(low, np.clip(wilson_low, 0, 1)) and np.allclose(high, wilson_high)
+    wide_low, wide_high = power.power_band(power_, 200, np.full(3, 0.05))
+    assert (wide_high - wide_low > high - low).all() and (wide_low >= 0).all() and (wide_high <= 1).all()
+    # the null's part alone: 1.96 standard deviations either side of a share whose binomial part is nothing
+    assert power.power_band(np.array([1.0]), 10**9, np.array([0.01]))[0][0] == pytest.approx(1 - 0.0196, abs=1e-4)
+
+
+def test_a_null_resample_spread_is_measured_per_design(pilot):
+    planner = power.Planner(pilot, "S1", n_samples=80, seed=3)
+    spread = planner.null_spread(20, 3, 0.3)
+    assert spread.shape == (len(METRICS),) and (spread >= 0).all() and spread.max() > 0
+    assert np.array_equal(spread, planner.null_spread(20, 3, 0.3))  # seeded by the design
+
+
+def test_a_target_delta_is_the_effect_at_every_k(pilot):
+    """The epsilon is found at each K, so that the mean Delta at the pilot's N is the one asked for at every K, not
+    only at the pilot's K (where one epsilon for all gives another Delta at another K)."""
+    target = 0.1
+    result = power.plan(pilot, sampler="S1", target_delta=("accuracy", target), ns=[40], ks=[1, 3, 6],
+                        n_samples=100, metrics=["accuracy"])
+    designs = result.designs.set_index("K")
+    assert designs["epsilon"].nunique() > 1
+    se = designs["delta"] * 0 + 0.02  # the Monte Carlo error of a mean Delta over 100 replicates, generously
+    assert (abs(designs["delta"] - target) < 3 * se + 0.01).all(), designs[["epsilon", "delta"]]
+    assert "ε is chosen at each K so that Δ stays 0.1" in plan_report.summary(result)
+
+
+def test_a_six_rater_pilot_plans_no_distribution_metric_compare_cannot_pass(pilot):
+    """With 6 raters ``compare``'s percentile part cannot give KL or JSD a one-sided p below 0.01 (its floor is
+    the same number ``compare`` reports): those designs count as power 0, and none is named cheapest."""
+    from analysis.tools import rater_level
+
+    result = power.plan(pilot, sampler="S1", epsilon=0.8, ns=[40, 80], ks=[3, 6], n_samples=100, alpha=0.01,
+                        metrics=["accuracy", "jsd", "kl_div"], power=0.5)
+    designs = result.designs
+    blocked = designs[designs["metric"].isin(["jsd", "kl_div"])]
+    assert not blocked["can_reject"].any() and (blocked["power"] == 0).all()
+    assert designs.loc[designs["metric"] == "accuracy", "can_reject"].all()
+    assert blocked["simulated_power"].max() > 0.1  # the sampler's own replicate test passes some
+    best = result.cheapest.set_index("metric")
+    assert best.loc[["jsd", "kl_div"], "N"].isna().all()
+    assert "cannot reach p < 0.01" in plan_report.summary(result)
+    floor = rater_level.smallest_p(6, 1, 80, 1000)
+    assert 0.01 <= floor < 0.05
+    a = pd.DataFrame({"item": pilot.item_ids, "label": pilot.item_label_counts.argmax(1)})
+    from analysis.tools.compare import compare
+
+    reported = compare(pilot, a, a.assign(label=(a["label"] + 1) % 3), n_samples=1000).set_index("metric")
+    assert reported.loc["jsd", "p_floor"] == pytest.approx(rater_level.smallest_p(6, 1, pilot.n_items, 1000))
+
+
+def test_on_equal_cost_a_design_within_the_pilot_beats_an_extrapolation():
+    rows = [(100, 0.95, True, False), (100, 0.85, False, False), (100, 0.99, False, True), (80, 0.6, False, False)]
+    designs = pd.DataFrame([{"metric": "mae", "N": 10, "K": 5, "cost": c, "power": p, "extrapolated": x,
+                             "beyond_raters": b} for c, p, x, b in rows])
+    assert power.cheapest(designs, 0.8).iloc[0]["power"] == 0.85
+    assert power.cheapest(designs, 0.9).iloc[0]["power"] == 0.99  # only extrapolations reach it: the most powerful

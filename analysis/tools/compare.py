@@ -93,6 +93,7 @@ def design_notes(ds: AnnotationDataset, used: AnnotationDataset, sampler: str, k
 MIN_REPLICATES = 39  # the fewest replicates with a 95 % interval (interval_rank 1)
 MAX_BYTES = 8 * 2**30  # the replicates' memory compare accepts
 MAX_SECONDS = 24 * 3600  # ... and its estimated time
+N_SAMPLES = 1000  # replicates of a comparison, unless given
 SECONDS_PER_COUNT = 2e-8  # a replicate's cost per item and response (measured on the 2-core development machine)
 
 
@@ -308,7 +309,7 @@ def engine() -> str:
 
 
 def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs_b: pd.DataFrame | str | Path,
-            sampler: str | None = None, k: int | None = None, n_samples: int = 1000, seed: int = 0, metrics="all",
+            sampler: str | None = None, k: int | None = None, n_samples: int = N_SAMPLES, seed: int = 0, metrics="all",
             two_sided: bool = False, item: str = "item", label: str = "label", normalize_labels: bool = False,
             progress: bool = False, percentile: bool = False) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.

@@ -15,7 +15,7 @@ import pandas as pd
 from analysis.engine.metrics import METRIC_LABELS
 from analysis.io import output_file, write_atomic
 from analysis.tools import rater_level
-from analysis.tools.compare import AVERAGING, RATER_LEVEL, SAMPLER_WORDS, compare
+from analysis.tools.compare import AVERAGING, N_SAMPLES, RATER_LEVEL, SAMPLER_WORDS, compare
 from analysis.tools.options import data_arguments, load_data, sampler_argument
 from analysis.wording import counted
 
@@ -173,7 +173,7 @@ def add_cli(commands) -> None:
     sampler_argument(cli)
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
-    cli.add_argument("--n-samples", type=int, default=1000,
+    cli.add_argument("--n-samples", type=int, default=N_SAMPLES,
                      help="bootstrap replicates (default: 1000; at least 40 for a two-sided p below 0.05)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cli.add_argument("--two-sided", action="store_true", help="two-sided p: twice the smaller tail, at most 1")

@@ -16,11 +16,12 @@ from analysis.experiment.grid import ALPHA
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
-from analysis.tools.power import Plan, check_plan, cheapest, plan
+from analysis.tools.power import Plan, beyond_pilot, check_plan, cheapest, plan
 
 def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
-    """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation: more items than the pilot has, a K
-    beyond the raters a drawn item comes from; empty when it is neither. ``short`` for a table cell."""
+    """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation (:func:`.beyond_pilot`): more items
+    than the pilot has, a K beyond the raters a drawn item comes from, more raters than the pilot's; empty when it
+    is none of these. ``short`` for a table cell."""
     items, raters = result.pilot["N"].iloc[0], result.provenance["raters"]
     why = []
     if row["extrapolated"] == 1:
@@ -28,10 +29,19 @@ def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     if row["beyond_raters"] == 1:
         why.append(f"K > the {raters} raters" if short else
                    f"K above the {raters} raters a drawn item has, the same people redrawn")
-    if row.get("modelled") == 1:
-        why.append(f"R = {int(row['R'])} modelled" if short else
-                   f"R = {int(row['R'])} raters drawn from the population model fitted to the pilot")
+    own = own_raters(result)
+    if row.get("modelled") == 1 and own is not None and row["R"] > own:
+        why.append(f"R = {int(row['R'])} > the pilot's {own}" if short else
+                   f"R = {int(row['R'])} raters, more than the pilot's {own}, drawn from the population model fitted "
+                   "to the pilot")
     return why
+
+
+def own_raters(result: Plan) -> int | None:
+    """The distinct raters of the pilot's own designs, where the plan also models other numbers of raters R."""
+    if "R" not in result.designs:
+        return None
+    return int(result.designs.loc[~result.designs["modelled"].astype(bool), "R"].max())
 
 
 def raters_note(result: Plan) -> str | None:
@@ -94,10 +104,9 @@ def summary(result: Plan) -> str:
         f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
     lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
              f"design of N items × K ratings costs {cost})."
-             + (f" {raters_note(result)}" if raters_note(result) else "")]
+             + (f" {raters_note(result)}" if raters_note(result) else "") + f" {method_note(result)}"]
     pilot = result.pilot.set_index("metric")
-    far = result.designs["extrapolated"] | result.designs["beyond_raters"]
-    inside = result.designs[~(far | result.designs["modelled"]) if "modelled" in result.designs else ~far]
+    inside = result.designs[~beyond_pilot(result.designs)]
     within = cheapest(inside, result.target).set_index("metric") if len(inside) else None
     for _, row in result.cheapest.iterrows():
         p = pilot.loc[row["metric"]]
@@ -116,6 +125,27 @@ def summary(result: Plan) -> str:
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
                      f"{p['power']:.2f}, and {smallest} with power {result.target:g}.{_best_words(p, result)}")
     return "\n".join(lines)
+
+
+def method_note(result: Plan) -> str:
+    """How the powers were read: fitted to rise with N, the effect held at every K, and the designs on which
+    ``compare``'s own test cannot reject."""
+    how = result.provenance["parameters"]
+    words = ("Power is fitted to rise with N at each K (an isotonic fit through the simulated designs, each "
+             "weighted by its Monte Carlo precision); its 95 % bands hold the Monte Carlo error of the simulated "
+             "null as well as of the studies.")
+    if how["target_delta"]:
+        words += f" ε is chosen at each K so that Δ stays {how['target_delta'][1]:g}"
+        lost = result.provenance.get("out_of_reach_ks") or []
+        words += (f"; at K = {', '.join(map(str, lost))} no ε up to 1 gives it, and those designs are left out."
+                  if lost else ".")
+    blocked = result.designs[~result.designs["can_reject"].astype(bool)]
+    if len(blocked):
+        per_metric = blocked.groupby("metric")["K"].max()
+        said = "; ".join(f"{METRIC_LABELS[m]} with K up to {k}" for m, k in per_metric.items())
+        words += (f" compare's own test cannot reach p < {how['alpha']:g} on some designs ({said}: too few "
+                  "raters for its percentile part), so they count as power 0.")
+    return words
 
 
 def readable(result: Plan) -> pd.DataFrame:
@@ -172,7 +202,7 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
                                 ls=":" if beyond else "-")[0]
                 ax.fill_between(line["cost"], line["power_low"], line["power_high"], color=drawn.get_color(),
                                 alpha=0.15)
-                far = line if modelled else line[line["extrapolated"] | line["beyond_raters"]]
+                far = line[beyond_pilot(result.designs).loc[line.index]]
                 ax.plot(far["cost"], far["power"], "o", ms=5, mfc="white", color=drawn.get_color())
             b = best.loc[metric]
             if pd.notna(b["N"]) and (r is None or (b["modelled"], b["R"]) == (modelled, r)):

@@ -33,6 +33,8 @@ from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
+from analysis.tools import rater_level
+from analysis.tools.compare import N_SAMPLES
 from analysis.tools.modelled import PANELS, check_plan_raters, study
 from analysis.engine import Simulator, check_perturbation
 from analysis.experiment.choices import PLAN, selected
@@ -41,6 +43,7 @@ Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
 DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
 PROGRESS_DELAY = 1.0  # seconds before the progress bar shows: none for a plan that is quick
+NULL_RESAMPLES = 100  # resamples of the null that measure its part of a power's Monte Carlo error
 
 
 def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +52,16 @@ def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     centre = (share + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
     half = Z95 / (1 + Z95**2 / n) * np.sqrt(share * (1 - share) / n + Z95**2 / (4 * n**2))
     return centre - half, centre + half
+
+
+def power_band(power: np.ndarray, n_alt: int, null_sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 95 % band of a power estimated from ``n_alt`` alternative replicates, each judged against one finite
+    null: the Wilson band of the binomial part, each side widened in quadrature by the null's part (``null_sd``,
+    :meth:`Planner.null_spread`)."""
+    low, high = wilson(np.rint(power * n_alt), n_alt)
+    extra = (Z95 * np.asarray(null_sd)) ** 2
+    return (np.clip(power - np.sqrt((power - low) ** 2 + extra), 0, 1),
+            np.clip(power + np.sqrt((high - power) ** 2 + extra), 0, 1))
 
 
 def design_cost(n, k, cost_item: float, cost_rating: float):
@@ -70,6 +83,7 @@ class Planner:
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     studies: tuple = field(default=(), repr=False)
     _done: dict = field(default_factory=dict, repr=False)
+    _replicates: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):  # each study its own stream
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
@@ -84,12 +98,26 @@ class Planner:
             shares = np.diff(np.linspace(0, self.n_samples, len(self.simulators) + 1).astype(int))
             parts = [simulate_cell(sim, cell, int(share), seed) for (sim, seed), share in zip(self.simulators, shares)]
             alt, null = (np.concatenate(part) for part in zip(*parts))
-            power = np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
-                              for m in range(len(METRICS))])
-            self._done[key] = power, alt.mean(0)
+            self._done[key] = self.power(alt, null), alt.mean(0)
+            self._replicates[key] = alt, null
             if self.progress is not None:
                 self.progress.update()
         return self._done[key]
+
+    def power(self, alt: np.ndarray, null: np.ndarray) -> np.ndarray:
+        """Per metric, the share of alternative replicates whose own p-value against ``null`` is below alpha."""
+        return np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean() for m in range(len(METRICS))])
+
+    def null_spread(self, n: int, k: int, epsilon: float) -> np.ndarray:
+        """Per metric, the standard deviation of a simulated design's power over resamples of its null (the
+        alternative held): the part of the Monte Carlo error that judging every replicate against one finite null
+        adds to the binomial part. Seeded by the design, so the same plan gives the same bands."""
+        key = (int(n), int(k), round(float(epsilon), 9))
+        self.cell(*key)
+        alt, null = self._replicates[key]
+        rng = np.random.default_rng([self.seed, key[0], key[1], int(key[2] * 1e9)])
+        picks = rng.integers(0, len(null), (NULL_RESAMPLES, len(null)))
+        return np.array([self.power(alt, null[pick]) for pick in picks]).std(0, ddof=1)
 
     def smallest_epsilon(self, n: int, k: int, metric: int, target: float) -> float | None:
         """The smallest epsilon (to 1/128) whose power reaches ``target`` at (N, K); None if epsilon 1 does not."""
@@ -251,7 +279,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     if raters is not None:
         modelled = {r: [k for k in given or candidate_ks(pilot_design(ds)[1], r) if k <= r]
                     for r in check_plan_raters(raters, sampler, given)}
-    searches = (BISECTION_STEPS + 4 if target_delta else 0) + len(chosen) * (BISECTION_STEPS + 1)
+    searches = (len(ks) + 1) * (BISECTION_STEPS + 4) if target_delta else 0
+    searches += len(chosen) * (BISECTION_STEPS + 1)
     compiling = progress and not kernels_compiled()
     if compiling:  # the first design waits for the compiler: an estimate of the time left would be far off
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
@@ -267,21 +296,64 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     return result
 
 
-def _rows(planner: Planner, chosen, epsilon, ns, ks, cost_item, cost_rating, items: int, raters: int) -> list:
-    """One row per metric and design of the grid ``ns`` x ``ks``, simulated by ``planner``; ``items`` and
-    ``raters`` are what the pilot has, beyond which a design is an extrapolation."""
+def _rows(planner: Planner, chosen, epsilons: dict, ns, ks, cost_item, cost_rating, items: int, raters: int,
+          pool: int) -> list:
+    """One row per metric and design of the grid ``ns`` x ``ks`` (at ``epsilons[K]``), simulated by ``planner``;
+    ``items`` and ``raters`` are what the pilot has, beyond which a design is an extrapolation; ``pool`` the
+    distinct raters of a simulated study (S4's pool), for :func:`reachable`."""
     rows = []
     for n in ns:
         for k in ks:
-            powers, effect = planner.cell(n, k, epsilon)
-            low, high = wilson(np.rint(powers * planner.n_samples), planner.n_samples)
+            if k not in epsilons:
+                continue
+            powers, effect = planner.cell(n, k, epsilons[k])
+            low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k]))
             for m, metric in enumerate(METRICS):
                 if metric in chosen:
-                    rows.append({"metric": metric, "N": n, "K": k, "cost": float(design_cost(n, k, cost_item,
-                                                                                          cost_rating)),
+                    rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
+                                 "cost": float(design_cost(n, k, cost_item, cost_rating)),
                                  "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
-                                 "extrapolated": n > items, "beyond_raters": k > raters})
+                                 "extrapolated": n > items, "beyond_raters": k > raters,
+                                 "can_reject": reachable(planner, metric, n, k, pool)})
     return rows
+
+
+def reachable(planner: Planner, metric: str, n: int, k: int, pool: int) -> bool:
+    """Whether ``compare``'s own test (:mod:`analysis.tools.rater_level`, one-sided at the plan's alpha, its default
+    replicates) can reject at all on a study of this design: a companion metric's p has a floor set by the study's
+    raters (K crossed raters under S1, K per batch under S3, the pool under S4). Under S2 no rater floor applies."""
+    if metric not in rater_level.COMPANION or planner.sampler == "S2":
+        return True
+    groups = max(1, n // planner.simulators[0][0].layout.group_size) if planner.sampler == "S3" else 1
+    per_group = pool if planner.sampler == "S4" else k
+    return rater_level.smallest_p(per_group, groups, n, N_SAMPLES) < planner.alpha
+
+
+def monotone(designs: pd.DataFrame) -> pd.DataFrame:
+    """Power that cannot fall as N grows (module docstring): per metric, K (and R), an isotonic regression of the
+    simulated power on N, each design weighted by the inverse variance its band implies; designs pooled into one
+    run take its weighted mean and that mean's band. Designs where ``compare``'s test cannot reject get power 0.
+    The simulated power stays as ``simulated_power``."""
+    from scipy.optimize import isotonic_regression
+
+    out = designs.assign(simulated_power=designs["power"])
+    keys = ["metric", "K"] + [c for c in ("R", "modelled") if c in designs]
+    for _, group in out.groupby(keys, sort=False):
+        group = group.sort_values("N")
+        sd = np.maximum((group["power_high"] - group["power_low"]).to_numpy() / (2 * Z95), 1e-6)
+        weights = 1 / sd**2
+        fit = isotonic_regression(group["power"].to_numpy(), weights=weights)
+        start = 0
+        for size in np.diff(fit.blocks):
+            rows = group.index[start:start + size]
+            if size > 1:
+                pooled_sd = 1 / np.sqrt(weights[start:start + size].sum())
+                level = fit.x[start]
+                out.loc[rows, ["power", "power_low", "power_high"]] = (
+                    level, max(0.0, level - Z95 * pooled_sd), min(1.0, level + Z95 * pooled_sd))
+            start += size
+    out.loc[~out["can_reject"], ["power", "power_low", "power_high"]] = 0.0
+    return out
 
 
 def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power,
@@ -290,10 +362,20 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     ds, n_samples = planner.ds, planner.n_samples
     raters = raters_available(ds, planner.sampler)
     pilot_n, pilot_k = pilot_design(ds)
-    if target_delta is not None:
+    every_k = sorted(set(ks) | {k for r_ks in modelled.values() for k in r_ks} | {pilot_k})
+    epsilons, out_of_reach = dict.fromkeys(every_k, epsilon), []
+    if target_delta is not None:  # the effect held at every K: the epsilon that gives the target Delta at each
         metric, value = target_delta
-        epsilon = planner.epsilon_for(pilot_n, pilot_k, METRICS.index(check_metrics([metric])[0]), value)
-    designs = pd.DataFrame(_rows(planner, chosen, epsilon, ns, ks, cost_item, cost_rating, ds.n_items, raters))
+        m = METRICS.index(check_metrics([metric])[0])
+        epsilon = planner.epsilon_for(pilot_n, pilot_k, m, value)  # out of reach at the pilot's design: an error
+        for k in every_k:
+            try:
+                epsilons[k] = planner.epsilon_for(pilot_n, k, m, value)
+            except ParameterError:
+                del epsilons[k]
+                out_of_reach.append(k)
+    pool = ds.n_raters
+    designs = pd.DataFrame(_rows(planner, chosen, epsilons, ns, ks, cost_item, cost_rating, ds.n_items, raters, pool))
     population = None
     if modelled:  # R: the distinct raters of the pilot's studies (S4: its pool; else those a drawn item comes from)
         designs = designs.assign(R=ds.n_raters if planner.sampler == "S4" else raters, modelled=False)
@@ -305,19 +387,22 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                             for panel in range(min(PANELS, n_samples)))
             simulated = Planner(ds, planner.sampler, n_samples, planner.seed, planner.alpha, planner.perturbation,
                                 planner.progress, studies)
-            rows = _rows(simulated, chosen, epsilon, ns, r_ks, cost_item, cost_rating, ds.n_items,
-                         min(r, raters) if planner.sampler == "S4" else r)  # S4: an item's raters, of the pool
+            rows = _rows(simulated, chosen, epsilons, ns, r_ks, cost_item, cost_rating, ds.n_items,
+                         min(r, raters) if planner.sampler == "S4" else r, r)  # S4: an item's raters, of the pool
             designs = pd.concat([designs, pd.DataFrame(rows).assign(R=r, modelled=True)], ignore_index=True)
         planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}")
+    designs = monotone(designs)
     pilot_rows = []
+    powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
+    lows, highs = power_band(powers, n_samples, planner.null_spread(pilot_n, pilot_k, epsilon))
     for m, metric in enumerate(METRICS):
         if metric in chosen:
-            powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
-            low, high = wilson(np.rint(powers[m] * n_samples), n_samples)
-            smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power)
+            can = reachable(planner, metric, pilot_n, pilot_k, pool)
+            smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can else None
             pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
                                "cost": float(design_cost(pilot_n, pilot_k, cost_item, cost_rating)),
-                               "power": powers[m], "power_low": float(low), "power_high": float(high),
+                               "power": powers[m] * can, "power_low": float(lows[m]) * can,
+                               "power_high": float(highs[m]) * can, "can_reject": can,
                                "smallest_epsilon": smallest,
                                "smallest_delta": np.nan if smallest is None else
                                planner.cell(pilot_n, pilot_k, smallest)[1][m],
@@ -326,7 +411,8 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
                                  "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating, "power": power,
                                  "alpha": planner.alpha, "n_samples": int(n_samples), "seed": int(planner.seed),
-                                 "perturbation": planner.perturbation}}
+                                 "perturbation": planner.perturbation},
+                  "out_of_reach_ks": out_of_reach}
     if population is not None:
         provenance["parameters"].update(raters=list(modelled), pilots=pilots)
         provenance["population"] = {**asdict(population), "description": population.describe()}
@@ -342,12 +428,24 @@ def _best(designs: pd.DataFrame, metric: str) -> dict:
     return {"best_power": top["power"], "best_N": top["N"], "best_K": top["K"]}
 
 
+def beyond_pilot(designs: pd.DataFrame) -> pd.Series:
+    """Which designs extrapolate: more items than the pilot has, a K beyond the raters a drawn item comes from, or
+    (planning R) more raters than the pilot's own."""
+    far = designs["extrapolated"].astype(bool) | designs["beyond_raters"].astype(bool)
+    if "R" in designs:
+        own = designs.loc[~designs["modelled"].astype(bool), "R"].max()
+        far |= designs["R"] > own
+    return far
+
+
 def cheapest(designs: pd.DataFrame, target: float) -> pd.DataFrame:
-    """Per metric, the cheapest design whose power reaches ``target`` (on equal cost: fewer raters, the pilot's own
-    before a modelled one, then more power), with the columns of ``designs``; NaN but ``metric`` where none does."""
+    """Per metric, the cheapest design whose power reaches ``target``; on equal cost, one within the pilot's items
+    and raters before an extrapolation (:func:`beyond_pilot`), then fewer raters, the pilot's own before a modelled
+    one, then more power. The columns of ``designs``; NaN but ``metric`` where none does."""
     rows = []
-    order = ["cost", "R", "modelled", "power"] if "R" in designs else ["cost", "power"]
-    for metric, group in designs.groupby("metric", sort=False):
+    order = ["cost", "_far", "R", "modelled", "power"] if "R" in designs else ["cost", "_far", "power"]
+    ranked = designs.assign(_far=beyond_pilot(designs))
+    for metric, group in ranked.groupby("metric", sort=False):
         enough = group[group["power"] >= target].sort_values(order, ascending=[True] * (len(order) - 1) + [False])
         rows.append(enough.iloc[0] if len(enough) else pd.Series({"metric": metric}, index=designs.columns))
     return pd.DataFrame(rows, columns=designs.columns).reset_index(drop=True)

@@ -230,6 +230,13 @@ def percentile_p(count: int, n_samples: int, df: float, factor: float) -> float:
     return float(stats.t.sf(z * factor, df))
 
 
+def smallest_p(per_group: int, groups: int, n_items: int, n_samples: int) -> float:
+    """The smallest one-sided p a companion metric's test can give (every replicate on the far side of 0) on a
+    study of ``groups`` groups of ``per_group`` raters and ``n_items`` items, with ``n_samples`` replicates: with
+    too few raters it lies above any usual alpha, and no difference, however large, is significant."""
+    return percentile_p(0, n_samples, degrees(n_items, groups * (per_group - 1)), expansion(per_group))
+
+
 def _end(values: np.ndarray, df: float, factor: float, lower: bool) -> float:
     """The expanded percentile interval's ``lower`` (else upper) end, ``values`` the centred replicates sorted from
     that end: the value of rank ``c + 1`` for the largest count ``c`` that still gives a one-sided p
