@@ -115,3 +115,13 @@ def test_the_longest_test_files_named_first_exist():
     from conftest import LONGEST_FIRST
 
     assert all((ROOT / "tests" / name).is_file() for name in LONGEST_FIRST), LONGEST_FIRST
+
+
+def test_every_folder_of_the_package_is_in_the_wheel():
+    """setuptools lists the packages by hand (the resources are data folders): a new folder of modules must join
+    the list, or the installed package fails to import it (the packaging test would find it, a minute later)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "analysis").rglob("*.py")}
+    assert folders <= listed, folders - listed

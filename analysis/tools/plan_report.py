@@ -45,13 +45,14 @@ def own_raters(result: Plan) -> int | None:
 
 
 def raters_note(result: Plan) -> str | None:
-    """Under S1 and S3, that the pilot's distinct raters bound the power and that the plan keeps them."""
+    """Under S1, S3 and S4, that the pilot's distinct raters bound the power and that the plan keeps them."""
     sampler, raters = result.provenance["parameters"]["sampler"], result.provenance["raters"]
     if sampler == "S2":
         return None
-    where = "the pool of" if sampler == "S1" else "a batch's"
-    said = (f"Under {sampler} every simulated study draws its raters from {where} {raters} raters of the pilot: the "
-            "number of distinct raters bounds the power")
+    where = {"S1": f"the pool of {raters} raters", "S3": f"a batch's {raters} raters",
+             "S4": f"the pool of {own_raters(result) or result.provenance.get('pool', raters)} raters"}[sampler]
+    said = (f"Under {sampler} every simulated study draws its raters from {where} of the pilot: the number of "
+            "distinct raters bounds the power")
     if "population" in result.provenance:
         others = ", ".join(map(str, result.provenance["parameters"]["raters"]))
         return (f"{said}; the designs with R = {others} raters are simulated on studies drawn from "
@@ -88,10 +89,16 @@ def summary_lines(result: Plan) -> list[str]:
         p = pilot.loc[metric]
         smallest = ("not reached at epsilon <= 1" if pd.isna(p["smallest_epsilon"]) else
                     f"epsilon {p['smallest_epsilon']:.3g} (Delta {p['smallest_delta']:.3g})")
+        own = (f"power {p['power']:.2f} [{p['power_low']:.2f}, {p['power_high']:.2f}]; smallest detectable effect "
+               f"{smallest}" if p["can_reject"] else f"compare's own test cannot reach p < {_alpha(result):g} on "
+               "it (too few raters)")
         lines.append(f"{METRIC_LABELS[metric]}: cheapest with power >= {result.target:g}: {best}. The pilot's "
-                     f"N = {int(p['N']):,} x K = {int(p['K'])}: power {p['power']:.2f} [{p['power_low']:.2f}, "
-                     f"{p['power_high']:.2f}]; smallest detectable effect {smallest}.{_best_words(p, result)}")
+                     f"N = {int(p['N']):,} x K = {int(p['K'])}: {own}.{_best_words(p, result)}")
     return lines
+
+
+def _alpha(result: Plan) -> float:
+    return result.provenance["parameters"]["alpha"]
 
 
 def summary(result: Plan) -> str:
@@ -122,8 +129,10 @@ def summary(result: Plan) -> str:
                      else "; no design within the pilot's items and raters reaches it")
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
                     f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
-        lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
-                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.{_best_words(p, result)}")
+        own = (f"has power {p['power']:.2f}, and {smallest} with power {result.target:g}" if p["can_reject"] else
+               f"is too few raters for compare's own test to reach p < {_alpha(result):g}")
+        lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} "
+                     f"{own}.{_best_words(p, result)}")
     return "\n".join(lines)
 
 
@@ -169,7 +178,8 @@ def readable(result: Plan) -> pd.DataFrame:
                      "its cost": f"{b['cost']:,.6g}" if reached else "–",
                      "its power": f"{b['power']:.2f} [{b['power_low']:.2f}, {b['power_high']:.2f}]" if reached else "–",
                      "pilot N × K": f"{int(p['N']):,} × {int(p['K'])}",
-                     "pilot power": f"{p['power']:.2f} [{p['power_low']:.2f}, {p['power_high']:.2f}]",
+                     "pilot power": f"{p['power']:.2f} [{p['power_low']:.2f}, {p['power_high']:.2f}]"
+                     if p["can_reject"] else "compare cannot reject",
                      "smallest ε (Δ) at the pilot": "–" if pd.isna(p["smallest_epsilon"]) else
                      f"{p['smallest_epsilon']:.3g} ({p['smallest_delta']:.3g})",
                      **({f"best power with the pilot's {result.provenance['raters']} raters":
@@ -314,6 +324,7 @@ def run_cli(args: argparse.Namespace) -> None:
         note = raters_note(result)
         print(f"note: {note[0].lower()}{note[1:]}", file=sys.stderr)
     print("\n".join(summary_lines(result)))
+    print(method_note(result))
     if out:
         save(result, out)
         print(f"wrote {len(result.designs)} rows to {args.out}", file=sys.stderr)

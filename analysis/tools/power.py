@@ -408,6 +408,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                                planner.cell(pilot_n, pilot_k, smallest)[1][m],
                                **(_best(designs, metric) if modelled else {})})
     provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(), "raters": raters,
+                  "pool": ds.n_raters,
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
                                  "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating, "power": power,
                                  "alpha": planner.alpha, "n_samples": int(n_samples), "seed": int(planner.seed),
