@@ -462,6 +462,7 @@ MEMORY_FLAGS = {"run": "--ks, --budgets, --n-samples or --jobs", "plan": "--ns, 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what reproduces the run (plan --html shows it)
     from analysis.experiment.grid import one_blas_thread
     from analysis.tools import compare_report, plan_report
 

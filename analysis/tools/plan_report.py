@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS
+from analysis.tools import plan_page
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.power import Plan, beyond_pilot, check_plan, cheapest, plan
 
@@ -295,6 +297,9 @@ def add_cli(commands) -> None:
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cli.add_argument("--out", default=None, help="CSV of every design's power; the summary goes to OUT.json")
     cli.add_argument("--figure", default=None, help="a PNG or PDF of power against cost")
+    cli.add_argument("--html", default=None,
+                     help="a self-contained HTML page to explore the plan (power against cost per metric, values on "
+                          "hover; opens offline); needs plotly")
     cli.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -306,6 +311,10 @@ def run_cli(args: argparse.Namespace) -> None:
     if args.figure:
         check_figure(args.figure)
     picture = output_file(args.figure, inputs=[args.data], flag="--figure") if args.figure else None
+    if args.html:
+        plan_page.check_plotly()
+    explore = output_file(args.html, inputs=[args.data], flag="--html", suffixes=plan_page.SUFFIXES) \
+        if args.html else None
     result = plan(load_data(args), sampler=args.sampler, epsilon=args.epsilon, target_delta=args.target_delta,
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
@@ -331,3 +340,7 @@ def run_cli(args: argparse.Namespace) -> None:
     if picture:
         save_figure(figure(result), picture)
         print(f"wrote the figure to {args.figure}", file=sys.stderr)
+    if explore:
+        command = shlex.join(["python", "-m", "analysis", *getattr(args, "argv", ["plan"])])
+        write_atomic(explore, plan_page.page(result, command))
+        print(f"wrote the page to {args.html}", file=sys.stderr)
