@@ -374,6 +374,24 @@ def test_few_raters_split_curves_is_judged_under_both_samplers_and_beside_toxici
     assert _rq4(TOGETHER, TOGETHER).verdict == findings.DISAGREES
 
 
+def test_rq4_marks_the_comparisons_the_paper_does_not_draw_as_the_books_reading():
+    """The paper says only that the p-values "show a separation in both the datasets"; setting the cut pool and
+    Toxicity against the full pool is the book's reading, and the box, the intro's row and the rules table say so,
+    while "like Toxicity", which the paper does say, is not marked."""
+    found = _rq4(APART, APART)
+    marked = {c.rule.name for c in found.claims if c.rule.reading}
+    assert marked == {"K curves further apart", "Toxicity's curves apart too"}
+    box = found.markdown()
+    assert box.count("(the book's reading)") == 3 and "*S2: like Toxicity* (" not in box.replace("reading)", "")
+    assert "*S2: like Toxicity*:" in box and "its verdict is on that reading" in box
+    assert found.row()["paper"].count("(the book's reading)") == 3
+    table = verdicts.rules_table().set_index("sub-claim")
+    assert "a separation in both the datasets" in table.loc["K curves further apart (the book's reading)",
+                                                          "the paper says"]
+    assert "like Toxicity" in table.index
+    assert "the book's reading" not in _rq3(curve(3), curve(0.5)).markdown()  # the paper's own words: no mark
+
+
 def test_rq4_compares_the_cut_pool_with_toxicity_on_both_sides():
     unlike = _rq4(APART, APART, tox=TOGETHER)  # Toxicity's curves together, like the full pool's
     assert not claim_of(unlike, "like Toxicity").holds and not claim_of(unlike, "Toxicity's curves apart too").holds

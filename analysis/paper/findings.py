@@ -434,7 +434,7 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     for sampler in samplers:
         spread = {name: tables.curve_spread(results, (name, sampler), epsilon) for name in (full, cut)}
         measured = not any(np.isnan(v) for v in spread.values())
-        claims.append(SubClaim(further, "further apart (Figure 3)",
+        claims.append(SubClaim(further, "“a separation” (Figure 3; no full-pool curves)",
                                f"{spread[full]:.3f} → {spread[cut]:.3f}" if measured else "not measured",
                                spread[cut] > spread[full] if measured else None, sampler, f"DICES-5, {sampler}"))
         if measured:
@@ -447,11 +447,11 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     tox = tables.curve_spread(results, (toxicity, "S2"), epsilon) if toxicity else float("nan")
     s2 = numbers.get("S2")
     measured = s2 is not None and not np.isnan(tox)
-    claims.append(SubClaim(like, "alike (Figure 3)", f"{s2[cut]:.3f} against {tox:.3f} (Toxicity) and "
+    claims.append(SubClaim(like, "“behave similarly” (Figure 3)", f"{s2[cut]:.3f} against {tox:.3f} (Toxicity) and "
                            f"{s2[full]:.3f} (all raters)" if measured else "not measured",
                            abs(s2[cut] - tox) < abs(s2[cut] - s2[full]) if measured else None, "S2",
                            "DICES-5 and Toxicity, S2"))
-    claims.append(SubClaim(apart, "apart (Figure 3)", f"{tox:.3f} against {s2[full]:.3f}" if measured
+    claims.append(SubClaim(apart, "“a separation” (Figure 3; no full-pool curves)", f"{tox:.3f} against {s2[full]:.3f}" if measured
                            else "not measured", tox > s2[full] if measured else None, "S2",
                            "Toxicity and DICES, S2"))
     if measured:
