@@ -88,6 +88,37 @@ def test_missing_data_say_what_to_run_and_never_give_a_verdict():
     assert "agrees" not in text and "nan" not in text
 
 
+def test_the_front_pages_gap_list_names_each_chapter_and_section_and_forgets_a_rerun_with_data(monkeypatch, tmp_path):
+    from analysis.book import missing
+
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
+    assert missing.summary(missing.read()) == "Every chapter of this build found the data it needs in the dataset cache."
+    missing.record("realdata", "the RQ1 check on crossed data", ["truthinfer_duck", "lewidi23_armis"])
+    missing.record("realdata", "the large-K check", ["prolific_toxicity_gender"])
+    missing.record("compare", "the comparison of two real models", ["lewidi23_hs_brexit"])
+    missing.record("testsuite", "the whole chapter", [])  # it had its data: no gap
+    text = missing.summary(missing.read(), order=["compare", "realdata"])
+    assert text.index("{ref}`chapter-compare`") < text.index("{ref}`chapter-realdata`")
+    assert "the RQ1 check on crossed data (without truthinfer_duck, lewidi23_armis)" in text
+    assert "4 registered datasets were not in the dataset cache" in text and "`make data`" in text
+    assert "testsuite" not in text and text.count("\n- ") == 2
+    missing.record("realdata", "the large-K check", [])  # the section ran with its data this time
+    assert "large-K" not in missing.summary(missing.read())
+    chapter.record_provenance("realdata", [])  # a chapter's rerun starts from no gap
+    assert [row["chapter"] for row in missing.read()] == ["compare"]
+    assert "1 registered dataset was not" in missing.summary(missing.read())
+
+
+def test_a_stand_in_is_a_gap_only_where_the_papers_file_is_missing(monkeypatch, tmp_path, dices):
+    from analysis.book import missing
+    from analysis.data import datasets
+
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path / "empty"))
+    assert missing.paper_data_missing([dices]) == ["dices350"]
+    monkeypatch.setattr(datasets, "available", lambda name: True)
+    assert missing.paper_data_missing([dices]) == []
+
+
 def test_data_note_and_origin(dices, crossed):
     assert tables.origin(dices) == "stand-in" and tables.origin(crossed) == "file"
     note = chapter.data_note([dices, crossed])
