@@ -528,3 +528,37 @@ def test_the_papers_budget_moves_name_every_metric_once_with_its_own_budgets():
                 metric = next(m for m in METRICS if findings.METRIC_LABELS[m] == name)
                 assert (table.loc[metric, "S2"], table.loc[metric, "S3"]) == (before, float(after.replace(",", "")))
     assert sum(len(names.split(", ")) for _, names in re.findall(r"([\d,]+) \(([^)]+)\)", text)) == len(METRICS)
+
+
+def _widest(s3, s2):
+    results = results_for({("t", "S3"): s3, ("t", "S2"): s2})
+    results.loc[(results["sampler"] == "S3") & (results["metric"] == "mae"), "null_sd"] = 0.035  # MAE widest
+    return notes.widest_null_note(results, ("t", "S3"), ("t", "S2"), 0.3)
+
+
+def test_rq3_says_why_the_widest_null_can_leave_the_budget_as_it_was():
+    same = _widest(curve(1), curve(1))  # both first significant at 2,500
+    assert same.startswith("MAE's null widens most under S3 (×1.75 S2's spread)")
+    assert "the same under both, 2,500" in same and "next smaller budget, 1,000, neither reaches it" in same
+    p_s2 = float(same.split("best p is ")[1].split(" ")[0])
+    assert p_s2 == pytest.approx(min(curve(1)(2500, k, "mae") for k in KS), abs=5e-4)
+    moved = _widest(curve(3), curve(0.5))
+    assert "moves from 1,000 under S2 to 10,000 under S3 (×10)" in moved and "yet" not in moved
+    floor = _widest(curve(0.05), curve(0.05))  # significant at 100, the grid's floor
+    assert "is the grid's smallest budget" in floor
+    assert notes.widest_null_note(None, ("t", "S3"), ("t", "S2"), 0.3) == ""
+
+
+def test_the_answer_in_words_follows_the_sub_claims_and_says_what_is_missing():
+    agree, partly, none = _rq4(APART, APART), _rq4(APART, TOGETHER), _rq4(TOGETHER, TOGETHER)
+    assert agree.answer().startswith("Yes. On this build, as the paper says, a pool of a few raters separates")
+    assert "all 4 sub-claims hold" in agree.answer()
+    assert partly.answer().startswith("In part. The claim “A pool of a few raters separates the K curves, as on "
+                                      "Toxicity” holds in its main form")
+    failed = [c.shown_name for c in partly.claims if c.holds is False]
+    assert all(name in partly.answer() for name in failed) and "do not." in partly.answer()
+    assert none.answer().startswith("No. On this build the claim") and "(the book's reading)" in none.answer()
+    missing = findings.few_raters_split_curves(None, None, None, [], 0.3, 5, missing="No cut dataset ran.")
+    assert missing.answer() == "This build cannot answer the question. No cut dataset ran."
+    for finding in (agree, partly, none):  # the same words the box's verdict gives, never another verdict
+        assert finding.verdict in finding.markdown() and "cannot answer" not in finding.answer()

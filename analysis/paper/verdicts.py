@@ -188,6 +188,35 @@ class Finding:
                 f"**Question.** {self.question}\n\n**The paper** {CITE}. {self.paper}\n\n"
                 f"**This book.** {self.ours}\n\n{claims}**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
 
+    def answer(self) -> str:
+        """The answer to the question in words, from the sub-claims alone (what a chapter closes with): yes, in
+        part or no, the claim in the book's words, which sub-claims carry it and which do not, and whether another
+        seed answers otherwise; without a measurement, what is missing."""
+        if not self.checked:
+            return f"This build cannot answer the question. {self.ours}"
+        claim = self.claim or "the paper's claim"
+        held = [c.shown_name for c in self.claims if c.holds]
+        failed = [c.shown_name for c in self.claims if c.holds is False]
+
+        def verb(names, one, many):
+            return f"{_names(names)} {one if len(names) == 1 else many}"
+        if self.verdict == AGREES:
+            text = (f"Yes. On this build, as the paper says, {claim[:1].lower() + claim[1:]}: "
+                    + (f"the one sub-claim, {held[0]}, holds." if len(held) == 1 else
+                       f"all {len(held)} sub-claims hold ({_names(held)})."))
+        elif self.verdict == PARTLY:
+            text = (f"In part. The claim “{claim}” holds in its main form on this build, but not in every respect "
+                    f"the paper states: {verb(held, 'holds', 'hold')}, while {verb(failed, 'does', 'do')} not.")
+        else:
+            mains = [c.shown_name for c in self.claims if c.main and c.holds is False]
+            text = (f"No. On this build the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "
+                    "hold" + (f", although {verb(held, 'holds', 'hold')}." if held else "."))
+        if self.flips:
+            text += (" Another seed answers otherwise (" + "; ".join(
+                f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
+                + "), so the answer is near the edge of its rules.")
+        return text
+
     def verdict_phrase(self) -> str:
         """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …"."""
         if self.verdict == UNCHECKED:
