@@ -204,11 +204,17 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
         if any(c.empty for c in chosen):
             continue
         (low, high), (weak, strong) = ((c["share"].min(), c["share"].max()) for c in chosen)
+        # read from the power itself: its best metric, and whether any metric lags far behind it
         if strong < 0.2:
             reading = (f"with so few raters the test almost never detects a difference of this size, so a p above "
                        f"{alpha:g} says nothing about whether A and B differ")
+        elif weak < 0.2:
+            reading = (f"on some metrics the test almost never detects a difference of this size, and on the best "
+                       f"it misses it in {1 - strong:.0%} of test sets, so a p above {alpha:g} says little about "
+                       "whether A and B differ")
         elif strong < 0.8:
-            reading = f"a p above {alpha:g} is therefore weak evidence of no difference"
+            reading = (f"the test misses a difference of this size in {1 - strong:.0%} to {1 - weak:.0%} of test "
+                       f"sets, so a p above {alpha:g} is weak evidence of no difference")
         else:
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
         lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
