@@ -59,14 +59,16 @@ def _design(row, result: Plan) -> str:
             f"{row['power']:.2f} [{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
 
 
-def _best_words(p, result: Plan) -> str:
-    """The best power of the pilot's own R, in words (planning R only)."""
+def _best_words(p, result: Plan, markdown: bool = False) -> str:
+    """The best power of the pilot's own R, in words (planning R only): ``N = 175 x K = 20`` for the terminal,
+    ``175 × 20`` in the Markdown summary, as its other designs."""
     if "best_power" not in p:
         return ""
     raters = result.provenance["raters"]
     return (f" With its own {raters} raters no design of the grid within them has power" if pd.isna(p["best_power"])
             else f" With its own {raters} raters the best power any N of the grid reaches is {p['best_power']:.2f} "
-                 f"(N = {int(p['best_N']):,} x K = {int(p['best_K'])})") + "."
+            + (f"({int(p['best_N']):,} × {int(p['best_K'])})" if markdown else
+               f"(N = {int(p['best_N']):,} x K = {int(p['best_K'])})")) + "."
 
 
 def summary_lines(result: Plan) -> list[str]:
@@ -95,7 +97,8 @@ def summary(result: Plan) -> str:
         f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
     lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
              f"design of N items × K ratings costs {cost})."
-             + (f" {raters_note(result)}" if raters_note(result) else "")]
+             # the page's notation: ρ for the rater share, as the methods page writes it
+             + (f" {raters_note(result).replace('rater share rho', 'rater share ρ')}" if raters_note(result) else "")]
     pilot = result.pilot.set_index("metric")
     far = result.designs["extrapolated"] | result.designs["beyond_raters"]
     inside = result.designs[~(far | result.designs["modelled"]) if "modelled" in result.designs else ~far]
@@ -115,7 +118,7 @@ def summary(result: Plan) -> str:
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
                     f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} has power "
-                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.{_best_words(p, result)}")
+                     f"{p['power']:.2f}, and {smallest} with power {result.target:g}.{_best_words(p, result, True)}")
     return "\n".join(lines)
 
 
