@@ -78,8 +78,9 @@ def toc_order() -> list[str] | None:
 
 
 def summary(rows: list[dict], order: list[str] | None = None) -> str:
-    """The front page's note, as Markdown: each chapter (a reference to its page) and section that ran without
-    data, with the datasets it lacked, and the command that fills them; one sentence when nothing was missing.
+    """The front page's note, as one Markdown paragraph (another page glues it inline): each chapter (a reference
+    to its page) and section that ran without data, with the datasets it lacked, and the command that fills them;
+    one sentence when nothing was missing.
     ``order`` lists the chapters in the book's order (others follow by name)."""
     if not rows:
         return "Every chapter of this build found the data it needs in the dataset cache."
@@ -87,12 +88,12 @@ def summary(rows: list[dict], order: list[str] | None = None) -> str:
     by_chapter: dict[str, list[dict]] = {}
     for row in sorted(rows, key=lambda r: (rank.get(r["chapter"], len(rank)), r["chapter"])):
         by_chapter.setdefault(row["chapter"], []).append(row)
-    lines = []
+    parts = []
     for name, entries in by_chapter.items():
-        parts = "; ".join(f"{e['section']} (without {', '.join(e['datasets'])})" for e in entries)
-        lines.append(f"- {{ref}}`chapter-{name}`: {parts}")
+        sections = "; ".join(f"{e['section']}, without {', '.join(e['datasets'])}" for e in entries)
+        parts.append(f"{{ref}}`chapter-{name}` ({sections})")
     every = sorted({d for row in rows for d in row["datasets"]})
     return (f"**This build ran without some of its data.** {counted(len(every), 'registered dataset')} "
-            f"{'was' if len(every) == 1 else 'were'} not in the dataset cache, so the chapters and sections below "
-            "ran without them:\n\n" + "\n".join(lines)
-            + f"\n\n`{COMMAND}` downloads and verifies every one of them; `make book` then fills these pages.")
+            f"{'was' if len(every) == 1 else 'were'} not in the dataset cache, so these chapters ran without them, "
+            f"in whole or in part: {'; '.join(parts)}. `{COMMAND}` downloads and verifies every one of them, and "
+            "`make book` then fills these pages.")
