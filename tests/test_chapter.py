@@ -1,6 +1,7 @@
 """The helpers the chapters call: sampler choices, comparisons, banners and provenance records."""
 
 import json
+from pathlib import Path
 from dataclasses import replace
 
 import numpy as np
@@ -13,6 +14,8 @@ from analysis.paper import effect_sizes, tables
 from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
 from analysis.experiment.grid import run
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL = dict(budgets=(100, 400), ks=(1, 4), epsilons=(0.3,), n_samples=30, seed=5, use_cache=False, progress=False)
 
@@ -261,3 +264,17 @@ def test_banners_cut_every_sha256_to_12_digits():
     datasets does not open with screens of hashes."""
     text = "a.csv sha256 " + "0d5e4236" * 8 + ", b.json sha256 " + "ab" * 32 + "; short abc123 stays"
     assert chapter.short_hashes(text) == "a.csv sha256 0d5e42360d5e…, b.json sha256 abababababab…; short abc123 stays"
+
+
+def test_the_front_pages_note_links_each_chapter_by_its_title(monkeypatch, tmp_path):
+    from analysis.book import missing
+
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
+    assert 'class="admonition note"' in missing.Note([])._repr_html_()
+    missing.record("compare", "the two real models", ["lewidi23_hs_brexit"])
+    page = missing.Note(missing.read())._repr_html_()
+    title = next(line[2:] for line in (ROOT / "notebooks" / "compare.md").read_text().splitlines()
+                 if line.startswith("# "))
+    assert f'<a href="../notebooks/compare.html">{title}</a>: the two real models, without lewidi23_hs_brexit' in page
+    assert "<code>make data</code>" in page and 'class="admonition warning"' in page
+    assert repr(missing.Note(missing.read())) == missing.summary(missing.read())

@@ -97,3 +97,48 @@ def summary(rows: list[dict], order: list[str] | None = None) -> str:
             f"{'was' if len(every) == 1 else 'were'} not in the dataset cache, so these chapters ran without them, "
             f"in whole or in part: {'; '.join(parts)}. `{COMMAND}` downloads and verifies every one of them, and "
             "`make book` then fills these pages.")
+
+
+def _title(chapter: str) -> str:
+    """A chapter's title, its page's first heading (its name where the source is not beside the package)."""
+    source = Path(__file__).resolve().parents[2] / "notebooks" / f"{chapter}.md"
+    if source.is_file():
+        for line in source.read_text().splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return chapter
+
+
+class Note:
+    """The front page's note as HTML (an admonition whose links lead from ``book/`` to each chapter's page) and as
+    text elsewhere; another page pastes it with ``{glue}`` and ``:doc:``, which keeps HTML but not Markdown."""
+
+    def __init__(self, rows: list[dict], order: list[str] | None = None):
+        self.rows, self.order = rows, order
+
+    def _repr_html_(self) -> str:
+        import html
+
+        def esc(text):
+            return html.escape(text)
+        if not self.rows:
+            body = f"<p>{esc(summary([]))}</p>"
+        else:
+            every = sorted({d for row in self.rows for d in row["datasets"]})
+            items = []
+            rank = {name: i for i, name in enumerate(self.order or [])}
+            chapters = sorted({r["chapter"] for r in self.rows}, key=lambda c: (rank.get(c, len(rank)), c))
+            for name in chapters:
+                sections = "; ".join(f"{esc(r['section'])}, without {esc(', '.join(r['datasets']))}"
+                                     for r in self.rows if r["chapter"] == name)
+                items.append(f'<li><a href="../notebooks/{name}.html">{esc(_title(name))}</a>: {sections}</li>')
+            body = (f"<p>{counted(len(every), 'registered dataset')} {'was' if len(every) == 1 else 'were'} not in "
+                    "the dataset cache, so these chapters ran without them, in whole or in part:</p>"
+                    f"<ul>{''.join(items)}</ul><p><code>{COMMAND}</code> downloads and verifies every one of them, "
+                    "and <code>make book</code> then fills these pages.</p>")
+        title = "This build ran without some of its data" if self.rows else "The data of this build"
+        kind = "warning" if self.rows else "note"
+        return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p>{body}</div>'
+
+    def __repr__(self) -> str:
+        return summary(self.rows, self.order)
