@@ -76,7 +76,8 @@ def test_partly_names_what_holds_and_what_does_not():
     assert "*two*: the paper: p; ours: o; **does not hold**" in box and "{ref}`verdict-rules`" in box
     assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
     row = finding.row()  # two sub-claims: numbered alike in both columns, so each value finds its claim
-    assert row["ours"].startswith("(1) o (holds") and "; (2) o (does not hold)" in row["ours"]
+    # and our value names what it measures, as the paper's does: "(1) x, S1: one: o", never a bare "(1) o"
+    assert row["ours"].startswith("(1) x, S1: one: o (holds") and "; (2) two: o (does not hold)" in row["ours"]
     assert row["paper"].startswith("(1) ") and "; (2) " in row["paper"]
 
 

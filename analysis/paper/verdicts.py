@@ -256,7 +256,7 @@ class Finding:
         return {"claim": self.claim,
                 "paper": "; ".join(f"{number(i)}{c.paper_name}: {c.paper}" + (" (the book's reading)" if
                                    c.rule.reading else "") for i, c in enumerate(self.claims, 1)),
-                "ours": "; ".join(f"{number(i)}{c.ours} ({c.mark}" + (
+                "ours": "; ".join(f"{number(i)}{c.name}: {c.ours} ({c.mark}" + (
                     f"; {'flips' if c.flips else 'the same'} over {len(c.seeds)} seeds" if len(c.seeds) > 1
                     else "") + ")" for i, c in enumerate(self.claims, 1)) + (
                     ". The verdict flips between seeds: " + "; ".join(
