@@ -145,15 +145,10 @@ def from_table(
     name: str = "annotations",
     provenance: str = "",
 ) -> AnnotationDataset:
-    """Validate a long (item, rater, label[, batch]) table and factorise it.
-
-    Parameters
-    ----------
-    table : one row per rating.
-    item, rater, label, batch : column names; ``batch`` is optional.
-    label_order : the label order; default is the sorted unique labels.
-    duplicates : what to do with a repeated (item, rater) pair: keep the ``"first"``, the ``"last"``, or raise.
-    """
+    """Validate a long (item, rater, label[, batch]) table and factorise it. ``table`` holds one row per rating;
+    ``item``, ``rater``, ``label`` and the optional ``batch`` name its columns; ``label_order`` is the label order
+    (default the sorted unique labels); ``duplicates`` says what a repeated (item, rater) pair does: keep the
+    ``"first"``, keep the ``"last"``, or raise (``"error"``); ``name`` and ``provenance`` describe the dataset."""
     if duplicates not in ("first", "last", "error"):
         raise ParameterError(f"duplicates must be 'first', 'last' or 'error', got {duplicates!r}")
     wanted = [item, rater, label] + ([batch] if batch else [])
