@@ -270,6 +270,35 @@ def ratio_mark(ratio: float) -> str:
     return "✓" if within(ratio) else f"×{tables.on_its_side(ratio, within, 2)}"
 
 
+# the marks of the regenerated tables (tables.compare_with_paper), by the rules the counts of this module use
+MARKS_WORDS = (f"✓ or ✗: our budget within one step of the paper's grid, our K on the paper's side of {FEW_K} "
+               f"(budget and best-K rules); Δ: ours at the paper's own N×K and K, ✓ within ×{FACTOR:g} or the "
+               "ratio ours / the paper's; † : the grid lacks the paper's cell, so ours is at our own N×K and K, "
+               "not comparable")
+
+
+def agreement_mark(stat: str, ours, paper) -> str:
+    """The mark a regenerated table's cell carries beside the paper's value: the budget rule for NK, the best-K
+    class for K, the Δ factor for Δ (``ours`` then our Δ at the paper's own cell, None where the grid lacks it);
+    no mark for a p-value, which no rule compares."""
+    def missing(v):
+        return v is None or pd.isna(v)
+    if stat == "delta":
+        if missing(paper) or not float(paper):
+            return ""
+        return " †" if missing(ours) else f" {ratio_mark(float(ours) / float(paper))}"
+    if stat == "NK":
+        holds = (missing(ours) and missing(paper)) or (not missing(ours) and not missing(paper)
+                                                        and abs(_step(ours) - _step(paper)) <= 1)
+    elif stat == "K":
+        if missing(ours) or missing(paper):
+            return ""
+        holds = (float(ours) <= FEW_K) == (float(paper) <= FEW_K)
+    else:
+        return ""
+    return " ✓" if holds else " ✗"
+
+
 def cell_text(ours: float, paper: float, ratio: float) -> str:
     """``ours vs paper mark``: the paper's Δ as it prints it (three decimals), ours with as many more decimals as it
     takes for the printed numbers' ratio to fall on the same side of the factor as the ratio itself, so that

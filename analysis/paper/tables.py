@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 from importlib.resources import files
 
@@ -219,13 +220,16 @@ def on_its_side(value: float, side, digits: int, most: int = 6) -> str:
 
 
 def _fmt(value, stat: str, digits: int = 3) -> str:
-    """A table cell's number: budgets and K whole; a p-value with the digits that show which side of 0.05 it is on
-    (0.0497, not 0.050), since the table counts it as significant or not."""
+    """A table cell's number: budgets and K whole; a p-value with three decimals like every other number, rounded
+    down where rounding would carry a p below 0.05 to 0.050 (0.0497 prints as 0.049), since the table counts it as
+    significant."""
     if value is None or pd.isna(value):
         return "–"
     if stat in ("NK", "K"):
         return str(int(value))
-    return on_its_side(value, lambda x: x < ALPHA, digits) if stat == "p_value" else f"{value:.{digits}f}"
+    if stat == "p_value" and value < ALPHA <= round(value, digits):
+        return f"{math.floor(value * 10 ** digits) / 10 ** digits:.{digits}f}"
+    return f"{value:.{digits}f}"
 
 
 def imitated(results: pd.DataFrame, dataset: str) -> str | None:
@@ -275,7 +279,12 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     """
     if results is None or not np.isclose(results["epsilon"], epsilon).any():
         return None
-    ours = table1(results[np.isclose(results["epsilon"], epsilon)])
+    from analysis.paper.effect_sizes import agreement_mark, MARKS_WORDS
+
+    at = results[np.isclose(results["epsilon"], epsilon)]
+    ours = table1(at)
+    cells = at.set_index(["dataset", "sampler", "metric", "NK", "K"])["delta"]
+    cells = cells.groupby(level=cells.index.names).mean()  # one Δ per cell (several seeds: their mean)
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
     rows = []
     for (dataset, sampler), group in ours.groupby(["dataset", "sampler"], sort=False):
@@ -291,12 +300,19 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                     cell += BEYOND_MARK
                 key = (paper_name, sampler, metric)
                 if paper_name is not None and key in paper.index:
-                    cell += f" ({_fmt(paper.loc[key, stat], stat)})"
+                    theirs = paper.loc[key]
+                    if stat == "delta":  # Δ at the paper's own cell where the grid has it, as the Δ tables read it
+                        like = cells.get((dataset, sampler, metric, theirs["NK"], theirs["K"]))
+                        cell = cell if like is None or pd.isna(like) else _fmt(like, stat)
+                    else:
+                        like = by_metric.loc[metric, stat]
+                    cell += f" ({_fmt(theirs[stat], stat)})" + agreement_mark(stat, like, theirs[stat])
                 row[METRIC_LABELS[metric]] = cell
             rows.append(row)
     rule = _rule(results)
     if has_paper_values(results, which):
-        caption = f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05"
+        caption = (f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
+                   f"{MARKS_WORDS}")
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
     if ours.get("beyond_data", pd.Series(dtype=bool)).any():
