@@ -69,10 +69,12 @@ def test_bad_parameters_are_refused():
 def test_the_calibration_is_reported_as_measured():
     table = calibration(Scenario(n_items=20), n_sets=30, n_samples=40, metrics=["accuracy", "jsd"])
     shown = readable({"5 raters": table})
-    assert list(shown.columns) == ["metric", "5 raters, S1 rater-level", "5 raters, S2 percentile"]
-    assert list(shown["metric"]) == ["Accuracy", "JSD"]
+    # one row per design and metric, one column per sampler and test: five columns at most, narrow enough for a page
+    assert list(shown.columns) == ["design", "metric", "S1 rater-level", "S2 percentile"]
+    assert list(shown["metric"]) == ["Accuracy", "JSD"] and set(shown["design"]) == {"5 raters"}
     row = table.iloc[0]
-    assert shown.iloc[0, 1] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    assert shown.loc[0, f"{row['sampler']} {row['test']}"] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    assert len(readable({"a": table, "b": table})) == 4
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text

@@ -179,17 +179,19 @@ def contrast(population: Scenario = Scenario(), n_samples: int = 1000, seed: int
 
 
 def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Calibration tables of several designs side by side, as people read them: one row per metric (its label),
-    one column per design, sampler and test (``<design>, <sampler> <test>``) holding the share of p < alpha with
-    its band."""
+    """Calibration tables of several designs in one, as people read them and narrow enough for a page: one row per
+    design and metric (its label), one column per sampler and test (``<sampler> <test>``) holding the share of
+    p < alpha with its band."""
     from analysis.engine.metrics import METRIC_LABELS
 
-    columns = {}
+    rows = {}
     for design, table in tables.items():
         for _, row in table.iterrows():
-            columns.setdefault(f"{design}, {row['sampler']} {row['test']}", {})[METRIC_LABELS[row["metric"]]] = (
+            rows.setdefault((design, METRIC_LABELS[row["metric"]]), {})[f"{row['sampler']} {row['test']}"] = (
                 f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
-    return pd.DataFrame(columns).rename_axis("metric").reset_index()
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["design", "metric"])
+    return frame.reset_index()
 
 
 def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test: str = TESTS[0],
@@ -219,7 +221,7 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
         lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
                      f"neither model was better (the level is {alpha:.0%}), and in {weak:.0%} to {strong:.0%} where A "
-                     f"was better; {reading}")
+                     f"was better; {reading}.")
     return "\n".join(lines)
 
 
