@@ -40,6 +40,16 @@ def sparse_intro(data: list[AnnotationDataset], budgets, ks) -> str:
             "than the sections above: S4 reads every response) and judges the paper's RQ1 claim by the same rules.")
 
 
+def banner(book: Setup):
+    """The chapter's banner: what it ran on, or, with none of its datasets in the cache, one sentence saying that
+    it has nothing to show and how to fetch them."""
+    from analysis.book.chapter import Banner
+
+    return book.banner() if book.data else Banner("No data in the cache", [
+        "This chapter's datasets are not in the dataset cache, so it has nothing to show on this build: run "
+        "`make data` to fetch them."], "important")
+
+
 def load_groups(groups: dict[str, list[str]]) -> dict[str, tuple[list[AnnotationDataset], list[str]]]:
     """For each named group of registered datasets: those in the cache, and the names of those that are not."""
     return {group: load_available(names) for group, names in groups.items()}
@@ -120,22 +130,14 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
     return results, pairs, {g: found[0] if found else None for g, found in pairs.items()}
 
 
-CLOSING = ("Each line below repeats a claim of the paper and gives the verdict on the real sets of this chapter; the "
-           "same claims are checked on the stand-ins in {ref}`chapter-rq1`, {ref}`chapter-rq2` and {ref}`chapter-rq3`, "
-           "by the same functions and with the same criteria, so a verdict here can be set beside the verdict there. A "
-           "claim that holds on the stand-ins but not on real data points to a design or a label set the stand-ins do "
-           "not capture. Claims that could not be checked for lack of data are listed as such, never counted as "
-           "agreeing or disagreeing.")
-
-
 def closing(data: list, checks) -> str:
-    """The chapter's closing, as Markdown: what its list means and the list of claims checked; one sentence where the
-    chapter ran without any of its datasets, which promises nothing."""
+    """The chapter's closing list of the claims checked, as Markdown; one sentence where the chapter ran without any
+    of its datasets, which promises nothing."""
     from analysis.paper import findings
 
     if not data:
         return "With none of its datasets in the cache, this build checks no claim on real data."
-    return f"{CLOSING}\n\n{findings.summary(checks)}"
+    return f"On this build:\n\n{findings.summary(checks)}"
 
 
 def _source(url: str | None) -> str:

@@ -23,13 +23,13 @@ import pandas as pd
 from analysis.data import datasets
 from analysis.experiment import grid
 from analysis.paper import tables
+from analysis.paper.marks import FACTOR, FEW_K, budget_step as _step, ratio_mark  # noqa: F401 (used here and by others)
 from analysis.errors import ParameterError
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged
 from analysis.experiment.choices import BOOK
 
 
-FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
 TABLE_NAMES = {"table1": "Table 1", "appendix": "the appendix"}  # the tables as a reader names them in a sentence
 # the paper's dataset names -> their registry names (the stand-in is chosen by datasets.paper_or_stand_in)
@@ -225,17 +225,12 @@ def measure(which: Iterable[str] = TABLES, appendix_epsilon: float | None = None
 
 # ------------------------------------------------------------------------------------------ best K and budget
 
-FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
 RULES = {"k_class": "best-K class", "budget": "budget within one step"}
 
 
 def paper_dataset(name: str) -> str | None:
     """The paper dataset a dataset is or imitates, stand-ins of every version and variant included."""
     return tables.imitates(name)
-
-
-def _step(budget) -> int | None:
-    return None if budget is None or pd.isna(budget) else int(np.searchsorted(grid.PAPER_BUDGETS, int(budget)))
 
 
 def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, which: str = "table1") -> pd.DataFrame:
@@ -260,43 +255,6 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
                      "smaller": both and nk < pnk, "comparable": both})
     return pd.DataFrame(rows, columns=["dataset", "sampler", "metric", "NK", "paper NK", "K", "paper K", *RULES,
                                        "smaller", "comparable"])
-
-
-def ratio_mark(ratio: float) -> str:
-    """✓ for a ratio within the factor, else the ratio with the digits that show it lies outside (×1.2504, not
-    ×1.25)."""
-    def within(r):
-        return 1 / FACTOR <= r <= FACTOR
-    return "✓" if within(ratio) else f"×{tables.on_its_side(ratio, within, 2)}"
-
-
-# the marks of the regenerated tables (tables.compare_with_paper), by the rules the counts of this module use
-MARKS_WORDS = (f"✓ or ✗: our budget within one step of the paper's grid, our K on the paper's side of {FEW_K} "
-               f"(budget and best-K rules); Δ: ours at the paper's own N×K and K, ✓ within ×{FACTOR:g} or the "
-               "ratio ours / the paper's; † : the grid lacks the paper's cell, so ours is at our own N×K and K, "
-               "not comparable")
-
-
-def agreement_mark(stat: str, ours, paper) -> str:
-    """The mark a regenerated table's cell carries beside the paper's value: the budget rule for NK, the best-K
-    class for K, the Δ factor for Δ (``ours`` then our Δ at the paper's own cell, None where the grid lacks it);
-    no mark for a p-value, which no rule compares."""
-    def missing(v):
-        return v is None or pd.isna(v)
-    if stat == "delta":
-        if missing(paper) or not float(paper):
-            return ""
-        return " †" if missing(ours) else f" {ratio_mark(float(ours) / float(paper))}"
-    if stat == "NK":
-        holds = (missing(ours) and missing(paper)) or (not missing(ours) and not missing(paper)
-                                                        and abs(_step(ours) - _step(paper)) <= 1)
-    elif stat == "K":
-        if missing(ours) or missing(paper):
-            return ""
-        holds = (float(ours) <= FEW_K) == (float(paper) <= FEW_K)
-    else:
-        return ""
-    return " ✓" if holds else " ✗"
 
 
 def cell_text(ours: float, paper: float, ratio: float) -> str:

@@ -26,6 +26,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.engine import DEFAULT
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
+from analysis.paper.marks import MARKS_WORDS, agreement_mark, on_its_side  # noqa: F401 (on_its_side: others read it here)
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.experiment.choices import BOOK
 from analysis.experiment.table1 import table1
@@ -210,15 +211,6 @@ def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which:
     return None if pd.isna(value) else value
 
 
-def on_its_side(value: float, side, digits: int, most: int = 6) -> str:
-    """``value`` with ``digits`` decimals, or with as many more (up to ``most``) as it takes for the printed number
-    to fall on the same side of a threshold as the value itself (``side(x)``: which side ``x`` is on), so that a
-    printed 0.050 never stands for a p counted below 0.05."""
-    while side(round(value, digits)) != side(value) and digits < most:
-        digits += 1
-    return f"{value:.{digits}f}"
-
-
 def _fmt(value, stat: str, digits: int = 3) -> str:
     """A table cell's number: budgets and K whole; a p-value with three decimals like every other number, rounded
     down where rounding would carry a p below 0.05 to 0.050 (0.0497 prints as 0.049), since the table counts it as
@@ -279,8 +271,6 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     """
     if results is None or not np.isclose(results["epsilon"], epsilon).any():
         return None
-    from analysis.paper.effect_sizes import agreement_mark, MARKS_WORDS
-
     at = results[np.isclose(results["epsilon"], epsilon)]
     ours = table1(at)
     cells = at.set_index(["dataset", "sampler", "metric", "NK", "K"])["delta"]
