@@ -245,9 +245,10 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
             above = (part["low"] > alpha).sum()
             parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to {part['share'].max():.3f} "
                          f"({int(part['n_sets'].iloc[0])} test sets; "
-                         + (f"{alpha:g} inside every metric's band" if held else
-                            f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else
-                            f"below {alpha:g} beyond the band on {len(part) - held_by(part, alpha)} of {len(part)} "
-                            "metrics, above it on none: cautious there") + ")")
+                         + (f"on every metric consistent with {alpha:g}, which lies inside its 95 % band" if held else
+                            f"on {above} of {len(part)} metrics too high, {alpha:g} lying below its 95 % band: too "
+                            "many small p" if above else
+                            f"on {len(part) - held_by(part, alpha)} of {len(part)} metrics too low, {alpha:g} lying "
+                            "above its 95 % band, and on none too high: a cautious test") + ")")
     what = "When A is truly better, the power (the share of p < " if power else "The share of p < "
     return f"{what}{alpha:g}{')' if power else ''}, over the metrics: " + "; ".join(parts) + "."
