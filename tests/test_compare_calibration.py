@@ -78,6 +78,11 @@ def test_the_calibration_is_reported_as_measured():
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
+    held = (table["low"] <= 0.05) & (0.05 <= table["high"])
+    for (sampler, test), part in table.groupby(["sampler", "test"]):  # each share's side of 0.05, in words
+        words = ("on every metric consistent with 0.05" if held[part.index].all() else
+                 "too many small p" if (part["low"] > 0.05).any() else "a cautious test")
+        assert words in text.split(f"5 raters under {sampler} ({test})")[1].split(")")[0] + ")", (sampler, test)
     powered = calibration(Scenario(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
                           metrics=["accuracy", "jsd"])
     power = powered[powered["sampler"] == "S1"]["share"]
