@@ -563,3 +563,11 @@ def test_the_answer_in_words_follows_the_sub_claims_and_says_what_is_missing():
     assert missing.answer() == "This build cannot answer the question. No cut dataset ran."
     for finding in (agree, partly, none):  # the same words the box's verdict gives, never another verdict
         assert finding.verdict in finding.markdown() and "cannot answer" not in finding.answer()
+
+
+def test_the_answer_parts_names_that_hold_commas_with_semicolons():
+    rule = verdicts.VerdictRule("one", "q", "h", "s", main=True)
+    two = verdicts.VerdictRule("two", "q", "h", "s")
+    finding = verdicts.Finding("Q", "p", "o", claims=[verdicts.SubClaim(rule, "p", "o", True, "x, S1"),
+                                                      verdicts.SubClaim(two, "p", "o", True, "y, S3")], claim="C")
+    assert finding.answer().endswith("all 2 sub-claims hold (x, S1: one; and y, S3: two).")

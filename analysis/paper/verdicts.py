@@ -198,12 +198,17 @@ class Finding:
         held = [c.shown_name for c in self.claims if c.holds]
         failed = [c.shown_name for c in self.claims if c.holds is False]
 
+        def listed(names):  # names that hold commas of their own ("dices-synthetic, S1: ...") part with semicolons
+            if len(names) < 2 or not any("," in n for n in names):
+                return _names(names)
+            return "; ".join(names[:-1]) + "; and " + names[-1]
+
         def verb(names, one, many):
-            return f"{_names(names)} {one if len(names) == 1 else many}"
+            return f"{listed(names)} {one if len(names) == 1 else many}"
         if self.verdict == AGREES:
             text = (f"Yes. On this build, as the paper says, {claim[:1].lower() + claim[1:]}: "
                     + (f"the one sub-claim, {held[0]}, holds." if len(held) == 1 else
-                       f"all {len(held)} sub-claims hold ({_names(held)})."))
+                       f"all {len(held)} sub-claims hold ({listed(held)})."))
         elif self.verdict == PARTLY:
             text = (f"In part. The claim “{claim}” holds in its main form on this build, but not in every respect "
                     f"the paper states: {verb(held, 'holds', 'hold')}, while {verb(failed, 'does', 'do')} not.")
