@@ -571,3 +571,12 @@ def test_the_answer_parts_names_that_hold_commas_with_semicolons():
     finding = verdicts.Finding("Q", "p", "o", claims=[verdicts.SubClaim(rule, "p", "o", True, "x, S1"),
                                                       verdicts.SubClaim(two, "p", "o", True, "y, S3")], claim="C")
     assert finding.answer().endswith("all 2 sub-claims hold (x, S1: one; and y, S3: two).")
+
+
+def test_the_answer_names_a_sub_claim_that_could_not_be_measured():
+    """A sub-claim not measured (no Toxicity run beside the cut pool) keeps the verdict at "partly agrees" without one
+    that fails: the answer says which could not be measured instead of naming none."""
+    alone = _rq4(APART, APART, with_toxicity=False)
+    assert alone.verdict == findings.PARTLY and not [c for c in alone.claims if c.holds is False]
+    assert alone.answer().endswith("while S2: like Toxicity and S2: Toxicity's curves apart too (the book's reading) "
+                                   "could not be measured.")

@@ -210,8 +210,11 @@ class Finding:
                     + (f"the one sub-claim, {held[0]}, holds." if len(held) == 1 else
                        f"all {len(held)} sub-claims hold ({listed(held)})."))
         elif self.verdict == PARTLY:
+            unmeasured = [c.shown_name for c in self.claims if c.holds is None]
+            short = [f"{verb(failed, 'does', 'do')} not"] if failed else []
+            short += [f"{listed(unmeasured)} could not be measured"] if unmeasured else []
             text = (f"In part. The claim “{claim}” holds in its main form on this build, but not in every respect "
-                    f"the paper states: {verb(held, 'holds', 'hold')}, while {verb(failed, 'does', 'do')} not.")
+                    f"the paper states: {verb(held, 'holds', 'hold')}, while {' and '.join(short)}.")
         else:
             mains = [c.shown_name for c in self.claims if c.main and c.holds is False]
             text = (f"No. On this build the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "
