@@ -117,7 +117,7 @@ def _article_text(page: Path) -> str:
 
 # a count in the plural after 1 ("1 metrics"), not a name such as "the K = 1 cells" or "Analysis 1 items"
 ONE_PLURAL = re.compile(r"(?<!= )(?<!Analysis )(?<!Table )\b1 (metrics|items|raters|ratings|datasets|cells|seeds|"
-                        r"systems|chapters|budgets)\b")
+                        r"systems|chapters|budgets|categories|phenomena|designs|pairs|replicates|comparisons)\b")
 
 
 FORBIDDEN = {"nan": r"\bnan\b", "'no data'": r"'no data'", "Empty DataFrame": r"Empty DataFrame",
@@ -391,7 +391,7 @@ def test_padded_number_check_finds_padding_and_spares_fixed_precision():
 
 
 def test_one_plural_check_spares_names():
-    assert ONE_PLURAL.search("S2: 1 metrics, e.g. Accuracy")
+    assert ONE_PLURAL.search("S2: 1 metrics, e.g. Accuracy") and ONE_PLURAL.search("smaller in 1 categories")
     assert not ONE_PLURAL.search("the paper's K = 1 cells") and not ONE_PLURAL.search("Analysis 1 items")
 
 
