@@ -115,10 +115,25 @@ def _article_text(page: Path) -> str:
     return html_module.unescape(re.sub(r"<[^>]+>", " ", article.group(0) if article else source))
 
 
+# a count in the plural after 1 ("1 metrics"), not a name such as "the K = 1 cells" or "Analysis 1 items"
+ONE_PLURAL = re.compile(r"(?<!= )(?<!Analysis )(?<!Table )\b1 (metrics|items|raters|ratings|datasets|cells|seeds|"
+                        r"systems|chapters|budgets|categories|phenomena|designs|pairs|replicates|comparisons)\b")
+
+
 FORBIDDEN = {"nan": r"\bnan\b", "'no data'": r"'no data'", "Empty DataFrame": r"Empty DataFrame",
              "a traceback": r"Traceback \(most recent call last\)", "<NA>": r"<NA>",
              "a verdict on zero datasets": r"\b0 of (the )?0\b", "a Python object's repr": r"<IPython\.|object at 0x",
-             "the specification's sections, which readers do not have": r"METHOD section"}
+             # documents and files the book does not contain: it cites its own pages
+             "the specification's sections, which readers do not have": r"METHOD section|METHOD\.md|[Tt]he specification",
+             "a file of the repository outside the book": r"\bbenchmarks/|\bARCHITECTURE\.md",
+             "the README, which the book does not contain": r"\b[Tt]he README|\bIts README|README's|see the README",
+             "a path under the dataset cache": r"\$[A-Z_]+/\S+",
+             "a placeholder where a result should be": r"\(not run\b",
+             "a count of 1 with a plural noun": ONE_PLURAL.pattern,
+             "ASCII notation beside the page's own (× and ρ)": r"\d x K = |\brho\b",
+             # the paper's section 4.2 names its averaging ("macro-weighted"); the book overrides it, and says so
+             "a claim that the paper is silent on its averaging": r"paper (does not|doesn't|never) says? (how|whether|"
+                                                                  r"which)[^.]*averag|paper is silent[^.]*averag"}
 
 
 def _prose(page: Path) -> str:
@@ -146,6 +161,32 @@ def test_no_page_shows_nan_empty_tables_tracebacks_or_verdicts_without_data(smal
     real = _article_text(html / "notebooks" / "realdata.html")
     assert "make data" in real and "not in the dataset cache" in real
     assert not re.search(r"\b(agrees|disagrees)\b", real), "a verdict on the real-data page without data"
+    # without data it says so once, and its closing promises no claim
+    assert real.count("nothing to show") == 1 and "Each line below repeats a claim" not in real
+    for page in sorted(html.rglob("*.html")):  # the footer and the sidebars too, outside the article
+        if page.parent.name not in ("_static", "_sources"):
+            assert "By The " not in html_module.unescape(re.sub(r"<[^>]+>", " ", page.read_text())), page.name
+
+
+def test_the_front_page_lists_what_ran_without_its_data_and_the_command_that_fills_it(small_book):
+    """The test build has no dataset cache: the front page names each chapter that ran without its data, linked, with
+    the datasets it lacked, and the one command that fetches them; the speed page's count of chapters is the
+    provenance page's less itself."""
+    html = small_book / "_build" / "html"
+    intro = (html / "book" / "intro.html").read_text()
+    note = re.search(r'<div class="admonition warning"><p class="admonition-title">This build ran without some of its '
+                     r'data</p>(.*?)</div>', intro, re.S)
+    assert note, "the front page does not say that the build ran without data"
+    for name, needs in (("realdata", "lewidi25_csc"), ("compare", "lewidi23_hs_brexit"),
+                        ("testsuite", "dfki_mt_testsuite"), ("rq1", "dices350")):
+        item = re.search(rf'<li><a href="../notebooks/{name}.html">.*?</li>', note.group(1), re.S)
+        assert item and needs in item.group(0), f"the front page's list lacks {name} or {needs}"
+    assert "<code>make data</code>" in note.group(1)
+    speed = _article_text(html / "notebooks" / "speed.html")
+    counted = re.search(r"Executing the other (\d+) chapters? of this build", speed)
+    assert counted and int(counted.group(1)) == len(CHAPTERS) - 1, "the speed page counts the chapters otherwise"
+    compare = _article_text(html / "notebooks" / "compare.html")
+    assert "(not run" not in compare and compare.count("is not in the dataset cache") == 1
 
 
 # a path of the machine that built the book: its checkout, home or caches, or any absolute path under the usual roots
@@ -319,9 +360,6 @@ return Array.from(document.querySelectorAll('article table')).map((table, i) => 
 # a cell that shows a missing value or a leftover file name instead of a value
 BAD_CELL = re.compile(r"^(None|nan|NaN|<NA>|NaT)$|\.part\b")
 DECIMAL = re.compile(r"(?<![\w.])(\d[\d,]*)\.(\d+)(?![\w.])")
-# a count in the plural after 1 ("1 metrics"), not a name such as "the K = 1 cells" or "Analysis 1 items"
-ONE_PLURAL = re.compile(r"(?<!= )(?<!Analysis )(?<!Table )\b1 (metrics|items|raters|ratings|datasets|cells|seeds|"
-                        r"systems|chapters|budgets)\b")
 
 
 def padded_numbers(rows: list[list[str]]) -> list[str]:
@@ -353,7 +391,7 @@ def test_padded_number_check_finds_padding_and_spares_fixed_precision():
 
 
 def test_one_plural_check_spares_names():
-    assert ONE_PLURAL.search("S2: 1 metrics, e.g. Accuracy")
+    assert ONE_PLURAL.search("S2: 1 metrics, e.g. Accuracy") and ONE_PLURAL.search("smaller in 1 categories")
     assert not ONE_PLURAL.search("the paper's K = 1 cells") and not ONE_PLURAL.search("Analysis 1 items")
 
 

@@ -1,6 +1,7 @@
 """The helpers the chapters call: sampler choices, comparisons, banners and provenance records."""
 
 import json
+from pathlib import Path
 from dataclasses import replace
 
 import numpy as np
@@ -13,6 +14,8 @@ from analysis.paper import effect_sizes, tables
 from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
 from analysis.experiment.grid import run
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL = dict(budgets=(100, 400), ks=(1, 4), epsilons=(0.3,), n_samples=30, seed=5, use_cache=False, progress=False)
 
@@ -87,6 +90,37 @@ def test_missing_data_say_what_to_run_and_never_give_a_verdict():
     text = realdata.section_text(None, [], ["a", "b"], "the RQ1 check")
     assert "are not in the dataset cache" in text and "nothing to show" in text
     assert "agrees" not in text and "nan" not in text
+
+
+def test_the_front_pages_gap_list_names_each_chapter_and_section_and_forgets_a_rerun_with_data(monkeypatch, tmp_path):
+    from analysis.book import missing
+
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
+    assert missing.summary(missing.read()) == "Every chapter of this build found the data it needs in the dataset cache."
+    missing.record("realdata", "the RQ1 check on crossed data", ["truthinfer_duck", "lewidi23_armis"])
+    missing.record("realdata", "the large-K check", ["prolific_toxicity_gender"])
+    missing.record("compare", "the comparison of two real models", ["lewidi23_hs_brexit"])
+    missing.record("testsuite", "the whole chapter", [])  # it had its data: no gap
+    text = missing.summary(missing.read(), order=["compare", "realdata"])
+    assert text.index("{ref}`chapter-compare`") < text.index("{ref}`chapter-realdata`")
+    assert "(the RQ1 check on crossed data, without truthinfer_duck, lewidi23_armis; the large-K check" in text
+    assert "4 registered datasets were not in the dataset cache" in text and "`make data`" in text
+    assert "testsuite" not in text and text.count("{ref}") == 2 and "\n" not in text
+    missing.record("realdata", "the large-K check", [])  # the section ran with its data this time
+    assert "large-K" not in missing.summary(missing.read())
+    chapter.record_provenance("realdata", [])  # a chapter's rerun starts from no gap
+    assert [row["chapter"] for row in missing.read()] == ["compare"]
+    assert "1 registered dataset was not" in missing.summary(missing.read())
+
+
+def test_a_stand_in_is_a_gap_only_where_the_papers_file_is_missing(monkeypatch, tmp_path, dices):
+    from analysis.book import missing
+    from analysis.data import datasets
+
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path / "empty"))
+    assert missing.paper_data_missing([dices]) == ["dices350"]
+    monkeypatch.setattr(datasets, "available", lambda name: True)
+    assert missing.paper_data_missing([dices]) == []
 
 
 def test_data_note_and_origin(dices, crossed):
@@ -226,3 +260,17 @@ def test_banners_cut_every_sha256_to_12_digits():
     datasets does not open with screens of hashes."""
     text = "a.csv sha256 " + "0d5e4236" * 8 + ", b.json sha256 " + "ab" * 32 + "; short abc123 stays"
     assert chapter.short_hashes(text) == "a.csv sha256 0d5e42360d5e…, b.json sha256 abababababab…; short abc123 stays"
+
+
+def test_the_front_pages_note_links_each_chapter_by_its_title(monkeypatch, tmp_path):
+    from analysis.book import missing
+
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
+    assert 'class="admonition note"' in missing.Note([])._repr_html_()
+    missing.record("compare", "the two real models", ["lewidi23_hs_brexit"])
+    page = missing.Note(missing.read())._repr_html_()
+    title = next(line[2:] for line in (ROOT / "notebooks" / "compare.md").read_text().splitlines()
+                 if line.startswith("# "))
+    assert f'<a href="../notebooks/compare.html">{title}</a>: the two real models, without lewidi23_hs_brexit' in page
+    assert "<code>make data</code>" in page and 'class="admonition warning"' in page
+    assert repr(missing.Note(missing.read())) == missing.summary(missing.read())

@@ -7,7 +7,7 @@ import pytest
 
 from analysis.tools.compare import compare
 from analysis.tools.compare_calibration import (Scenario, advice, calibration, calibrations, contrast,
-                                               draw_test_set, readable, summary)
+                                               TESTS, draw_test_set, readable, summary)
 from analysis.errors import ParameterError
 
 
@@ -69,13 +69,20 @@ def test_bad_parameters_are_refused():
 def test_the_calibration_is_reported_as_measured():
     table = calibration(Scenario(n_items=20), n_sets=30, n_samples=40, metrics=["accuracy", "jsd"])
     shown = readable({"5 raters": table})
-    assert list(shown.columns) == ["metric", "5 raters, S1 rater-level", "5 raters, S2 percentile"]
-    assert list(shown["metric"]) == ["Accuracy", "JSD"]
+    # one row per design and metric, one column per sampler and test: five columns at most, narrow enough for a page
+    assert list(shown.columns) == ["design", "metric", "S1 rater-level", "S2 percentile"]
+    assert list(shown["metric"]) == ["Accuracy", "JSD"] and set(shown["design"]) == {"5 raters"}
     row = table.iloc[0]
-    assert shown.iloc[0, 1] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    assert shown.loc[0, f"{row['sampler']} {row['test']}"] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    assert len(readable({"a": table, "b": table})) == 4
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
+    held = (table["low"] <= 0.05) & (0.05 <= table["high"])
+    for (sampler, test), part in table.groupby(["sampler", "test"]):  # each share's side of 0.05, in words
+        words = ("on every metric consistent with 0.05" if held[part.index].all() else
+                 "too many small p" if (part["low"] > 0.05).any() else "a cautious test")
+        assert words in text.split(f"5 raters under {sampler} ({test})")[1].split(")")[0] + ")", (sampler, test)
     powered = calibration(Scenario(n_items=20, lean=0.0, lean_b=0.6), n_sets=30, n_samples=40,
                           metrics=["accuracy", "jsd"])
     power = powered[powered["sampler"] == "S1"]["share"]
@@ -83,8 +90,21 @@ def test_the_calibration_is_reported_as_measured():
     assert said.startswith("- **5 raters**: ") and said.count("\n") == 0
     assert f"in {s1.min():.0%} to {s1.max():.0%} of test sets where neither" in said
     assert f"in {power.min():.0%} to {power.max():.0%} where A was better" in said
-    assert ("weak evidence of no difference" in said) == (0.2 <= power.max() < 0.8)
-    assert ("almost never detects" in said) == (power.max() < 0.2)
+    assert ("weak evidence of no difference" in said) == (0.2 <= power.min() and power.max() < 0.8)
+    assert ("almost never detects" in said) == (power.min() < 0.2 <= power.max() or power.max() < 0.2)
+
+
+@pytest.mark.parametrize("powers, words", [((0.0, 0.06), "with so few raters the test almost never detects"),
+                                            ((0.0, 0.7), "on some metrics the test almost never detects"),
+                                            ((0.5, 0.78), "misses a difference of this size in 22% to 50%"),
+                                            ((0.85, 0.95), "fair evidence against a difference")])
+def test_the_advice_reads_the_power_it_was_given(powers, words):
+    """3 raters with a power of 0 to 6 % almost never detect the difference; a range that reaches 70 % on one
+    metric but 0 on another is not 'weak evidence' on every metric; each reading is computed from the numbers."""
+    def table(shares):
+        return pd.DataFrame({"sampler": "S1", "test": TESTS[0], "metric": ["accuracy", "jsd"], "share": shares})
+    said = advice({"d": table([0.04, 0.06])}, {"d": table(list(powers))})
+    assert words in said and f"{powers[0]:.0%} to {powers[1]:.0%} where A was better" in said
 
 
 def test_calibrations_in_workers_are_those_made_one_by_one():

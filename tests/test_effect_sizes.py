@@ -222,3 +222,17 @@ def test_a_ratio_just_outside_the_factor_never_prints_as_the_factor():
     assert effect_sizes.ratio_mark(1.2504) == "×1.2504" and effect_sizes.ratio_mark(1.25) == "✓"
     assert effect_sizes.ratio_mark(0.7999) == "×0.7999" and effect_sizes.ratio_mark(1.4) == "×1.40"
     assert effect_sizes.ratio_mark(1.0) == "✓" and effect_sizes.ratio_mark(0.8) == "✓"
+
+
+def test_a_cell_prints_our_delta_with_the_digits_that_show_its_side_of_the_factor():
+    """0.0713 against the paper's 0.057 is ×1.251, outside ×1.25; printed as 0.071 it would read as ×1.246, inside:
+    the cell prints our Δ with a fourth decimal, and a cell whose three decimals already show the side keeps three."""
+    outside = effect_sizes.cell_text(0.0713, 0.057, 0.0713 / 0.057)
+    ours = float(outside.split(" vs ")[0])
+    assert outside.startswith("0.0713 vs 0.057 ×") and ours / 0.057 > es.FACTOR
+    assert effect_sizes.cell_text(0.080, 0.057, 0.080 / 0.057) == "0.080 vs 0.057 ×1.40"
+    assert effect_sizes.cell_text(0.060, 0.057, 0.060 / 0.057) == "0.060 vs 0.057 ✓"
+    for ours, paper in ((0.0705, 0.0564), (0.0451, 0.0564), (-0.0713, -0.057)):  # at the edges, either sign
+        shown = effect_sizes.cell_text(ours, paper, ours / paper)
+        printed = float(shown.split(" vs ")[0]) / paper
+        assert (1 / es.FACTOR <= printed <= es.FACTOR) == shown.endswith("✓"), shown

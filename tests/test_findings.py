@@ -76,13 +76,17 @@ def test_partly_names_what_holds_and_what_does_not():
     assert "*two*: the paper: p; ours: o; **does not hold**" in box and "{ref}`verdict-rules`" in box
     assert finding.row()["verdict"] == findings.PARTLY and "(does not hold)" in finding.row()["ours"]
     row = finding.row()  # two sub-claims: numbered alike in both columns, so each value finds its claim
-    assert row["ours"].startswith("(1) o (holds") and "; (2) o (does not hold)" in row["ours"]
+    # and our value names what it measures, as the paper's does: "(1) x, S1: one: o", never a bare "(1) o"
+    assert row["ours"].startswith("(1) x, S1: one: o (holds") and "; (2) two: o (does not hold)" in row["ours"]
     assert row["paper"].startswith("(1) ") and "; (2) " in row["paper"]
 
 
 def rules_table() -> pd.DataFrame:
-    """Every rule, one row each, in the order of :data:`analysis.paper.verdicts.RULES` (the methods page's table holds the same text)."""
-    return pd.DataFrame([{"claim": verdicts.CLAIMS[key], "sub-claim": rule.name, "main": "yes" if rule.main else "",
+    """Every rule, one row each, in the order of :data:`analysis.paper.verdicts.RULES` (the methods page's table
+    holds the same text)."""
+    return pd.DataFrame([{"claim": verdicts.CLAIMS[key],
+                          "sub-claim": rule.name + (" (the book's reading)" if rule.reading else ""),
+                          "main": "yes" if rule.main else "",
                           "the paper says": rule.source, "holds when": rule.holds_when, "size tolerance": rule.size}
                          for key, rules in verdicts.RULES.items() for rule in rules])
 
@@ -381,6 +385,24 @@ def test_few_raters_split_curves_is_judged_under_both_samplers_and_beside_toxici
     assert _rq4(TOGETHER, TOGETHER).verdict == findings.DISAGREES
 
 
+def test_rq4_marks_the_comparisons_the_paper_does_not_draw_as_the_books_reading():
+    """The paper says only that the p-values "show a separation in both the datasets"; setting the cut pool and
+    Toxicity against the full pool is the book's reading, and the box, the intro's row and the rules table say so,
+    while "like Toxicity", which the paper does say, is not marked."""
+    found = _rq4(APART, APART)
+    marked = {c.rule.name for c in found.claims if c.rule.reading}
+    assert marked == {"K curves further apart", "Toxicity's curves apart too"}
+    box = found.markdown()
+    assert box.count("(the book's reading)") == 3 and "*S2: like Toxicity* (" not in box.replace("reading)", "")
+    assert "*S2: like Toxicity*:" in box and "its verdict is on that reading" in box
+    assert found.row()["paper"].count("(the book's reading)") == 3
+    table = rules_table().set_index("sub-claim")
+    assert "a separation in both the datasets" in table.loc["K curves further apart (the book's reading)",
+                                                          "the paper says"]
+    assert "like Toxicity" in table.index
+    assert "the book's reading" not in _rq3(curve(3), curve(0.5)).markdown()  # the paper's own words: no mark
+
+
 def test_rq4_compares_the_cut_pool_with_toxicity_on_both_sides():
     unlike = _rq4(APART, APART, tox=TOGETHER)  # Toxicity's curves together, like the full pool's
     assert not claim_of(unlike, "like Toxicity").holds and not claim_of(unlike, "Toxicity's curves apart too").holds
@@ -517,3 +539,54 @@ def test_the_papers_budget_moves_name_every_metric_once_with_its_own_budgets():
                 metric = next(m for m in METRICS if findings.METRIC_LABELS[m] == name)
                 assert (table.loc[metric, "S2"], table.loc[metric, "S3"]) == (before, float(after.replace(",", "")))
     assert sum(len(names.split(", ")) for _, names in re.findall(r"([\d,]+) \(([^)]+)\)", text)) == len(METRICS)
+
+
+def _widest(s3, s2):
+    results = results_for({("t", "S3"): s3, ("t", "S2"): s2})
+    results.loc[(results["sampler"] == "S3") & (results["metric"] == "mae"), "null_sd"] = 0.035  # MAE widest
+    return notes.widest_null_note(results, ("t", "S3"), ("t", "S2"), 0.3)
+
+
+def test_rq3_says_why_the_widest_null_can_leave_the_budget_as_it_was():
+    same = _widest(curve(1), curve(1))  # both first significant at 2,500
+    assert same.startswith("MAE's null widens most under S3 (×1.75 S2's spread)")
+    assert "the same under both, 2,500" in same and "next smaller budget, 1,000, neither reaches it" in same
+    p_s2 = float(same.split("best p is ")[1].split(" ")[0])
+    assert p_s2 == pytest.approx(min(curve(1)(2500, k, "mae") for k in KS), abs=5e-4)
+    moved = _widest(curve(3), curve(0.5))
+    assert "moves from 1,000 under S2 to 10,000 under S3 (×10)" in moved and "yet" not in moved
+    floor = _widest(curve(0.05), curve(0.05))  # significant at 100, the grid's floor
+    assert "is the grid's smallest budget" in floor
+    assert notes.widest_null_note(None, ("t", "S3"), ("t", "S2"), 0.3) == ""
+
+
+def test_the_answer_in_words_follows_the_sub_claims_and_says_what_is_missing():
+    agree, partly, none = _rq4(APART, APART), _rq4(APART, TOGETHER), _rq4(TOGETHER, TOGETHER)
+    assert agree.answer().startswith("Yes. On this build, as the paper says, a pool of a few raters separates")
+    assert "all 4 sub-claims hold" in agree.answer()
+    assert partly.answer().startswith("In part. The claim “A pool of a few raters separates the K curves, as on "
+                                      "Toxicity” holds in its main form")
+    failed = [c.shown_name for c in partly.claims if c.holds is False]
+    assert all(name in partly.answer() for name in failed) and "do not." in partly.answer()
+    assert none.answer().startswith("No. On this build the claim") and "(the book's reading)" in none.answer()
+    missing = findings.few_raters_split_curves(None, None, None, [], 0.3, 5, missing="No cut dataset ran.")
+    assert missing.answer() == "This build cannot answer the question. No cut dataset ran."
+    for finding in (agree, partly, none):  # the same words the box's verdict gives, never another verdict
+        assert finding.verdict in finding.markdown() and "cannot answer" not in finding.answer()
+
+
+def test_the_answer_parts_names_that_hold_commas_with_semicolons():
+    rule = verdicts.VerdictRule("one", "q", "h", "s", main=True)
+    two = verdicts.VerdictRule("two", "q", "h", "s")
+    finding = verdicts.Finding("Q", "p", "o", claims=[verdicts.SubClaim(rule, "p", "o", True, "x, S1"),
+                                                      verdicts.SubClaim(two, "p", "o", True, "y, S3")], claim="C")
+    assert finding.answer().endswith("all 2 sub-claims hold (x, S1: one; and y, S3: two).")
+
+
+def test_the_answer_names_a_sub_claim_that_could_not_be_measured():
+    """A sub-claim not measured (no Toxicity run beside the cut pool) keeps the verdict at "partly agrees" without one
+    that fails: the answer says which could not be measured instead of naming none."""
+    alone = _rq4(APART, APART, with_toxicity=False)
+    assert alone.verdict == findings.PARTLY and not [c for c in alone.claims if c.holds is False]
+    assert alone.answer().endswith("while S2: like Toxicity and S2: Toxicity's curves apart too (the book's reading) "
+                                   "could not be measured.")

@@ -11,6 +11,7 @@ import pytest
 
 from analysis.data import datasets
 from analysis.engine import metrics
+from analysis.engine.metrics import METRIC_LABELS
 from analysis.experiment import grid
 from analysis.paper import identities
 from analysis.data.annotations import from_table
@@ -98,6 +99,23 @@ def test_appendix_epsilon_recovers_the_epsilon_a_table_was_made_with(appendix):
     assert found.answer == appendix
     assert (found.evidence["closest"] == appendix).all()
     assert found.fits.set_index("epsilon").loc[appendix, "cells closest"] == 3
+
+
+def test_the_epsilon_sentence_gives_the_ranges_it_computed_with_the_cells_at_their_ends():
+    rows = [(("X", "S2", m, 1000, 5, 0.01, round(f(0.3), 3)), ("X", "S2", m, 2500, 5, 0.02, round(f(0.2), 3)))
+            for m, f in LAWS.items()]
+    table = pd.concat([cells(*[t for t, _ in rows]), cells(*[a for _, a in rows], table="appendix")])
+    found = identities.appendix_epsilon(engine_like(identities.appendix_pairs(table), LAWS), table)
+    text = identities.epsilon_sentence(found)
+    paper = found.evidence.set_index("metric")["paper_ratio"]
+    ours = found.evidence.set_index("metric")["ours at 0.2"]
+    assert text.startswith("ε = 0.2 is the closest candidate in 3 of 3 pairs")
+    assert (f"from {paper.min():.2f} (X S2 {METRIC_LABELS[paper.idxmin()]}) to {paper.max():.2f} "
+            f"(X S2 {METRIC_LABELS[paper.idxmax()]}) in the paper's pairs") in text
+    assert f"Δ(0.3) / Δ(0.2), from {ours.min():.2f}" in text and f"to {ours.max():.2f}" in text
+    assert paper.min() < paper.max()  # the ranges are ranges, not one number
+    assert identities.epsilon_sentence(identities.Inference("q", None, pd.DataFrame(), "")) == \
+        "no pair of cells could be read"
 
 
 def test_appendix_pairs_need_the_same_k_unless_told_otherwise():

@@ -121,3 +121,25 @@ def test_ratio_figure_draws_each_alternative_at_every_cell_with_a_ratio():
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["DICES S1", "Toxicity S2"]
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert {"0.5", "1", "2"} <= set(labels), labels  # a log axis over less than a decade is labelled, not 10⁰ alone
+
+
+def test_the_all_metrics_figures_have_a_caption_that_names_the_run_and_the_ks():
+    from analysis.book import plots as book_plots
+    from conftest import falling, grid_results
+
+    results = grid_results({("x", "S2"): falling()}, (100, 1000), (1, 5, 20))
+    caption = book_plots.all_metrics_caption(results, 0.3, ("x", "S2"))
+    assert caption.startswith("*x, S2 at ε = 0.3: p-value against budget for every K of the grid (1 to 20")
+    assert caption.endswith(".*") and "dashed line p = 0.05" in caption
+
+
+def test_a_figure_caption_explains_hollow_markers_only_where_a_design_is_beyond_the_data():
+    from analysis.paper import tables
+    from conftest import falling, grid_results
+
+    results = grid_results({("x", "S2"): falling()}, (100, 1000), (1, 5, 20))
+    results["beyond_data"] = False
+    assert "Hollow" not in tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1")
+    results.loc[results["K"] == 20, "beyond_data"] = True
+    assert "Hollow markers are designs beyond the data" in tables.figure_caption(results, [("x", "S2")], "DICES",
+                                                                                "Figure 1")

@@ -322,6 +322,10 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     text = plan_report.summary(result)
     assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
     assert "within the pilot's items and raters" in text
+    # the page's notation, one sign for each thing: ×, never x, between N and K; ρ, never rho
+    assert " x K" not in text and "rho" not in text and "rater share ρ" in text
+    best = result.pilot.iloc[0]
+    assert f"reaches is {best['best_power']:.2f} ({int(best['best_N']):,} × {int(best['best_K'])})" in text
     cell = plan_report.readable(result)["cheapest N × K"].iloc[0]
     assert f", R = {r} (extrapolated: R = {r} > the pilot's 6)" in cell
     assert "best power with the pilot's 6 raters" in plan_report.readable(result).columns

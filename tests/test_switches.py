@@ -94,3 +94,30 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     assert inspect.signature(power.plan).parameters["perturbation"].default == PLAN.perturbation == "dirichlet"
     assert power.Planner.__dataclass_fields__["perturbation"].default == PLAN.perturbation
     assert COMPARE.smoothing == PLAN.smoothing == BOOK.smoothing and COMPARE.metrics == PLAN.metrics == METRICS
+
+
+def test_the_methods_pages_switch_table_gives_the_books_setting_and_only_values_that_exist():
+    """The methods page lists each switch with the book's setting first (read from BOOK here, so the page cannot
+    name another) and then values a chapter accepts."""
+    from dataclasses import fields
+    from pathlib import Path
+
+    from analysis.engine.metrics import AVERAGINGS
+    from analysis.engine.rule import PERTURBATIONS
+    from analysis.experiment.choices import DICES_LABELS, GRANULARITIES, STAND_IN_VERSIONS
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "methods.md").read_text()
+    rows = {cells[0].strip("` ").split("`")[0]: cells[1:] for cells in
+            ([c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+             if line.startswith("| `"))}
+    allowed = {"averaging": AVERAGINGS, "perturbation": PERTURBATIONS, "granularity": GRANULARITIES,
+               "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS)}
+    for switch in (f.name for f in fields(Choices)):
+        setting, others = rows[switch]
+        shown = setting.split("`")[1]
+        assert (float(shown) == BOOK.smoothing) if switch == "smoothing" else shown == getattr(BOOK, switch), switch
+        if switch in allowed:
+            named = others.split("`")[1::2]
+            assert named and set(named) <= set(allowed[switch]) - {getattr(BOOK, switch)}, (switch, others)
+    rq2 = (Path(__file__).resolve().parents[1] / "notebooks" / "rq2.md").read_text()
+    assert f"\nappendix_epsilon = {rows['appendix_epsilon'][0].strip('`')} " in rq2  # RQ2's own default

@@ -5,11 +5,13 @@ import pandas as pd
 import pytest
 
 from analysis.engine import metrics
+from analysis.paper import effect_sizes as es
 from analysis.paper import tables
 from analysis.__main__ import main
 from analysis.engine.metrics import METRICS
 from analysis.experiment.table1 import table1, table1_text
-from conftest import falling, grid_results as results_for
+from conftest import falling, grid_results
+from conftest import grid_results as results_for
 
 
 def test_registry_declares_each_metric_once_with_the_papers_eight_first():
@@ -43,8 +45,33 @@ def test_a_stand_in_gets_the_papers_values_in_brackets():
     results = results_for({("dices-synthetic", "S2"): falling()}, imitates={"dices-synthetic": "DICES"})
     table = tables.compare_with_paper(results, 0.3)
     nk = table.frame[table.frame["statistic"] == "NK"].iloc[0]
-    assert nk["Accuracy"].endswith("(5000)") and nk["Precision"].endswith("(50000)")
+    assert nk["Accuracy"].endswith("(5000) ✓") and nk["Precision"].endswith("(50000) ✗")  # one grid step, or more
     assert "both at ε = 0.3" in table.caption
+
+
+def test_the_regenerated_table_marks_agreement_by_the_rules_of_the_delta_tables_and_reads_delta_at_like_cells():
+    # a grid that holds some of the paper's DICES S2 cells (MAE's 1,000 x 40, F1's 2,500 x 40) and lacks others
+    results = grid_results({("dices-synthetic", "S2"): falling()}, (100, 1000, 2500), (1, 40),
+                           imitates={"dices-synthetic": "DICES"})
+    results["delta"] = 0.05 + results["NK"] / 1e5  # Δ differs from cell to cell, so a cell read elsewhere shows
+    paper = tables.paper_table().set_index(["dataset", "sampler", "metric"])
+    table = tables.compare_with_paper(results, 0.3).frame.set_index("statistic")
+    seen = set()
+    for metric, label in (("accuracy", "Accuracy"), ("precision", "Precision"), ("mae", "MAE"), ("f1", "F1-Score")):
+        theirs = paper.loc[("DICES", "S2", metric)]
+        delta = table.loc["Δ", label]
+        like = results.query("metric == @metric and NK == @theirs.NK and K == @theirs.K")["delta"]
+        seen.add(bool(len(like)))
+        if len(like):  # our grid has the paper's cell: our Δ read there, marked by the factor of the Δ tables
+            assert delta.startswith(f"{like.mean():.3f} ({theirs['delta']:.3f}) ")
+            assert delta.endswith(es.ratio_mark(like.mean() / theirs["delta"]))
+        else:  # it does not: our own cell's Δ, marked as not comparable
+            assert delta.endswith(" †")
+        k_mark = table.loc["K", label].split()[-1]
+        ours_k = float(table.loc["K", label].split()[0])
+        assert k_mark == ("✓" if (ours_k <= 10) == (theirs["K"] <= 10) else "✗")
+        assert not {"✓", "✗", "†"} & set(table.loc["p-value", label])  # no rule compares p-values
+    assert seen == {True, False}
 
 
 def test_another_epsilon_is_labelled_beside_the_papers():
@@ -117,6 +144,7 @@ def test_table1_on_the_command_line_notes_designs_beyond_the_data(tmp_path, caps
 
 def test_a_p_value_just_below_alpha_never_prints_as_alpha():
     """Table 1 counts p < 0.05 as significant; a p of 0.0497 printed as 0.050 would contradict the count."""
-    assert tables._fmt(0.0497, "p_value") == "0.0497" and tables._fmt(0.04996, "p_value") == "0.04996"
+    # three decimals like every other number, rounded down across 0.05 (never 0.050 for a p counted below it)
+    assert tables._fmt(0.0497, "p_value") == "0.049" and tables._fmt(0.04996, "p_value") == "0.049"
     assert tables._fmt(0.05, "p_value") == "0.050" and tables._fmt(0.0503, "p_value") == "0.050"
     assert tables._fmt(0.029, "p_value") == "0.029" and tables._fmt(0.0497, "delta") == "0.050"

@@ -162,6 +162,9 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
 
 def record_provenance(chapter: str, data: list[AnnotationDataset], **parameters) -> Path | None:
     """Write the chapter's data summaries and parameters to ``$BOOK_BUILD_DIR/provenance/<chapter>.json``."""
+    from analysis.book import missing as gaps
+
+    gaps.clear(chapter)  # a chapter's first record: the gaps of an earlier run of it are gone
     build = os.environ.get(BUILD_ENV)
     if not build:
         return None
@@ -248,6 +251,9 @@ class Setup:
         record_provenance(self.chapter, self.data, budgets=p["budgets"], ks=p["ks"], epsilons=self.grid_epsilons,
                           n_samples=p["n_samples"], seed=p["seed"],
                           **{k: getattr(self.choices, k) for k in SWITCH_NAMES}, **extra)
+        from analysis.book import missing as gaps
+
+        gaps.record(self.chapter, gaps.WHOLE, gaps.paper_data_missing(self.data))
 
     def banner(self) -> Banner:
         p = self.params
@@ -321,7 +327,7 @@ def missing_sentence(missing: list[str], consequence: str = "this section has no
     """One sentence: which datasets are missing from the cache, what that means, and how to get them."""
     names = ", ".join(f"`{m}`" for m in missing)
     one = len(missing) == 1
-    return (f"{names} {'is' if one else 'are'} not in the dataset cache (`${datasets.DATA_ENV}`), so {consequence}; "
+    return (f"{names} {'is' if one else 'are'} not in the dataset cache, so {consequence}; "
             f"run `make data` to download and verify {'it' if one else 'them'}.")
 
 

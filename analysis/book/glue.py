@@ -22,7 +22,7 @@ def glue_text(**values) -> None:
 
 def finding(result, key: str, title: str = "Finding") -> None:
     """Glue a :class:`~analysis.paper.verdicts.Finding`: the box as ``<key>`` (Markdown), the verdict as
-    ``<key>_verdict``, the answer as ``<key>_ours``, and the intro's row as plain text: ``<key>_row_claim``,
+    ``<key>_verdict``, our numbers as ``<key>_ours``, the answer in words as ``<key>_answer``, and the intro's row as plain text: ``<key>_row_claim``,
     ``_row_paper``, ``_row_ours``, ``_row_verdict``."""
     from IPython.display import Markdown
     from myst_nb import glue
@@ -30,5 +30,6 @@ def finding(result, key: str, title: str = "Finding") -> None:
     glue(key, Markdown(result.markdown(title)), display=False)
     glue(f"{key}_verdict", Markdown(result.verdict_phrase()), display=False)
     glue(f"{key}_ours", Markdown(result.ours), display=False)
+    glue(f"{key}_answer", Markdown(result.answer()), display=False)
     for column, text in result.row().items():
         glue(f"{key}_row_{column}", PlainText(text), display=False)

@@ -134,7 +134,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
         fig.legend(handles=handles, loc="outside lower center", ncol=_ncol(len(handles)), frameon=False)
         beyond = "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
         fig.suptitle((title or f"p-value against budget, ε = {epsilon:g}")
-                     + ("; hollow: beyond the data" if beyond else ""))
+                     + ("; hollow markers: K above the raters an item has" if beyond else ""))
     return fig
 
 
@@ -309,10 +309,21 @@ def show_all_metrics(results: pd.DataFrame, epsilon: float) -> None:
     """Display :func:`all_metrics_curves` for every run (for a cell whose output is collapsed)."""
     from IPython.display import display
 
+    from IPython.display import Markdown
+
     for run in tables.runs(results):
         figure = all_metrics_curves(results, epsilon, run)
         display(figure)
         plt.close(figure)
+        display(Markdown(all_metrics_caption(results, epsilon, run)))
+
+
+def all_metrics_caption(results: pd.DataFrame, epsilon: float, run) -> str:
+    """The caption under one of :func:`show_all_metrics`'s figures: what it draws, its axes and its colours."""
+    ks = sorted(int(k) for k in tables.select(results, run, epsilon)["K"].unique())
+    return (f"*{tables.run_label(*tables.as_run(run))} at ε = {epsilon:g}: p-value against budget for every K of the "
+            f"grid ({ks[0]} to {ks[-1]}, purple to yellow), one panel per metric, panel (a) Accuracy; log p-axis, dashed "
+            f"line p = {ALPHA}, p-values below {P_FLOOR:g} drawn at {P_FLOOR:g}.*")
 
 
 def show(figure: plt.Figure | None) -> None:

@@ -40,14 +40,28 @@ def sparse_intro(data: list[AnnotationDataset], budgets, ks) -> str:
             "than the sections above: S4 reads every response) and judges the paper's RQ1 claim by the same rules.")
 
 
+def banner(book: Setup):
+    """The chapter's banner: what it ran on, or, with none of its datasets in the cache, one sentence saying that
+    it has nothing to show and how to fetch them."""
+    from analysis.book.chapter import Banner
+
+    return book.banner() if book.data else Banner("No data in the cache", [
+        "This chapter's datasets are not in the dataset cache, so it has nothing to show on this build: run "
+        "`make data` to fetch them."], "important")
+
+
 def load_groups(groups: dict[str, list[str]]) -> dict[str, tuple[list[AnnotationDataset], list[str]]]:
     """For each named group of registered datasets: those in the cache, and the names of those that are not."""
     return {group: load_available(names) for group, names in groups.items()}
 
 
-def section_text(finding, data: list, missing: list[str], what: str, figure: str = "") -> str:
+def section_text(finding, data: list, missing: list[str], what: str, figure: str = "",
+                 chapter_has_data: bool = True) -> str:
     """A real-data section's opening, as Markdown: the finding box when the data allowed a check; otherwise one
-    sentence saying what is missing and how to get it (and never a verdict)."""
+    sentence saying what is missing and how to get it (and never a verdict); nothing where the whole chapter ran
+    without data (its opening note says so once, in one sentence)."""
+    if not data and not chapter_has_data:
+        return ""
     parts = []
     if missing:
         parts.append(missing_sentence(missing, f"{what} has nothing to show" if not data
@@ -104,12 +118,26 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
                    "smallest significant budgets on the chapter's whole grid, the ones an analysis that treats an "
                    "item's raters as new people would report."),
     }
-    glue_text(**{f"real_{g}": section_text(finding, groups[g][0], groups[g][1], what, figure)
+    from analysis.book import missing as gaps
+
+    for g, (_, what, _) in sections.items():
+        gaps.record(book.chapter, what, groups[g][1])
+    glue_text(**{f"real_{g}": section_text(finding, groups[g][0], groups[g][1], what, figure, bool(book.data))
                  for g, (finding, what, figure) in sections.items()},
-              real_summary=findings.summary([("RQ1, crossed sets", crossed), ("RQ3, batched set", batched),
-                                             ("RQ1, batched set", batched_raters), ("RQ2, many raters", large),
-                                             ("RQ1, sparse sets (S4)", sparse)]))
+              real_summary=closing(book.data, [("RQ1, crossed sets", crossed), ("RQ3, batched set", batched),
+                                               ("RQ1, batched set", batched_raters), ("RQ2, many raters", large),
+                                               ("RQ1, sparse sets (S4)", sparse)]))
     return results, pairs, {g: found[0] if found else None for g, found in pairs.items()}
+
+
+def closing(data: list, checks) -> str:
+    """The chapter's closing list of the claims checked, as Markdown; one sentence where the chapter ran without any
+    of its datasets, which promises nothing."""
+    from analysis.paper import findings
+
+    if not data:
+        return "With none of its datasets in the cache, this build checks no claim on real data."
+    return f"On this build:\n\n{findings.summary(checks)}"
 
 
 def _source(url: str | None) -> str:

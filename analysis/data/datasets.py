@@ -363,7 +363,7 @@ def _build_wmt(folder: Path, derived: str) -> str:
     return parsers.build_wmt_items(items, source, hypotheses, campaign, pair)
 
 
-#: The datasets whose files are built from upstream downloads: name -> the function that builds them.
+#: The datasets whose files are built from upstream downloads, each name with the function that builds them.
 BUILDERS: dict[str, Callable[[Path, str], str]] = {"wmt_dfki_testsuite_outputs": _build_wmt}
 
 

@@ -29,7 +29,7 @@ from analysis.engine.indices import ix
 from analysis.errors import ParameterError
 
 SMOOTHING = 1e-12  # VET's additive smoothing of counts before KL and JSD (the methods page)
-#: The KL and JSD smoothing constants on offer: 1e-12 (the reference) and 1e-9 (what the paper's numbers point to).
+#: The KL and JSD smoothing constants on offer, 1e-12 (the reference) and 1e-9 (what the paper's numbers point to).
 SMOOTHINGS = (1e-12, 1e-9)
 FIXED = 2.0**32  # divergence terms are counted in units of 2**-32, so that their sums are exact integers
 LN2 = math.log(2.0)

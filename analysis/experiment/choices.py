@@ -74,7 +74,7 @@ class Choices:
                 + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
 
 
-#: The one set of defaults, declared once: the book's choices (macro averaging, s = 1e-9, the one-label noise law,
+#: The one set of defaults, declared once, the book's choices (macro averaging, s = 1e-9, the one-label noise law,
 #: the binary stand-ins), which the why-chapter infers from the paper's own cells. The chapters, ``grid.run`` and
 #: ``python -m analysis run`` default to it; a chapter's parameters, a function's arguments or the command line's
 #: flags override any one of them by name.

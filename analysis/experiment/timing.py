@@ -18,6 +18,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.experiment.grid import Cell, simulate_cell
 from analysis.engine import Simulator
 from analysis.experiment.choices import BOOK, Choices
+from analysis.wording import counted
 
 # VET (Homan-Lab/vet, branch dpk-dev, commit 875552dd): N = 100, K = 10, C = 3, 1000 + 1000 trials, one idle core,
 # seconds for ONE metric each, measured once by this project's maintainers when the engine was planned (issue 11);
@@ -96,7 +97,9 @@ def build_time(runs: pd.DataFrame) -> str:
         return "No other chapter of this build has been executed yet, so there is no total to give."
     slowest = timed.loc[timed["seconds"].idxmax()]
     total = timed["seconds"].sum()
-    text = f"Executing the {len(timed)} chapters of this build took {_duration(total)} in all on this machine"
+    # this page runs after the others, alone, so it counts them without itself: "the other 9", never "the 9"
+    text = (f"Executing the other {counted(len(timed), 'chapter')} of this build (all but this page, which runs "
+            f"after them) took {_duration(total)} in all on this machine")
     span = _span(timed)
     if span is not None and span < SIDE_BY_SIDE * total:
         text += f"; they ran side by side, {_duration(span)} from the first start to the last end"

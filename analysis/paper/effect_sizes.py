@@ -23,13 +23,13 @@ import pandas as pd
 from analysis.data import datasets
 from analysis.experiment import grid
 from analysis.paper import tables
+from analysis.paper.marks import FACTOR, FEW_K, budget_step as _step, ratio_mark  # noqa: F401 (used here and by others)
 from analysis.errors import ParameterError
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged
 from analysis.experiment.choices import BOOK
 
 
-FACTOR = 1.25  # a cell agrees when ours / paper's lies in [1 / FACTOR, FACTOR]
 TABLES = ("table1", "appendix")
 TABLE_NAMES = {"table1": "Table 1", "appendix": "the appendix"}  # the tables as a reader names them in a sentence
 # the paper's dataset names -> their registry names (the stand-in is chosen by datasets.paper_or_stand_in)
@@ -225,17 +225,12 @@ def measure(which: Iterable[str] = TABLES, appendix_epsilon: float | None = None
 
 # ------------------------------------------------------------------------------------------ best K and budget
 
-FEW_K = 10  # the best-K classes: K <= FEW_K against K > FEW_K (the paper's grid has no K between 10 and 20)
 RULES = {"k_class": "best-K class", "budget": "budget within one step"}
 
 
 def paper_dataset(name: str) -> str | None:
     """The paper dataset a dataset is or imitates, stand-ins of every version and variant included."""
     return tables.imitates(name)
-
-
-def _step(budget) -> int | None:
-    return None if budget is None or pd.isna(budget) else int(np.searchsorted(grid.PAPER_BUDGETS, int(budget)))
 
 
 def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, which: str = "table1") -> pd.DataFrame:
@@ -262,12 +257,17 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
                                        "smaller", "comparable"])
 
 
-def ratio_mark(ratio: float) -> str:
-    """✓ for a ratio within the factor, else the ratio with the digits that show it lies outside (×1.2504, not
-    ×1.25)."""
+def cell_text(ours: float, paper: float, ratio: float) -> str:
+    """``ours vs paper mark``: the paper's Δ as it prints it (three decimals), ours with as many more decimals as it
+    takes for the printed numbers' ratio to fall on the same side of the factor as the ratio itself, so that
+    "0.0713 vs 0.057 ×1.251" shows a departure that "0.071 vs 0.057" (×1.246) would hide."""
     def within(r):
         return 1 / FACTOR <= r <= FACTOR
-    return "✓" if within(ratio) else f"×{tables.on_its_side(ratio, within, 2)}"
+    digits = 3
+    if paper and ratio == ratio:
+        while digits < 6 and within(round(ours, digits) / paper) != within(ratio):
+            digits += 1
+    return f"{ours:.{digits}f} vs {paper:.3f} {ratio_mark(ratio)}"
 
 
 def cells_table(effects: pd.DataFrame, which: str = "table1") -> tables.Table:
@@ -277,7 +277,7 @@ def cells_table(effects: pd.DataFrame, which: str = "table1") -> tables.Table:
     cells = chosen.groupby(["dataset", "sampler", "metric"], sort=False).agg(
         ours=("delta", "median"), paper=("paper_delta", "first"), ratio=("ratio", "median"),
         NK=("NK", "first"), K=("K", "first")).reset_index()
-    cells["cell"] = [f"{r.ours:.3f} vs {r.paper:.3f} {ratio_mark(r.ratio)}" for r in cells.itertuples()]
+    cells["cell"] = [cell_text(r.ours, r.paper, r.ratio) for r in cells.itertuples()]
     wide = cells.assign(run=cells["dataset"] + " " + cells["sampler"]).pivot(index="run", columns="metric",
                                                                             values="cell")
     wide = wide[[m for m in METRICS if m in wide.columns]].rename(columns=METRIC_LABELS)

@@ -391,7 +391,8 @@ def batches_raise_budget(results: pd.DataFrame | None, modelled, independent, ep
                        found[LARGER] == found["compared"], paper_subject=paper_subject)]
     size = _budget_size_claim(size_rule, results, modelled, independent, epsilon)
     claims += [size] if size is not None else []
-    claims.append(SubClaim(null, "wider (no number)", f"{_x(wider)}" if len(spread) else "not measured",
+    claims.append(SubClaim(null, "wider (no number)", f"null sd {_x(wider)} {tables.as_run(independent)[1]}'s "
+                           "(median over cells and metrics)" if len(spread) else "not measured",
                            wider > 1 if len(spread) else None, paper_subject=paper_subject))
     ratio_list = list(found["ratios"].values())
     ours = (f"At ε = {epsilon:g}, {_label(modelled)}'s smallest significant budget is {contrast_text(found)} "
@@ -434,8 +435,9 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     for sampler in samplers:
         spread = {name: tables.curve_spread(results, (name, sampler), epsilon) for name in (full, cut)}
         measured = not any(np.isnan(v) for v in spread.values())
-        claims.append(SubClaim(further, "further apart (Figure 3)",
-                               f"{spread[full]:.3f} → {spread[cut]:.3f}" if measured else "not measured",
+        claims.append(SubClaim(further, "“a separation” (Figure 3; no full-pool curves)",
+                               f"median range of p across K {spread[full]:.3f} with all raters → "
+                               f"{spread[cut]:.3f} with {n_raters}" if measured else "not measured",
                                spread[cut] > spread[full] if measured else None, sampler, f"DICES-5, {sampler}"))
         if measured:
             numbers[sampler] = spread
@@ -447,11 +449,11 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     tox = tables.curve_spread(results, (toxicity, "S2"), epsilon) if toxicity else float("nan")
     s2 = numbers.get("S2")
     measured = s2 is not None and not np.isnan(tox)
-    claims.append(SubClaim(like, "alike (Figure 3)", f"{s2[cut]:.3f} against {tox:.3f} (Toxicity) and "
+    claims.append(SubClaim(like, "“behave similarly” (Figure 3)", f"{s2[cut]:.3f} against {tox:.3f} (Toxicity) and "
                            f"{s2[full]:.3f} (all raters)" if measured else "not measured",
                            abs(s2[cut] - tox) < abs(s2[cut] - s2[full]) if measured else None, "S2",
                            "DICES-5 and Toxicity, S2"))
-    claims.append(SubClaim(apart, "apart (Figure 3)", f"{tox:.3f} against {s2[full]:.3f}" if measured
+    claims.append(SubClaim(apart, "“a separation” (Figure 3; no full-pool curves)", f"{tox:.3f} against {s2[full]:.3f}" if measured
                            else "not measured", tox > s2[full] if measured else None, "S2",
                            "Toxicity and DICES, S2"))
     if measured:

@@ -196,6 +196,27 @@ def appendix_epsilon(ours: pd.DataFrame, table: pd.DataFrame | None = None,
                      pairs, "\n".join(lines), fits)
 
 
+def epsilon_sentence(found: Inference) -> str:
+    """What :func:`appendix_epsilon` found, as one clause for the differences page: the closest candidate and in how
+    many pairs, and the range of Table 1's Δ over the appendix's in the paper's pairs and in ours at that ε, each
+    end named by its cell, computed here so that no page prints the ranges from its own prose."""
+    if found.answer is None:
+        return "no pair of cells could be read"
+    closest = found.fits.set_index("epsilon")["cells closest"]
+    pairs = found.evidence
+    column = f"ours at {found.answer:g}"
+
+    def ends(values: pd.Series) -> str:
+        values = values.dropna()
+        low, high = (pairs.loc[values.idxmin()], values.min()), (pairs.loc[values.idxmax()], values.max())
+        return " to ".join(f"{v:.2f} ({p['dataset']} {p['sampler']} {METRIC_LABELS[p['metric']]})"
+                           for p, v in (low, high))
+    return (f"ε = {found.answer:g} is the closest candidate in {closest[found.answer]} of {int(closest.sum())} "
+            f"pairs of cells; the ratio of Table 1's Δ to the appendix's runs from {ends(pairs['paper_ratio'])} in "
+            f"the paper's pairs, and ours, Δ({tables.PAPER_EPSILON:g}) / Δ({found.answer:g}), from "
+            f"{ends(pairs[column])}")
+
+
 # --------------------------------------------------------------------------------------------- averaging
 
 IDENTITIES = {"recall": ("weighted", "weighted recall"), "f1": ("micro", "micro F1")}

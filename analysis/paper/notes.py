@@ -106,3 +106,42 @@ def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float
                 if tables.imitated(results, d) is not None)
     return (f"In this build, {len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a "
             f"factor of {factor:g} or more in budget or best K, or reach significance on one side only.")
+
+
+def widest_null_note(results: pd.DataFrame | None, first, second, epsilon: float) -> str:
+    """Why the metric whose null widens most under ``first`` (S3) need not need the larger budget, as Markdown from
+    the run's own numbers: its spread ratio, its smallest significant budgets under both runs and, where they are
+    equal, its best p at that budget and at the grid's next smaller one under each ("" without a comparison)."""
+    if results is None or first is None or second is None:
+        return ""
+    spread = tables.null_spread_ratio(results, first, second, epsilon).dropna()
+    budgets = tables.smallest_budgets(results, first, second, epsilon).set_index("metric")
+    if spread.empty:
+        return ""
+    metric = spread.idxmax()
+    name, a, b = METRIC_LABELS[metric], tables.as_run(first)[1], tables.as_run(second)[1]
+    opening = f"{name}'s null widens most under {a} (×{spread[metric]:.2f} {b}'s spread)"
+    if metric not in budgets.index or pd.isna(budgets.loc[metric, "NK_first"]) or pd.isna(
+            budgets.loc[metric, "NK_second"]):
+        return f"{opening}, and it does not reach p < 0.05 under both samplers, so no budget ratio is read for it."
+    nk_a, nk_b = float(budgets.loc[metric, "NK_first"]), float(budgets.loc[metric, "NK_second"])
+    if nk_a != nk_b:
+        return (f"{opening}, and its smallest significant budget moves from {nk_b:,.0f} under {b} to {nk_a:,.0f} "
+                f"under {a} (×{nk_a / nk_b:.3g}).")
+    grid = sorted(tables.select(results, first, epsilon)["NK"].unique())
+
+    def best_p(run, nk):
+        cells = tables.select(results, run, epsilon)
+        return float(cells[(cells["metric"] == metric) & (cells["NK"] == nk)]["p_value"].min())
+    text = (f"{opening}, yet its smallest significant budget is the same under both, {nk_a:,.0f}: there its best p "
+            f"is {tables.on_its_side(best_p(second, nk_a), lambda x: x < tables.ALPHA, 3)} under {b} and "
+            f"{tables.on_its_side(best_p(first, nk_a), lambda x: x < tables.ALPHA, 3)} under {a}, so the wider null "
+            "raises the p without carrying it past 0.05")
+    below = [nk for nk in grid if nk < nk_a]
+    if not below:
+        return text + (f"; and {nk_a:,.0f} is the grid's smallest budget, so the grid cannot show whether {a} would "
+                       "need more below it.")
+    lower = below[-1]
+    return text + (f"; at the grid's next smaller budget, {lower:,.0f}, neither reaches it (best p "
+                   f"{best_p(second, lower):.3f} and {best_p(first, lower):.3f}). A budget moves only in the grid's "
+                   "steps, and a wider null moves it only where it carries a p across 0.05 at one of them.")

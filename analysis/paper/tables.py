@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 from importlib.resources import files
 
@@ -24,6 +25,7 @@ from analysis.data import datasets
 from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
+from analysis.paper.marks import MARKS_WORDS, agreement_mark, on_its_side  # noqa: F401 (on_its_side: others read it here)
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.experiment.choices import BOOK, REFERENCE
 from analysis.experiment.table1 import table1
@@ -208,23 +210,17 @@ def paper_value(paper_dataset: str, sampler: str, metric: str, stat: str, which:
     return None if pd.isna(value) else value
 
 
-def on_its_side(value: float, side, digits: int, most: int = 6) -> str:
-    """``value`` with ``digits`` decimals, or with as many more (up to ``most``) as it takes for the printed number
-    to fall on the same side of a threshold as the value itself (``side(x)``: which side ``x`` is on), so that a
-    printed 0.050 never stands for a p counted below 0.05."""
-    while side(round(value, digits)) != side(value) and digits < most:
-        digits += 1
-    return f"{value:.{digits}f}"
-
-
 def _fmt(value, stat: str, digits: int = 3) -> str:
-    """A table cell's number: budgets and K whole; a p-value with the digits that show which side of 0.05 it is on
-    (0.0497, not 0.050), since the table counts it as significant or not."""
+    """A table cell's number: budgets and K whole; a p-value with three decimals like every other number, rounded
+    down where rounding would carry a p below 0.05 to 0.050 (0.0497 prints as 0.049), since the table counts it as
+    significant."""
     if value is None or pd.isna(value):
         return "–"
     if stat in ("NK", "K"):
         return str(int(value))
-    return on_its_side(value, lambda x: x < ALPHA, digits) if stat == "p_value" else f"{value:.{digits}f}"
+    if stat == "p_value" and value < ALPHA <= round(value, digits):
+        return f"{math.floor(value * 10 ** digits) / 10 ** digits:.{digits}f}"
+    return f"{value:.{digits}f}"
 
 
 def imitated(results: pd.DataFrame, dataset: str) -> str | None:
@@ -274,7 +270,10 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     """
     if results is None or not np.isclose(results["epsilon"], epsilon).any():
         return None
-    ours = table1(results[np.isclose(results["epsilon"], epsilon)])
+    at = results[np.isclose(results["epsilon"], epsilon)]
+    ours = table1(at)
+    cells = at.set_index(["dataset", "sampler", "metric", "NK", "K"])["delta"]
+    cells = cells.groupby(level=cells.index.names).mean()  # one Δ per cell (several seeds: their mean)
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
     rows = []
     for (dataset, sampler), group in ours.groupby(["dataset", "sampler"], sort=False):
@@ -290,12 +289,19 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                     cell += BEYOND_MARK
                 key = (paper_name, sampler, metric)
                 if paper_name is not None and key in paper.index:
-                    cell += f" ({_fmt(paper.loc[key, stat], stat)})"
+                    theirs = paper.loc[key]
+                    if stat == "delta":  # Δ at the paper's own cell where the grid has it, as the Δ tables read it
+                        like = cells.get((dataset, sampler, metric, theirs["NK"], theirs["K"]))
+                        cell = cell if like is None or pd.isna(like) else _fmt(like, stat)
+                    else:
+                        like = by_metric.loc[metric, stat]
+                    cell += f" ({_fmt(theirs[stat], stat)})" + agreement_mark(stat, like, theirs[stat])
                 row[METRIC_LABELS[metric]] = cell
             rows.append(row)
     rule = _rule(results)
     if has_paper_values(results, which):
-        caption = f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05"
+        caption = (f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
+                   f"{MARKS_WORDS}")
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
     if ours.get("beyond_data", pd.Series(dtype=bool)).any():
@@ -470,11 +476,15 @@ def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure
     names = " against ".join(run_label(*r) for r in runs)
     if regenerated is None:
         regenerated = bool(runs) and all(imitated(results, d) == paper_dataset for d, _ in runs)
+    chosen = pd.concat([select(results, r) for r in runs]) if runs and results is not None else pd.DataFrame()
+    hollow = (" Hollow markers are designs beyond the data: a K above the raters an item has, so that each item's "
+              "ratings repeat its few raters." if "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
+              else "")
     if regenerated:
         return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026multilevel` on {names}: p-value against budget "
-                "for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.")
+                f"for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.{hollow}")
     return (f"p-value against budget for a few K on {names}, one panel per metric; log p-axis, dashed line p = 0.05 "
-            f"(the paper's {paper_figure} shows {PAPER_DATASET_NAMES[paper_dataset]}, which these data are not).")
+            f"(the paper's {paper_figure} shows {PAPER_DATASET_NAMES[paper_dataset]}, which these data are not).{hollow}")
 
 
 def shift_table(results: pd.DataFrame, comparisons, epsilon: float) -> Table:

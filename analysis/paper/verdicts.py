@@ -44,7 +44,7 @@ CLAIMS = {
     "rq2": "Modelling raters raises the budget and the best K",
     "distribution": "Distribution metrics need a smaller budget and a larger K than vote metrics",
     "rq3": "Distinct rater sets per batch raise the budget",
-    "rq4": "A pool of a few raters pulls the K curves apart, as on Toxicity",
+    "rq4": "A pool of a few raters separates the K curves, as on Toxicity",
 }
 @dataclass(frozen=True)
 class VerdictRule:
@@ -57,6 +57,7 @@ class VerdictRule:
     holds_when: str
     size: str
     main: bool = False
+    reading: bool = False  # the paper's words, made measurable by a comparison the paper does not make
 
     def __post_init__(self):
         if not self.source.strip():
@@ -82,6 +83,11 @@ class SubClaim:
     @property
     def name(self) -> str:
         return f"{self.subject}: {self.rule.name}" if self.subject else self.rule.name
+
+    @property
+    def shown_name(self) -> str:
+        """The name as a page shows it: a sub-claim that is the book's reading of the paper's words says so."""
+        return self.name + (" (the book's reading)" if self.rule.reading else "")
 
     @property
     def paper_name(self) -> str:
@@ -163,10 +169,13 @@ class Finding:
         lines = []
         for c in self.claims:
             margin = c.margin()
-            lines.append(f"- *{c.name}*{' (main)' if c.main else ''}: the paper"
+            lines.append(f"- *{c.shown_name}*{' (main)' if c.main else ''}: the paper"
                          f"{f' ({c.paper_subject})' if c.paper_subject else ''}: {c.paper}; ours: {c.ours}; "
                          f"**{c.mark}** (rule: {c.rule.holds_when}; size: {c.rule.size})"
                          + (f"; {margin}." if margin else "."))
+        if any(c.rule.reading for c in self.claims):
+            lines.append("\nA sub-claim marked *the book's reading* turns the paper's words into a comparison the "
+                         "paper does not make (the rule's source quotes the words); its verdict is on that reading.")
         return "\n".join(lines)
 
     def markdown(self, title: str = "Finding") -> str:
@@ -177,6 +186,43 @@ class Finding:
         return (f":::{{admonition}} {title}: {self.verdict}\n:class: {kind} finding\n\n"
                 f"**Question.** {self.question}\n\n**The paper** {CITE}. {self.paper}\n\n"
                 f"**This book.** {self.ours}\n\n{claims}**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
+
+    def answer(self) -> str:
+        """The answer to the question in words, from the sub-claims alone (what a chapter closes with): yes, in
+        part or no, the claim in the book's words, which sub-claims carry it and which do not, and whether another
+        seed answers otherwise; without a measurement, what is missing."""
+        if not self.checked:
+            return f"This build cannot answer the question. {self.ours}"
+        claim = self.claim or "the paper's claim"
+        held = [c.shown_name for c in self.claims if c.holds]
+        failed = [c.shown_name for c in self.claims if c.holds is False]
+
+        def listed(names):  # names that hold commas of their own ("dices-synthetic, S1: ...") part with semicolons
+            if len(names) < 2 or not any("," in n for n in names):
+                return _names(names)
+            return "; ".join(names[:-1]) + "; and " + names[-1]
+
+        def verb(names, one, many):
+            return f"{listed(names)} {one if len(names) == 1 else many}"
+        if self.verdict == AGREES:
+            text = (f"Yes. On this build, as the paper says, {claim[:1].lower() + claim[1:]}: "
+                    + (f"the one sub-claim, {held[0]}, holds." if len(held) == 1 else
+                       f"all {len(held)} sub-claims hold ({listed(held)})."))
+        elif self.verdict == PARTLY:
+            unmeasured = [c.shown_name for c in self.claims if c.holds is None]
+            short = [f"{verb(failed, 'does', 'do')} not"] if failed else []
+            short += [f"{listed(unmeasured)} could not be measured"] if unmeasured else []
+            text = (f"In part. The claim “{claim}” holds in its main form on this build, but not in every respect "
+                    f"the paper states: {verb(held, 'holds', 'hold')}, while {' and '.join(short)}.")
+        else:
+            mains = [c.shown_name for c in self.claims if c.main and c.holds is False]
+            text = (f"No. On this build the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "
+                    "hold" + (f", although {verb(held, 'holds', 'hold')}." if held else "."))
+        if self.flips:
+            text += (" Another seed answers otherwise (" + "; ".join(
+                f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
+                + "), so the answer is near the edge of its rules.")
+        return text
 
     def verdict_phrase(self) -> str:
         """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …"."""
@@ -215,8 +261,9 @@ class Finding:
         def number(i):
             return f"({i}) " if many else ""
         return {"claim": self.claim,
-                "paper": "; ".join(f"{number(i)}{c.paper_name}: {c.paper}" for i, c in enumerate(self.claims, 1)),
-                "ours": "; ".join(f"{number(i)}{c.ours} ({c.mark}" + (
+                "paper": "; ".join(f"{number(i)}{c.paper_name}: {c.paper}" + (" (the book's reading)" if
+                                   c.rule.reading else "") for i, c in enumerate(self.claims, 1)),
+                "ours": "; ".join(f"{number(i)}{c.name}: {c.ours} ({c.mark}" + (
                     f"; {'flips' if c.flips else 'the same'} over {len(c.seeds)} seeds" if len(c.seeds) > 1
                     else "") + ")" for i, c in enumerate(self.claims, 1)) + (
                     ". The verdict flips between seeds: " + "; ".join(
@@ -328,13 +375,15 @@ RULES: dict[str, tuple[VerdictRule, ...]] = {
              ANY_SIZE),
     ),
     "rq4": (
-        VerdictRule("K curves further apart", "the separation “may be due to the small number of raters” (RQ4, Figure 3)",
-             "with the cut pool, the median range of p-values across K (over metrics and budgets) is larger than "
-             "with all raters", ANY_SIZE + " (Figure 3 only)", main=True),
+        VerdictRule("K curves further apart", "“a separation in both the datasets”, which “may be due to the small "
+             "number of raters” (RQ4, Figure 3); the paper shows no curves of the full pool, so the comparison with "
+             "them is the book's", "with the cut pool, the median range of p-values across K (over metrics and "
+             "budgets) is larger than with all raters", ANY_SIZE + " (Figure 3 only)", main=True, reading=True),
         VerdictRule("like Toxicity", "the cut-DICES p-values “behave similarly to those of the toxicity dataset” (RQ4)",
              "under S2 (the sampler both designs allow), the cut pool's median range across K is closer to "
              "Toxicity's than to the full pool's", ANY_SIZE + " (Figure 3 only)"),
-        VerdictRule("Toxicity's curves apart too", "“a separation in both the datasets” (RQ4)", "under S2, Toxicity's "
-             "median range across K is larger than the full pool's", ANY_SIZE + " (Figure 3 only)"),
+        VerdictRule("Toxicity's curves apart too", "“a separation in both the datasets” (RQ4); the comparison with the "
+             "full pool, which the paper does not draw, is the book's", "under S2, Toxicity's median range across K "
+             "is larger than the full pool's", ANY_SIZE + " (Figure 3 only)", reading=True),
     ),
 }

@@ -474,6 +474,9 @@ def apply_reviews(judgements: pd.DataFrame, reviewed: str | Path) -> pd.DataFram
 
 # ---------------------------------------------------------------- the real suites in the dataset cache
 
+SUITE_DATASETS = ("dfki_mt_testsuite", "wmt_dfki_testsuite_outputs")  # the suite's items and the judged outputs
+
+
 def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
     """(items.json, outputs) of ``campaign``: ``"demo"`` (embedded) or ``"wmt22"``/``"wmt23"`` from the dataset
     cache (registry entries ``dfki_mt_testsuite`` and ``wmt_dfki_testsuite_outputs``, which ``make data`` fetches),
@@ -485,12 +488,13 @@ def suite_paths(campaign: str, pair: str = "de-en") -> tuple[Path, Path]:
     if campaign not in ("wmt22", "wmt23") or pair not in ("de-en", "en-de"):
         raise ParameterError(f"campaign must be demo, wmt22 or wmt23 and pair de-en or en-de, got {campaign}, {pair}")
     cache = datasets.data_dir()
-    paths = {"dfki_mt_testsuite": cache / "dfki_mt_testsuite" / "testset" / pair / "items.json",
-             "wmt_dfki_testsuite_outputs": cache / "wmt_dfki_testsuite_outputs" / f"{campaign}.{pair}.dfki_items.jsonl"}
+    items, outputs = SUITE_DATASETS
+    paths = {items: cache / items / "testset" / pair / "items.json",
+             outputs: cache / outputs / f"{campaign}.{pair}.dfki_items.jsonl"}
     for name, path in paths.items():  # the files of this pair first, so that a missing one is the one named
         if not path.is_file():
             raise DataError(f"dataset {name!r} is not in the cache: {path} is missing; run `make data` or "
                             f"`python -m analysis datasets fetch {name}`")
     for name in paths:
         datasets.verify(name)
-    return paths["dfki_mt_testsuite"], paths["wmt_dfki_testsuite_outputs"]
+    return paths[items], paths[outputs]

@@ -179,17 +179,19 @@ def contrast(population: Scenario = Scenario(), n_samples: int = 1000, seed: int
 
 
 def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Calibration tables of several designs side by side, as people read them: one row per metric (its label),
-    one column per design, sampler and test (``<design>, <sampler> <test>``) holding the share of p < alpha with
-    its band."""
+    """Calibration tables of several designs in one, as people read them and narrow enough for a page: one row per
+    design and metric (its label), one column per sampler and test (``<sampler> <test>``) holding the share of
+    p < alpha with its band."""
     from analysis.engine.metrics import METRIC_LABELS
 
-    columns = {}
+    rows = {}
     for design, table in tables.items():
         for _, row in table.iterrows():
-            columns.setdefault(f"{design}, {row['sampler']} {row['test']}", {})[METRIC_LABELS[row["metric"]]] = (
+            rows.setdefault((design, METRIC_LABELS[row["metric"]]), {})[f"{row['sampler']} {row['test']}"] = (
                 f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
-    return pd.DataFrame(columns).rename_axis("metric").reset_index()
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["design", "metric"])
+    return frame.reset_index()
 
 
 def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test: str = TESTS[0],
@@ -204,16 +206,22 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
         if any(c.empty for c in chosen):
             continue
         (low, high), (weak, strong) = ((c["share"].min(), c["share"].max()) for c in chosen)
+        # read from the power itself: its best metric, and whether any metric lags far behind it
         if strong < 0.2:
             reading = (f"with so few raters the test almost never detects a difference of this size, so a p above "
                        f"{alpha:g} says nothing about whether A and B differ")
+        elif weak < 0.2:
+            reading = (f"on some metrics the test almost never detects a difference of this size, and on the best "
+                       f"it misses it in {1 - strong:.0%} of test sets, so a p above {alpha:g} says little about "
+                       "whether A and B differ")
         elif strong < 0.8:
-            reading = f"a p above {alpha:g} is therefore weak evidence of no difference"
+            reading = (f"the test misses a difference of this size in {1 - strong:.0%} to {1 - weak:.0%} of test "
+                       f"sets, so a p above {alpha:g} is weak evidence of no difference")
         else:
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
         lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
                      f"neither model was better (the level is {alpha:.0%}), and in {weak:.0%} to {strong:.0%} where A "
-                     f"was better; {reading}")
+                     f"was better; {reading}.")
     return "\n".join(lines)
 
 
@@ -237,9 +245,10 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
             above = (part["low"] > alpha).sum()
             parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to {part['share'].max():.3f} "
                          f"({int(part['n_sets'].iloc[0])} test sets; "
-                         + (f"{alpha:g} inside every metric's band" if held else
-                            f"above {alpha:g} beyond the band on {above} of {len(part)} metrics" if above else
-                            f"below {alpha:g} beyond the band on {len(part) - held_by(part, alpha)} of {len(part)} "
-                            "metrics, above it on none: cautious there") + ")")
+                         + (f"on every metric consistent with {alpha:g}, which lies inside its 95 % band" if held else
+                            f"on {above} of {len(part)} metrics too high, {alpha:g} lying below its 95 % band: too "
+                            "many small p" if above else
+                            f"on {len(part) - held_by(part, alpha)} of {len(part)} metrics too low, {alpha:g} lying "
+                            "above its 95 % band, and on none too high: a cautious test") + ")")
     what = "When A is truly better, the power (the share of p < " if power else "The share of p < "
     return f"{what}{alpha:g}{')' if power else ''}, over the metrics: " + "; ".join(parts) + "."

@@ -24,7 +24,8 @@ from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.pvalues import replicate_p_values
 
 RATER_SAMPLERS = ("S1", "S3", "S4")  # the samplers whose replicates keep raters across items: R bounds the power
-PANELS = 20  # studies drawn per R, each with its own raters and items, among which a design's replicates are shared
+#: Studies drawn per R, each with its own raters and items, among which a design's replicates are shared.
+PANELS = 20
 
 
 def check_plan_raters(raters, sampler: str, ks=None) -> list[int]:

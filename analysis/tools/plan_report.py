@@ -71,14 +71,16 @@ def _design(row, result: Plan) -> str:
             f"{row['power']:.2f} [{row['power_low']:.2f}, {row['power_high']:.2f}], Delta {row['delta']:.3g}{note}")
 
 
-def _best_words(p, result: Plan) -> str:
-    """The best power of the pilot's own R, in words (planning R only)."""
+def _best_words(p, result: Plan, markdown: bool = False) -> str:
+    """The best power of the pilot's own R, in words (planning R only): ``N = 175 x K = 20`` for the terminal,
+    ``175 × 20`` in the Markdown summary, as its other designs."""
     if "best_power" not in p:
         return ""
     raters = result.provenance["raters"]
     return (f" With its own {raters} raters no design of the grid within them has power" if pd.isna(p["best_power"])
             else f" With its own {raters} raters the best power any N of the grid reaches is {p['best_power']:.2f} "
-                 f"(N = {int(p['best_N']):,} x K = {int(p['best_K'])})") + "."
+            + (f"({int(p['best_N']):,} × {int(p['best_K'])})" if markdown else
+               f"(N = {int(p['best_N']):,} x K = {int(p['best_K'])})")) + "."
 
 
 def summary_lines(result: Plan) -> list[str]:
@@ -113,7 +115,9 @@ def summary(result: Plan) -> str:
         f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
     lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
              f"design of N items × K ratings costs {cost})."
-             + (f" {raters_note(result)}" if raters_note(result) else "") + f" {method_note(result)}"]
+             # the page's notation: ρ for the rater share, as the methods page writes it
+             + (f" {raters_note(result).replace('rater share rho', 'rater share ρ')}" if raters_note(result) else "")
+             + f" {method_note(result)}"]
     pilot = result.pilot.set_index("metric")
     inside = result.designs[~beyond_pilot(result.designs)]
     within = cheapest(inside, result.target).set_index("metric") if len(inside) else None
@@ -134,7 +138,7 @@ def summary(result: Plan) -> str:
         own = (f"has power {p['power']:.2f}, and {smallest} with power {result.target:g}" if p["can_reject"] else
                f"is too few raters for compare's own test to reach p < {_alpha(result):g}")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} "
-                     f"{own}.{_best_words(p, result)}")
+                     f"{own}.{_best_words(p, result, True)}")
     return "\n".join(lines)
 
 

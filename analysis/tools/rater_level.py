@@ -1,18 +1,18 @@
 """The headline test of ``compare`` under S1, S3 and S4: small-sample correct at the rater level.
 
 A percentile bootstrap over R rater columns takes the R raters' spread for the population's: it shrinks the rater
-part of the variance by (R - 1) / R and ignores that with few raters that part is estimated on about R - 1 degrees
+part of the variance by (R − 1)/R and ignores that with few raters that part is estimated on about R − 1 degrees
 of freedom. The test here has two parts.
 
 - **Student's t on a two-way jackknife.** The variance of the observed delta is the sum of an item part, from a
   delete-one-item jackknife (:func:`item_jackknife`), and a rater part, from a delete-one-rater jackknife
   (:func:`rater_jackknife`, one rater column of a group left out at a time, every other rating kept):
-  ``V_R = sum_g (r_g - 1) / r_g sum_j (d_gj - mean_g)^2`` over the groups g (the one pool under S1 and S4, each
-  batch under S3) and their r_g raters. Under S4 (any design) a deleted rater takes their ratings from every item
+  V_R = Σ_g (r_g − 1)/r_g · Σ_j (d_gj − d̄_g)², where d_gj is the delta with rater j of group g left out and d̄_g
+  their mean, over the groups g (the one pool under S1 and S4, each batch under S3) and their r_g raters. Under S4 (any design) a deleted rater takes their ratings from every item
   they rated (:func:`pool_jackknife`). Each part also holds the item-by-rater residual, so the sum errs on the large
-  side. The reference is Student's t on the rater level's degrees of freedom, ``sum_g (r_g - 1)`` (at most
-  ``N - 1``), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
-  Fisher's scale, ``atanh(delta / bound)`` for a metric whose difference lies in ``[-bound, bound]``
+  side. The reference is Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most
+  N − 1), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
+  Fisher's scale, atanh(delta / bound) for a metric whose difference lies between −bound and bound
   (:func:`on_z_scale`): a difference that saturates as the raters' leaning grows (a share of items won, most of
   all) has a small jackknife variance exactly where it is far from 0, and the scale undoes that.
 - **The expanded percentile of a rater-column bootstrap**, for the distribution metrics (:data:`COMPANION`). Their
@@ -20,8 +20,8 @@ of freedom. The test here has two parts.
   variance is small exactly where the delta is far from 0, and a t-statistic is not pivotal. A replicate
   (:func:`column_replicates`) redraws, per group, the group's items and its rater columns with replacement, the
   same columns for every item of the group (under S4 the pool's raters drawn with replacement and every drawn item
-  keeping the ratings of its drawn raters, the pigeonhole bootstrap: :func:`pigeonhole_replicates`); the one-sided percentile p, ``(1 + #{delta* <= 0}) / (1 + B)``, is
-  read as a normal quantile ``z`` and tested as ``z sqrt((r - 1) / r)`` against the same Student's t
+  keeping the ratings of its drawn raters, the pigeonhole bootstrap: :func:`pigeonhole_replicates`); the one-sided percentile p, (1 + #{delta* ≤ 0}) / (1 + B), is
+  read as a normal quantile z and tested as z·√((r − 1)/r) against the same Student's t
   (:func:`percentile_p`): the percentile interval widened for the plug-in's shrinkage and the degrees of freedom.
   With fewer than about 6 raters per group no 1000 replicates can give such a p below 0.025 (:func:`fewest_raters`).
 
@@ -47,7 +47,8 @@ TAIL = (1 - LEVEL) / 2
 MAX_RATERS = 10_000  # the largest pool raters_for_even_odds considers
 MAX_ITEM_GROUPS = 200  # the item jackknife leaves out one of at most this many groups of items
 MAX_RATER_GROUPS = 200  # ... and the pool's (S4) one of at most this many groups of raters
-COMPANION = DISTRIBUTION_METRICS  # the metrics whose test also needs the expanded percentile (module docstring)
+#: The metrics whose test also needs the expanded percentile of a rater-column bootstrap, the distribution metrics.
+COMPANION = DISTRIBUTION_METRICS
 
 
 def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
