@@ -274,3 +274,21 @@ def test_the_front_pages_note_links_each_chapter_by_its_title(monkeypatch, tmp_p
     assert f'<a href="../notebooks/compare.html">{title}</a>: the two real models, without lewidi23_hs_brexit' in page
     assert "<code>make data</code>" in page and 'class="admonition warning"' in page
     assert repr(missing.Note(missing.read())) == missing.summary(missing.read())
+
+
+def test_on_a_users_own_file_the_k_grid_stops_at_its_raters(tmp_path, monkeypatch):
+    """A 6-rater file asked for K up to 100 runs K up to 6 and says so first in its banner; the book's own data keep
+    the paper's grid."""
+    from conftest import crossed_table
+
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    path = tmp_path / "mine.csv"
+    crossed_table(n_items=30, n_raters=6).to_csv(path, index=False)
+    ks = [1, 2, 3, 6, 10, 20, 100]
+    params = {"epsilon": 0.3, "epsilons": [0.3], "budgets": [100], "ks": ks, "n_samples": 10}
+    book = chapter.setup("rqX", [str(path)], params)
+    assert book.params["ks"] == [1, 2, 3, 6]
+    assert repr(book.banner()).split("\n- ")[1].startswith("K stops at 6, the most raters a drawn item of mine")
+    assert "K = 10, 20, 100 of the `ks` parameter" in repr(book.banner())
+    stand_in = chapter.setup("rqX", ["toxicity-synthetic"], params)
+    assert stand_in.params["ks"] == ks and stand_in.ks_note is None

@@ -26,7 +26,7 @@ from analysis.errors import TopologyError
 from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES, one_blas_thread
 from analysis.io import write_atomic
-from analysis.engine.samplers import allowed_samplers, default_sampler
+from analysis.engine.samplers import allowed_samplers, default_sampler, raters_available
 from analysis.experiment.choices import BOOK, Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
@@ -241,6 +241,23 @@ class Setup:
         shown = [p["epsilon"]] + ([p["appendix_epsilon"]] if appendix else [])
         self.grid_epsilons = sorted({*grid_epsilons(p.get("epsilons"), shown), p["epsilon"]})
         self.perturbation = p["perturbation"]
+        self.ks_note = self._stop_at_raters()
+
+    def _stop_at_raters(self) -> str | None:
+        """On a user's own file the K grid stops at the raters its data have (a larger K would only redraw the same
+        people, and a finding resting on it would describe no study the data can speak for); the banner's line
+        saying so, or None where nothing is cut."""
+        own = [ds for ds in self.data if ds.provenance.startswith("file ")]
+        if not own or "ks" not in self.params:
+            return None
+        most = max(raters_available(ds, s) for ds in own for s in samplers_for(ds))
+        ks = list(self.params["ks"])
+        kept = [k for k in ks if k <= most]
+        if not kept or kept == ks:
+            return None
+        self.params["ks"] = kept
+        return (f"K stops at {most}, the most raters a drawn item of {', '.join(ds.name for ds in own)} comes from: "
+                f"K = {', '.join(str(k) for k in ks if k > most)} of the `ks` parameter would redraw the same people.")
 
     def add(self, ds: AnnotationDataset) -> AnnotationDataset:
         self.data.append(ds)
@@ -261,6 +278,8 @@ class Setup:
                        self.perturbation, self.epsilon)
         found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines),
                            f"Choices the paper leaves unstated (methods page): {self.choices.label()}.")
+        if self.ks_note:
+            found.lines.insert(0, self.ks_note)
         return found
 
     def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None) -> None:
