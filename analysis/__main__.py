@@ -271,6 +271,11 @@ def _parser() -> argparse.ArgumentParser:
     fetch = actions.add_parser("fetch", help="download into the cache and check the sha256 of every file")
     fetch.add_argument("name", nargs="?", help="a registered dataset")
     fetch.add_argument("--all", action="store_true", help="every registered dataset that can be downloaded")
+    fetch.add_argument("--missing", action="store_true",
+                       help="with --all: only those not yet in the cache (intact)")
+    fetch.add_argument("--if-online", action="store_true",
+                       help="with --all: first try to reach the datasets' host for a few seconds; without network, "
+                            "say so in one line and fetch nothing (make book does this)")
     suite = commands.add_parser("testsuite", help="regex-checked MT test suites: judge outputs, review warnings, "
                                                   "report accuracy",
                                 description="Judge MT outputs with a test suite's rules, review the warnings by "
@@ -388,6 +393,17 @@ def _datasets(args) -> None:
             raise AnalysisError("give one dataset name or --all")
         chosen = [n for n, e in datasets.ENTRIES.items() if not any(f.local_only for f in e.files)] \
             if args.all else [args.name]
+        if (args.missing or args.if_online) and not args.all:
+            raise AnalysisError("--missing and --if-online go with --all")
+        if args.missing:
+            chosen = [name for name in chosen if not datasets.available(name)]
+            if not chosen:
+                print("every registered dataset that can be downloaded is in the cache", file=sys.stderr)
+                return
+        if args.if_online and not datasets.online(chosen):
+            print(f"no network: {len(chosen)} registered dataset(s) not fetched ({', '.join(chosen)}); the chapters "
+                  "say what is missing, and `make data` fetches them later", file=sys.stderr)
+            return
         if not args.all:
             datasets.entry(args.name)  # an unknown name is one error line
             try:

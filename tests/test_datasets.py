@@ -176,3 +176,30 @@ def test_cli_lists_and_describes_datasets(shared_cache, capsys):
     assert info["topology"] == BATCHED and info["items"] == 1408 and len(info["files"]) == 3
     assert main(["datasets", "fetch"]) == 2
     assert main(["datasets", "fetch", "espeland_caries"]) == 0  # local-only files present: nothing to download
+
+
+def test_fetching_the_missing_datasets_offline_says_so_in_one_line_and_fetches_nothing(tmp_path, monkeypatch,
+                                                                                     capsys):
+    """What `make book` runs first: with no network (no host answers), one line names what is missing and nothing
+    is written; with every dataset present, nothing is tried."""
+    import socket
+
+    from analysis.__main__ import main
+
+    tried = []
+
+    def refuse(address, timeout):
+        tried.append((address, timeout))
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path / "empty"))
+    assert main(["datasets", "fetch", "--all", "--missing", "--if-online"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("no network:") and "make data" in err
+    assert len(tried) == 1 and tried[0][1] == datasets.CONNECT_SECONDS and not (tmp_path / "empty").exists()
+    present = [n for n, e in datasets.ENTRIES.items() if not any(f.local_only for f in e.files)]
+    monkeypatch.setattr(datasets, "available", lambda name: name in present)
+    assert main(["datasets", "fetch", "--all", "--missing", "--if-online"]) == 0
+    assert "is in the cache" in capsys.readouterr().err and len(tried) == 1
+    assert main(["datasets", "fetch", "lewidi25_csc", "--missing"]) == 2  # the options go with --all

@@ -381,6 +381,26 @@ def load_entry(name: str) -> AnnotationDataset:
                       provenance=f"{spec.description}; {spec.licence}; files: {files}")
 
 
+CONNECT_SECONDS = 3.0  # how long online() waits for the datasets' host
+
+
+def online(names: list[str], timeout: float = CONNECT_SECONDS) -> bool:
+    """Whether the host of the first downloadable file of ``names`` answers a connection within ``timeout``
+    seconds (a machine without network goes on at once, instead of waiting on every download)."""
+    import socket
+    from urllib.parse import urlparse
+
+    urls = [f.url for name in names for f in entry(name).files if f.url and not f.local_only]
+    if not urls:
+        return False
+    where = urlparse(urls[0])
+    try:
+        socket.create_connection((where.hostname, where.port or 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def available(name: str) -> bool:
     """Whether ``name`` is a stand-in or a registered dataset whose files are all in the cache and intact.
 
