@@ -238,6 +238,6 @@ def test_every_function_the_api_page_shows_documents_its_parameters_and_returns(
         if parameters and "Parameters\n----------" not in doc:
             missing.append(f"{name}: no Parameters")
         for p in parameters:
-            if not re.search(rf"^\**{p}\b|, {p}\b.*:", doc, re.M):
+            if not re.search(rf"^\**{p} :|^(\w+, )*\**{p}(, \w+)*( :|$)", doc, re.M):
                 missing.append(f"{name}: {p} undocumented")
     assert not missing, missing

@@ -364,18 +364,9 @@ def load_annotations(
     ----------
     path : str or pathlib.Path
         The file: ``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``, and the first three compressed (``.gz``, ...).
-    item : str, default "item"
-        The column of item ids.
-    rater : str, default "rater"
-        The column of rater ids.
-    label : str, default "label"
-        The column of labels; a row without one is dropped and counted.
-    batch : str, optional
-        The column of batch ids, for a design in batches (each batch one set of raters).
-    label_order : sequence, optional
-        The labels in their order (ordinal labels need it); default: the sorted distinct labels.
-    duplicates : {"error", "first", "last"}, default "error"
-        What a repeated (item, rater) pair does: raise, or keep its first or last rating.
+    item, rater, label, batch, label_order, duplicates
+        The file's columns, the label order and what a repeated (item, rater) pair does, as :func:`from_table`
+        takes them.
     normalize_labels : bool, default False
         Count labels that differ only in case or surrounding spaces as one label, spelt as most of its ratings
         spell it.
