@@ -37,7 +37,7 @@ endif
 .PHONY: install test test-fast test-boundscheck bench book chapter html browser data clean
 
 # The package itself needs only the engine's dependencies; make installs the extras for the book and the tests.
-EXTRAS ?= book,test,dask,parquet
+EXTRAS ?= book,test,dask,parquet,report
 
 $(STAMP): pyproject.toml config/ipython_kernel_config.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
