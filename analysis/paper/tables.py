@@ -28,6 +28,7 @@ from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
 from analysis.paper.marks import MARKS_WORDS, agreement_mark, on_its_side  # noqa: F401 (on_its_side: others read it here)
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.experiment.choices import BOOK, REFERENCE
+from analysis.experiment import warmup
 from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
@@ -97,7 +98,11 @@ def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMP
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`imitates`).
     No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
     ``smoothing`` is the KL/JSD constant. The defaults are the book's (:data:`analysis.experiment.choices.BOOK`).
+    With several jobs, the kernels the grids need are compiled side by side first (:mod:`analysis.experiment.warmup`).
     """
+    if scheduler is None:
+        warmup.warm(pairs, budgets, ks, epsilons, n_jobs, perturbation, smoothing, metrics=metrics,
+                    n_samples=n_samples, seed=seed, cache_dir=cache_dir)
     tables_ = []
     for ds, sampler in pairs:
         table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
