@@ -500,3 +500,13 @@ def test_on_equal_cost_a_design_within_the_pilot_beats_an_extrapolation():
                              "beyond_raters": b} for c, p, x, b in rows])
     assert power.cheapest(designs, 0.8).iloc[0]["power"] == 0.85
     assert power.cheapest(designs, 0.9).iloc[0]["power"] == 0.99  # only extrapolations reach it: the most powerful
+
+
+def test_the_plan_names_the_noise_law_it_plans_under(monotone_plan):
+    """plan keeps Dirichlet noise (its population model's checked law) where the book's chapters use another: its
+    report says which, with the reason."""
+    from analysis.experiment.choices import BOOK, PLAN
+
+    text = plan_report.summary(monotone_plan)
+    assert f"B perturbed under {PLAN.perturbation} noise, the law the planner's population model is checked" in text
+    assert f"the book's chapters use {BOOK.perturbation}" in text and PLAN.perturbation != BOOK.perturbation

@@ -16,6 +16,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import METRIC_LABELS
+from analysis.experiment.choices import BOOK
 from analysis.tools import plan_page
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.power import Plan, beyond_pilot, check_plan, cheapest, plan
@@ -113,8 +114,8 @@ def summary(result: Plan) -> str:
               "design" if target else f"ε = {result.epsilon:g}")
     cost = (f"N × {how['cost_item']:g} + " if how["cost_item"] else "") + "N × K" + (
         f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
-    lines = [f"The effect is {effect} (sampler {how['sampler']}, {how['n_samples']} simulated studies per design; a "
-             f"design of N items × K ratings costs {cost})."
+    lines = [f"The effect is {effect} (sampler {how['sampler']}, {law_words(result)}, {how['n_samples']} simulated "
+             f"studies per design; a design of N items × K ratings costs {cost})."
              # the page's notation: ρ for the rater share, as the methods page writes it
              + (f" {raters_note(result).replace('rater share rho', 'rater share ρ')}" if raters_note(result) else "")
              + f" {method_note(result)}"]
@@ -140,6 +141,13 @@ def summary(result: Plan) -> str:
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} "
                      f"{own}.{_best_words(p, result, True)}")
     return "\n".join(lines)
+
+
+def law_words(result: Plan) -> str:
+    """The noise law B is perturbed under, in words, and why where it is not the book's."""
+    law = result.provenance["parameters"]["perturbation"]
+    return (f"B perturbed under {law} noise" + ("" if law == BOOK.perturbation else
+            f", the law the planner's population model is checked under (the book's chapters use {BOOK.perturbation})"))
 
 
 def method_note(result: Plan) -> str:
@@ -326,7 +334,8 @@ def run_cli(args: argparse.Namespace) -> None:
                   raters=args.raters)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
-          f"{args.n_samples} replicates per design; power is the share of replicates with p < {args.alpha:g}")
+          f"{law_words(result)}; {args.n_samples} replicates per design; power is the share of replicates with "
+          f"p < {args.alpha:g}")
     if result.designs["extrapolated"].any():
         print(f"note: designs with more than the pilot's {result.pilot['N'].iloc[0]:,} items are extrapolations "
               "(items resampled with replacement)", file=sys.stderr)
