@@ -104,20 +104,26 @@ class Planner:
                 self.progress.update()
         return self._done[key]
 
-    def power(self, alt: np.ndarray, null: np.ndarray) -> np.ndarray:
-        """Per metric, the share of alternative replicates whose own p-value against ``null`` is below alpha."""
-        return np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean() for m in range(len(METRICS))])
+    def power(self, alt: np.ndarray, null: np.ndarray, metrics=None) -> np.ndarray:
+        """Per metric (of ``metrics``, indices; by default all), the share of alternative replicates whose own
+        p-value against ``null`` is below alpha."""
+        return np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
+                         for m in (range(len(METRICS)) if metrics is None else metrics)])
 
-    def null_spread(self, n: int, k: int, epsilon: float) -> np.ndarray:
-        """Per metric, the standard deviation of a simulated design's power over resamples of its null (the
-        alternative held): the part of the Monte Carlo error that judging every replicate against one finite null
-        adds to the binomial part. Seeded by the design, so the same plan gives the same bands."""
+    def null_spread(self, n: int, k: int, epsilon: float, metrics=None) -> np.ndarray:
+        """Per metric (0 for those not among ``metrics``, indices), the standard deviation of a simulated design's
+        power over resamples of its null (the alternative held): the part of the Monte Carlo error that judging
+        every replicate against one finite null adds to the binomial part. Seeded by the design, so the same plan
+        gives the same bands."""
         key = (int(n), int(k), round(float(epsilon), 9))
         self.cell(*key)
         alt, null = self._replicates[key]
+        which = list(range(len(METRICS))) if metrics is None else list(metrics)
         rng = np.random.default_rng([self.seed, key[0], key[1], int(key[2] * 1e9)])
         picks = rng.integers(0, len(null), (NULL_RESAMPLES, len(null)))
-        return np.array([self.power(alt, null[pick]) for pick in picks]).std(0, ddof=1)
+        out = np.zeros(len(METRICS))
+        out[which] = np.array([self.power(alt, null[pick], which) for pick in picks]).std(0, ddof=1)
+        return out
 
     def smallest_epsilon(self, n: int, k: int, metric: int, target: float) -> float | None:
         """The smallest epsilon (to 1/128) whose power reaches ``target`` at (N, K); None if epsilon 1 does not."""
@@ -307,7 +313,8 @@ def _rows(planner: Planner, chosen, epsilons: dict, ns, ks, cost_item, cost_rati
             if k not in epsilons:
                 continue
             powers, effect = planner.cell(n, k, epsilons[k])
-            low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k]))
+            asked = [METRICS.index(m) for m in chosen]
+            low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k], asked))
             for m, metric in enumerate(METRICS):
                 if metric in chosen:
                     rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
@@ -394,7 +401,8 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     designs = monotone(designs)
     pilot_rows = []
     powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
-    lows, highs = power_band(powers, n_samples, planner.null_spread(pilot_n, pilot_k, epsilon))
+    lows, highs = power_band(powers, n_samples,
+                             planner.null_spread(pilot_n, pilot_k, epsilon, [METRICS.index(m) for m in chosen]))
     for m, metric in enumerate(METRICS):
         if metric in chosen:
             can = reachable(planner, metric, pilot_n, pilot_k, pool)
