@@ -510,3 +510,16 @@ def test_the_plan_names_the_noise_law_it_plans_under(monotone_plan):
     text = plan_report.summary(monotone_plan)
     assert f"B perturbed under {PLAN.perturbation} noise, the law the planner's population model is checked" in text
     assert f"the book's chapters use {BOOK.perturbation}" in text and PLAN.perturbation != BOOK.perturbation
+
+
+def test_the_table_and_the_figure_agree_on_which_cheapest_design_extrapolates(planned_r):
+    """The star is hollow exactly where the table calls the cheapest design an extrapolation, and a design of the
+    pilot's own items and raters is neither, on the plan of a 6-rater pilot with modelled R."""
+    own = planned_r.designs[~power.beyond_pilot(planned_r.designs)]
+    for chosen, hollow in ((own, False), (planned_r.designs[planned_r.designs["R"] > 6], True)):
+        result = replace(planned_r, cheapest=power.cheapest(chosen, 0.0))
+        cell = plan_report.readable(result)["cheapest N × K"].iloc[0]
+        fig = plan_report.figure(result, [result.cheapest["metric"].iloc[0]])
+        stars = [line for ax in fig.axes for line in ax.lines if line.get_marker() == "*"]
+        assert len(stars) == 1 and (stars[0].get_markerfacecolor() == "white") == hollow
+        assert ("(extrapolated:" in cell) == hollow, cell
