@@ -8,6 +8,7 @@ import pytest
 
 from analysis.__main__ import main
 from analysis.engine.metrics import METRIC_LABELS
+from analysis.data.annotations import from_table
 from conftest import batched_table, crossed_table, sparse_table
 from test_book import _browser
 
@@ -96,3 +97,20 @@ def test_bad_html_inputs_get_one_line_and_nothing_is_written(tmp_path, capsys, o
     assert code == 2 and len(err.splitlines()) == 1 and message in err, err
     assert set(tmp_path.rglob("*")) == before
     assert pd.read_csv(data).shape == PILOTS["crossed"][0].shape  # the input is untouched
+
+
+def test_the_star_is_hollow_where_the_cheapest_design_extrapolates():
+    """The page's star reads the cheapest design's mark from the designs (a modelled R above the pilot's is an
+    extrapolation even where every cheapest design is modelled)."""
+    from dataclasses import replace
+
+    from analysis.tools import plan_page, power
+
+    pilot = from_table(crossed_table(n_items=30, n_raters=6))
+    planned = power.plan(pilot, sampler="S1", epsilon=0.6, ns=[20, 40], ks=[2, 6], n_samples=40,
+                         metrics=["mae"], raters=[12])
+    for chosen, symbol in ((planned.designs[planned.designs["R"] > 6], "star-open"),
+                           (planned.designs[~power.beyond_pilot(planned.designs)], "star")):
+        fig = plan_page.figure(replace(planned, cheapest=power.cheapest(chosen, 0.0)))
+        stars = [t for t in fig.data if t.name == "cheapest reaching the target"]
+        assert len(stars) == 1 and stars[0].marker.symbol == symbol

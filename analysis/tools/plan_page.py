@@ -45,6 +45,8 @@ def figure(result: Plan):
     lines = ["K", "R"] if "R" in designs else ["K"]
     names = {key: i for i, key in enumerate(dict.fromkeys(map(tuple, designs[lines].to_numpy().tolist())))}
     best = result.cheapest.set_index("metric")
+    keys = ["metric", "N", "K"] + (["R"] if "R" in designs else [])
+    far = designs.set_index(keys)["far"]  # the cheapest design is one of the designs: read its mark there
     for p, metric in enumerate(metrics):
         at = dict(row=p // columns + 1, col=p % columns + 1)
         for key, line in designs[designs["metric"] == metric].groupby(lines, sort=True):
@@ -70,7 +72,7 @@ def figure(result: Plan):
             fig.add_trace(go.Scatter(
                 x=[cheapest["cost"]], y=[cheapest["power"]], mode="markers", name="cheapest reaching the target",
                 legendgroup="cheapest", showlegend=p == 0,
-                marker=dict(symbol="star-open" if beyond_pilot(result.cheapest).iloc[p] else "star", size=16,
+                marker=dict(symbol="star-open" if far.loc[(metric, *cheapest[keys[1:]])] else "star", size=16,
                             color="black"),
                 hovertemplate=(f"cheapest: N = {int(cheapest['N']):,} × K = {int(cheapest['K'])}<br>cost "
                                "%{x:,.6g}<br>power %{y:.2f}<extra></extra>")), **at)
