@@ -9,12 +9,13 @@ cells on the paper's side of 0.05 at each. Which side a p lies on is decided on 
 (:func:`below`), never on a float sum.
 
 Where Δ agrees and the crossings do not, the spread differs. The p of the paper and ours is the share of (null,
-alternative) replicate pairs with δ* ≥ δ: one-sided, "A is better", the side the paper knows by construction. With δ
-and δ* normal and the null centred on 0 (its two halves are exchangeable), p = 1 − Φ(Δ / s), where s, the standard
-deviation of δ − δ*, is √(sd_null² + sd_alt²). The paper's printed (Δ, p) therefore imply s = Δ / z(1 − p)
-(:func:`implied_sd`). Ours comes from the two standard deviations every grid cell stores (``null_sd`` and
-``delta_sd``, over its replicates, ddof 1); no replicate's δ is kept or needed. :func:`spreads` sets the two side by
-side per cell, and :func:`spread_verdicts` names the runs and metric families where ours is too narrow or too wide.
+alternative) replicate pairs whose null difference δ₀ is at least the alternative's δ: one-sided, "A is better", the
+side the paper knows by construction. With δ and δ₀ normal and the null centred on 0 (its two halves are
+exchangeable), p = 1 − Φ(Δ / s), where s, the standard deviation of δ − δ₀, is √(sd_null² + sd_alt²). The paper's
+printed (Δ, p) therefore imply s = Δ / z(1 − p) (:func:`implied_sd`). Ours comes from the two standard deviations
+every grid cell stores (``null_sd`` and ``delta_sd``, over its replicates, ddof 1); no replicate's δ is kept or
+needed. :func:`spreads` sets the two side by side per cell, and :func:`spread_verdicts` names the runs and metric
+families where ours is too narrow or too wide.
 """
 
 from __future__ import annotations
@@ -137,12 +138,17 @@ def counts(frame: pd.DataFrame) -> pd.DataFrame:
                                      + effect_sizes.seed_counts(stepped, "holds_below", BELOW))
 
 
+def _title(which: str) -> str:
+    """A table's name as a heading or caption begins with it ("The appendix")."""
+    return TABLE_NAMES[which][0].upper() + TABLE_NAMES[which][1:]
+
+
 def counts_table(counted_: pd.DataFrame) -> tables.Table:
     """:func:`counts` per run (and every cell) as a table: one column per table and cell of the two."""
     chosen = counted_[counted_["by"].isin(["all", "run"])]
-    wide = chosen.assign(column=chosen["table"].map(TABLE_NAMES) + ", " + chosen["count"]).pivot(
+    wide = chosen.assign(column=chosen["table"].map(_title) + ", " + chosen["count"]).pivot(
         index="group", columns="column", values="spread")
-    order = [f"{TABLE_NAMES[t]}, {c}" for t in effect_sizes.TABLES for c in (AT, BELOW)]
+    order = [f"{_title(t)}, {c}" for t in effect_sizes.TABLES for c in (AT, BELOW)]
     wide = wide.reindex(index=list(dict.fromkeys(chosen["group"])), columns=[c for c in order if c in wide.columns])
     return tables.Table(wide.rename_axis(index="run", columns=None).reset_index(),
                         f"cells on the paper's side of {ALPHA:g}: our p below it at the paper's own cell, at or "
@@ -168,7 +174,7 @@ def crossing_sentence(counted_: pd.DataFrame) -> str:
 # ------------------------------------------------------------------------------------------ the spread
 
 def implied_sd(delta, p_value) -> np.ndarray:
-    """The standard deviation of δ − δ* that a one-sided (Δ, p) implies under the normal approximation:
+    """The standard deviation of δ − δ₀ that a one-sided (Δ, p) implies under the normal approximation:
     Δ / z(1 − p); missing where p lies outside (0, 0.5), which implies no finite positive spread."""
     delta, p = np.asarray(delta, dtype=float), np.asarray(p_value, dtype=float)
     inside = (p > 0) & (p < 0.5)
@@ -177,7 +183,7 @@ def implied_sd(delta, p_value) -> np.ndarray:
 
 
 def spreads(frame: pd.DataFrame, factor: float = FACTOR) -> pd.DataFrame:
-    """Per paper cell, ours and the paper's spread of δ − δ*, medians over seeds.
+    """Per paper cell, ours and the paper's spread of δ − δ₀, medians over seeds.
 
     ``frame``: a :func:`crossings` frame. Columns: ``table``, ``run``, ``metric``, ``family`` (``vote`` or
     ``distribution``), ``NK``, ``K``, ``null_sd``, ``delta_sd``, ``sd`` (ours, √(null_sd² + delta_sd²)),
@@ -227,7 +233,7 @@ def spread_sentence(spread: pd.DataFrame, factor: float = FACTOR) -> str:
 
     def listed(verdict):
         return " and ".join(f"{(v == verdict).sum()} of {len(v)} cells of {TABLE_NAMES[t]}" for t, v in by_table)
-    lines = [f"Our spread of δ − δ* is {NARROW} (more than ×{factor:g} below the one the paper's printed Δ and p "
+    lines = [f"Our spread of δ − δ₀ is {NARROW} (more than ×{factor:g} below the one the paper's printed Δ and p "
              f"imply, each ± {ROUNDING:g}) in {listed(NARROW)}, and {WIDE} (more than ×{factor:g} above it) in "
              f"{listed(WIDE)}."]
     for verdict, column in ((NARROW, "narrow"), (WIDE, "wide")):
@@ -276,7 +282,7 @@ def cells_table(frame: pd.DataFrame, spread: pd.DataFrame, which: str = "table1"
         "sd: null, alternative": [f"{a:.3f}, {b:.3f}" for a, b in zip(per_cell["null_sd"], per_cell["delta_sd"])],
         "sd: ours / the paper's": [f"{r:.2f}" + (f" ({v})" if v else "") for r, v in
                                    zip(per_cell["ratio"], per_cell["verdict"])]})
-    return tables.Table(table, f"{TABLE_NAMES[which]}: p at the paper's own cell and one budget step below "
+    return tables.Table(table, f"{_title(which)}: p at the paper's own cell and one budget step below "
                         "(median over seeds; in brackets, the seeds on the paper's side of 0.05: below it at the "
-                        "cell, at or above it one step below); our sd of δ* and of δ, and our sd of δ − δ* over "
+                        "cell, at or above it one step below); our sd of δ₀ and of δ, and our sd of δ − δ₀ over "
                         "the one the paper's Δ and p imply")
