@@ -180,19 +180,28 @@ def test_the_printed_digits_widen_what_the_paper_allows():
 
 
 def test_a_run_or_family_is_named_where_most_of_its_cells_are():
-    spread = pd.DataFrame({"table": "table1", "run": ["DICES S2"] * 3 + ["Toxicity S2"] * 2,
-                           "family": ["vote", "distribution", "distribution", "vote", "distribution"],
-                           "ratio": [0.5, 0.6, 1.0, 2.0, 0.5],
-                           "verdict": [crossings.NARROW, crossings.NARROW, "", crossings.WIDE, crossings.NARROW],
+    spread = pd.DataFrame({"table": "table1", "run": ["DICES S2"] * 4 + ["Toxicity S2"] * 2,
+                           "family": ["vote", "distribution", "distribution", "distribution", "vote", "vote"],
+                           "ratio": [0.5, 0.6, 1.0, 0.7, 2.0, 0.5],
+                           "verdict": [crossings.NARROW, crossings.NARROW, "", crossings.NARROW, crossings.WIDE,
+                                       crossings.NARROW],
                            "normal": 1.0})
-    verdicts = crossings.spread_verdicts(spread).set_index(["by", "group"])
-    assert verdicts.loc[("run", "DICES S2"), "verdict"] == crossings.NARROW  # 2 of 3
-    assert verdicts.loc[("run", "Toxicity S2"), "verdict"] == ""  # 1 narrow, 1 wide of 2: no majority
-    assert verdicts.loc[("family", "distribution"), "verdict"] == crossings.NARROW  # 2 of 3
-    assert verdicts.loc[("family", "vote"), ["narrow", "wide", "verdict"]].tolist() == [1, 1, ""]
+    by_run = crossings.spread_verdicts(spread, ["run"]).set_index("run")
+    assert by_run.loc["DICES S2", ["cells", "narrow", "verdict"]].tolist() == [4, 3, crossings.NARROW]
+    assert by_run.loc["Toxicity S2", ["narrow", "wide", "verdict"]].tolist() == [1, 1, ""]  # no majority
+    by_family = crossings.spread_verdicts(spread, ["family"]).set_index("family")
+    assert by_family.loc["vote", ["narrow", "wide", "verdict"]].tolist() == [2, 1, crossings.NARROW]
+    assert by_family.loc["distribution", ["narrow", "verdict"]].tolist() == [2, crossings.NARROW]
+    both = crossings.spread_verdicts(spread).set_index(["run", "family"])
+    assert both.loc[("DICES S2", "distribution"), ["cells", "narrow", "median_ratio"]].tolist() == [3, 2, 0.7]
     sentence = crossings.spread_sentence(spread)
-    assert "DICES S2 (2 of 3 cells" in sentence and "the distribution metrics (2 of 3 cells" in sentence
-    assert "Toxicity S2" not in sentence and "3 of 5 cells of Table 1" in sentence
+    assert "the distribution metrics of DICES S2 (2 of 3 cells, median ratio 0.70)" in sentence
+    assert "the vote metrics of DICES S2 (1 of 1 cells" in sentence
+    assert "Toxicity S2" not in sentence and "4 of 6 cells of Table 1" in sentence
+    shown = crossings.verdicts_table(spread).frame.set_index("run")
+    assert shown.loc["DICES S2", "Table 1, distribution metrics"] == "0.70 (2 of 3 too narrow)"
+    assert shown.loc["Toxicity S2", "Table 1, vote metrics"] == "1.25" and shown.loc[
+        "Toxicity S2", "Table 1, distribution metrics"] == "–"
 
 
 def test_the_cells_table_shows_each_printed_cell_and_its_seeds_on_the_papers_side():

@@ -209,26 +209,48 @@ def spreads(frame: pd.DataFrame, factor: float = FACTOR) -> pd.DataFrame:
     return out.drop(columns=["dataset", "sampler", "paper_delta", "paper_p"])
 
 
-def spread_verdicts(spread: pd.DataFrame) -> pd.DataFrame:
-    """Per table, run and metric family (:func:`spreads`): ``cells``, how many are too ``narrow`` and too ``wide``,
-    the ``median_ratio``, and the ``verdict``, :data:`NARROW` or :data:`WIDE` where more than half of the group's
-    cells are, else empty. Columns: ``table``, ``by`` (``run`` or ``family``), ``group`` and those."""
+def spread_verdicts(spread: pd.DataFrame, by: Iterable[str] = ("run", "family")) -> pd.DataFrame:
+    """Per table and group of ``by`` (``run``, ``family`` or both, columns of :func:`spreads`): ``cells``, how many
+    are too ``narrow`` and too ``wide``, the ``median_ratio``, and the ``verdict``, :data:`NARROW` or :data:`WIDE`
+    where more than half of the group's cells are, else empty. Columns: ``table``, those of ``by`` and these."""
+    by = list(by)
     rows = []
-    for by in ("run", "family"):
-        for (table, group), part in spread.groupby(["table", by], sort=False):
-            narrow, wide = int((part["verdict"] == NARROW).sum()), int((part["verdict"] == WIDE).sum())
-            verdict = NARROW if 2 * narrow > len(part) else WIDE if 2 * wide > len(part) else ""
-            rows.append({"table": table, "by": by, "group": group, "cells": len(part), "narrow": narrow,
-                         "wide": wide, "median_ratio": float(part["ratio"].median()), "verdict": verdict})
-    return pd.DataFrame(rows, columns=["table", "by", "group", "cells", "narrow", "wide", "median_ratio", "verdict"])
+    for key, part in spread.groupby(["table", *by], sort=False):
+        narrow, wide = int((part["verdict"] == NARROW).sum()), int((part["verdict"] == WIDE).sum())
+        verdict = NARROW if 2 * narrow > len(part) else WIDE if 2 * wide > len(part) else ""
+        rows.append({**dict(zip(["table", *by], key)), "cells": len(part), "narrow": narrow, "wide": wide,
+                     "median_ratio": float(part["ratio"].median()), "verdict": verdict})
+    return pd.DataFrame(rows, columns=["table", *by, "cells", "narrow", "wide", "median_ratio", "verdict"])
+
+
+def _group_words(row) -> str:
+    """A (run, family) group of :func:`spread_verdicts` in words: "the distribution metrics of DICES S1"."""
+    return f"{FAMILY_WORDS[row.family]} of {row.run}"
+
+
+def verdicts_table(spread: pd.DataFrame) -> tables.Table:
+    """Per run (rows) and table and metric family (columns), our spread over the paper's as the median ratio, with
+    the verdict where most of the group's cells share it (:func:`spread_verdicts`)."""
+    verdicts = spread_verdicts(spread)
+    verdicts["column"] = [f"{_title(t)}, {FAMILY_WORDS[f].removeprefix('the ')}"
+                          for t, f in zip(verdicts["table"], verdicts["family"])]
+    verdicts["shown"] = [f"{r.median_ratio:.2f}" + (f" ({r.narrow if r.verdict == NARROW else r.wide} of {r.cells} "
+                                                     f"{r.verdict})" if r.verdict else "")
+                         for r in verdicts.itertuples()]
+    wide = verdicts.pivot(index="run", columns="column", values="shown")
+    order = [f"{_title(t)}, {FAMILY_WORDS[f].removeprefix('the ')}" for t in effect_sizes.TABLES for f in FAMILY_WORDS]
+    wide = wide.reindex(index=list(dict.fromkeys(verdicts["run"])), columns=[c for c in order if c in wide.columns])
+    return tables.Table(wide.fillna("–").rename_axis(columns=None).reset_index(),
+                        "our sd of δ − δ₀ over the one the paper's Δ and p imply, median over the group's cells; in "
+                        "brackets, the cells too narrow or too wide where they are most of the group")
 
 
 def spread_sentence(spread: pd.DataFrame, factor: float = FACTOR) -> str:
-    """:func:`spreads` and :func:`spread_verdicts` in words: per table, the cells where our spread is too narrow and
-    too wide, then the runs and metric families where most cells are, with their median ratio."""
+    """:func:`spreads` in words: per table, the cells where our spread is too narrow and too wide; the metric families
+    of each run where most cells are (:func:`spread_verdicts`), with their median ratio; and how well the normal
+    approximation recovers our own spread."""
     if spread.empty:
         return "No cell of the paper's tables was simulated here."
-    verdicts = spread_verdicts(spread)
     by_table = spread.groupby("table", sort=False)["verdict"]
 
     def listed(verdict):
@@ -236,15 +258,16 @@ def spread_sentence(spread: pd.DataFrame, factor: float = FACTOR) -> str:
     lines = [f"Our spread of δ − δ₀ is {NARROW} (more than ×{factor:g} below the one the paper's printed Δ and p "
              f"imply, each ± {ROUNDING:g}) in {listed(NARROW)}, and {WIDE} (more than ×{factor:g} above it) in "
              f"{listed(WIDE)}."]
+    verdicts = spread_verdicts(spread, ("run", "family"))
     for verdict, column in ((NARROW, "narrow"), (WIDE, "wide")):
         named = verdicts[verdicts["verdict"] == verdict]
         per_table = [f"in {TABLE_NAMES[t]}, " + ", ".join(
-            f"{FAMILY_WORDS.get(r.group, r.group)} ({getattr(r, column)} of {r.cells} cells, median ratio "
-            f"{r.median_ratio:.2f})" for r in part.itertuples()) for t, part in named.groupby("table", sort=False)]
+            f"{_group_words(r)} ({getattr(r, column)} of {r.cells} cells, median ratio {r.median_ratio:.2f})"
+            for r in part.itertuples()) for t, part in named.groupby("table", sort=False)]
         if per_table:
-            lines.append(f"It is {verdict} in most cells of a run or metric family " + "; ".join(per_table) + ".")
+            lines.append(f"{verdict.capitalize()} in most of their cells: " + "; ".join(per_table) + ".")
     if not (verdicts["verdict"] != "").any():
-        lines.append("No run or metric family is too narrow or too wide in most of its cells.")
+        lines.append("No metric family of any run is too narrow or too wide in most of its cells.")
     ok = spread["normal"].between(1 / factor, factor)
     lines.append(f"On our own cells, the normal approximation recovers our measured spread within ×{factor:g} "
                  f"in {int(ok.sum())} of {int(spread['normal'].notna().sum())} cells where our p lies inside (0, 0.5).")
