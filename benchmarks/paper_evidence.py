@@ -8,8 +8,9 @@ present, s = 1e-9, Dirichlet(1/C) noise, binary D3code and Toxicity stand-ins, D
 configuration it runs the five runs of the paper's tables through :func:`analysis.paper.why.simulate`: the grid
 (the paper's budgets and K, budget by budget until every metric is significant) for the best-K class and the
 budget step, and the paper's own cells for Δ, all at ``--n-samples`` replicates. It prints, per configuration and
-table, the three counts and the Δ count by run, as median (min-max) over the seeds, and writes every cell to
-``--out``.
+table, the three counts and the Δ count by run, as median (min-max) over the seeds, then the cells whose p lies on
+the paper's side of 0.05 at the paper's own cell and one budget step below, by run
+(:mod:`analysis.paper.crossings`), and writes every cell to ``--out``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
-from analysis.paper import why  # noqa: E402
+from analysis.paper import crossings, effect_sizes, why  # noqa: E402
 from analysis.experiment.choices import Choices  # noqa: E402
 from analysis.paper.tables import PAPER_EPSILON  # noqa: E402
 
@@ -63,8 +64,12 @@ def main() -> None:
                         args.n_samples, args.appendix_epsilon, n_jobs=args.jobs)
     frames = {name: why.cells(found, args.appendix_epsilon) for name, found in runs.items()}
     print(why.counts_table(frames).to_string(index=False))
+    cells = effect_sizes.paper_cells(appendix_epsilon=args.appendix_epsilon)
     for name, frame in frames.items():
         print(f"\n{name} ({chosen[name].label()}):\n{by_run(frame).to_string(index=False)}", flush=True)
+        crossed = crossings.crossings(cells, crossings.simulate(cells, chosen[name], args.seeds, args.n_samples,
+                                                                n_jobs=args.jobs))
+        print(crossings.counts_table(crossings.counts(crossed)).frame.to_string(index=False), flush=True)
     write_atomic(args.out, pd.concat([f.assign(configuration=n) for n, f in frames.items()],
                                      ignore_index=True).to_csv(index=False))
 

@@ -170,9 +170,10 @@ def effect_sizes(cells: pd.DataFrame, results: pd.DataFrame, factor: float = FAC
     return merged.drop(columns="_eps").reset_index(drop=True)
 
 
-def _counts(frame: pd.DataFrame, flag: str, name: str) -> list[dict]:
+def seed_counts(frame: pd.DataFrame, flag: str, name: str) -> list[dict]:
     """Per table and grouping (every cell, by run, by metric in the paper's order): cells and the per-seed count
-    of ``flag``."""
+    of ``flag`` (a boolean column of ``frame``, one row per cell and seed, beside ``table``, ``dataset``,
+    ``sampler``, ``metric`` and ``seed``), as rows of :func:`counts_frame`."""
     rows = []
     frame = frame.assign(run=frame["dataset"] + " " + frame["sampler"],
                          metric_label=frame["metric"].map(METRIC_LABELS), all="every cell")
@@ -200,12 +201,17 @@ def summary(effects: pd.DataFrame, grids: Mapping[int, pd.DataFrame] | None = No
     (Table 1 only). Columns: ``table``, ``by`` (``all``, ``run`` or ``metric``), ``group``, ``count`` (which
     count), ``cells``, ``seeds``, ``min``, ``median``, ``max`` (over seeds) and ``spread`` (``median (min–max)``).
     """
-    rows = _counts(effects, "within", WITHIN)
+    rows = seed_counts(effects, "within", WITHIN)
     if grids:
         cells = pd.concat([agreement(results, epsilon).assign(seed=seed) for seed, results in grids.items()],
                           ignore_index=True).assign(table="table1")
         for rule, label in RULES.items():
-            rows += _counts(cells, rule, label)
+            rows += seed_counts(cells, rule, label)
+    return counts_frame(rows)
+
+
+def counts_frame(rows: list[dict]) -> pd.DataFrame:
+    """:func:`seed_counts`' rows as :func:`summary`'s frame, ``spread`` (``median (min–max) of cells``) added."""
     out = pd.DataFrame(rows, columns=["table", "by", "group", "count", "cells", "seeds", "min", "median", "max"])
     out["spread"] = [f"{m:g} ({lo}–{hi}) of {n}" for m, lo, hi, n in
                      zip(out["median"], out["min"], out["max"], out["cells"])]
