@@ -14,16 +14,24 @@ import numpy as np
 
 def replicate_p_values(null: np.ndarray, alt: np.ndarray) -> np.ndarray:
     """Per alternative replicate j, ``p_j = #{i: null_i >= alt_j} / n_null`` (ties count toward the null)."""
+    return at_or_above(null, alt) / np.asarray(null).size
+
+
+def p_value(null: np.ndarray, alt: np.ndarray) -> float:
+    """One-sided pairwise p-value of alternative deltas ``alt`` against null deltas ``null``: the mean ``p_j``,
+    taken as the whole number of (null, alternative) pairs with ``null_i >= alt_j`` over the number of pairs, one
+    correctly rounded division, so that a p of exactly 1/20 compares with 0.05 as equal whatever the order of a
+    sum."""
+    return int(at_or_above(null, alt).sum()) / (np.asarray(null).size * np.asarray(alt).size)
+
+
+def at_or_above(null: np.ndarray, alt: np.ndarray) -> np.ndarray:
+    """Per alternative replicate j, the whole number ``#{i: null_i >= alt_j}``."""
     null = np.sort(np.asarray(null, dtype=float))
     alt = np.asarray(alt, dtype=float)
     if null.size == 0 or alt.size == 0:
         raise ValueError("p_value needs at least one null and one alternative delta")
-    return (null.size - np.searchsorted(null, alt, side="left")) / null.size
-
-
-def p_value(null: np.ndarray, alt: np.ndarray) -> float:
-    """One-sided pairwise p-value of alternative deltas ``alt`` against null deltas ``null``: the mean ``p_j``."""
-    return float(replicate_p_values(null, alt).mean())
+    return null.size - np.searchsorted(null, alt, side="left")
 
 
 def p_values(null: np.ndarray, alt: np.ndarray) -> np.ndarray:
