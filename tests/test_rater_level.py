@@ -103,3 +103,28 @@ def test_with_fewer_than_40_replicates_no_pool_is_named():
     the test; the answer comes at once (it once walked every pool up to 10,000)."""
     assert rater_level.fewest_raters(39) == 0 and rater_level.fewest_raters(2) == 0
     assert rater_level.fewest_raters(40) > rater_level.fewest_raters(200) > rater_level.fewest_raters(1000)
+
+
+def test_where_no_rater_rates_two_items_the_pools_rater_part_is_the_residual_and_counts_once():
+    """Each rater rates one item: leaving a rater out is leaving one rating out, so the pool's rater part equals
+    the ratings' part exactly, and the two-way variance is the larger of the item and rater parts (the residual
+    taken off once, never the item part's own)."""
+    rng = np.random.default_rng(4)
+    n, per_item = 150, 3
+    table = pd.DataFrame({"item": np.repeat(np.arange(n), per_item), "rater": [f"r{j:04d}" for j in range(n * per_item)],
+                          "label": rng.integers(0, 3, n * per_item)})
+    ds = from_table(table, label_order=[0, 1, 2])
+    share_a, share_b = rng.dirichlet([1, 1, 1], n), rng.dirichlet([1, 1, 1], n)
+    rater, _, _ = rater_level.rater_part(rater_level.pool_jackknife(ds, share_a, share_b, per_item, _delta_matrix))
+    residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(ds, share_a, share_b, per_item,
+                                                                         _delta_matrix))
+    np.testing.assert_allclose(rater, residual, rtol=1e-12, atol=1e-15)
+    item = rater_level.item_jackknife(full_counts(ds, share_a, share_b, per_item), _delta_matrix)
+    np.testing.assert_allclose(rater_level.two_way(item, rater, residual), np.maximum(item, rater), rtol=1e-12)
+
+
+def test_the_two_way_variance_takes_the_residual_off_once_and_never_falls_below_either_part():
+    """item + rater - residual where the residual is below both parts; the larger part where it is not."""
+    item, rater = np.array([4.0, 4.0, 1.0]), np.array([3.0, 3.0, 5.0])
+    residual = np.array([1.0, 3.5, 2.0])
+    np.testing.assert_array_equal(rater_level.two_way(item, rater, residual), [6.0, 4.0, 5.0])

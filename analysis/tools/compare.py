@@ -396,6 +396,10 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
         df_raters = min(df_raters, used.n_raters - 1)  # raters in several batches count once
         item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), _delta_matrix)
+        if sampler == "S4":  # the residual, held by both parts, counted once (the rater part keeps the rest)
+            residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(used, share_a, share_b, int(k),
+                                                                                 _delta_matrix))
+            rater_part = rater_level.two_way(item_part, rater_part, residual) - item_part
         df = rater_level.degrees(len(both), df_raters)
         factor = rater_level.expansion(used.n_raters if sampler == "S4" else per_group)
         fewest = rater_level.fewest_raters(int(n_samples), len(jackknife))

@@ -8,9 +8,11 @@ of freedom. The test here has two parts.
   delete-one-item jackknife (:func:`item_jackknife`), and a rater part, from a delete-one-rater jackknife
   (:func:`rater_jackknife`, one rater column of a group left out at a time, every other rating kept):
   V_R = Σ_g (r_g − 1)/r_g · Σ_j (d_gj − d̄_g)², where d_gj is the delta with rater j of group g left out and d̄_g
-  their mean, over the groups g (the one pool under S1 and S4, each batch under S3) and their r_g raters. Under S4 (any design) a deleted rater takes their ratings from every item
-  they rated (:func:`pool_jackknife`). Each part also holds the item-by-rater residual, so the sum errs on the large
-  side. The reference is Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most
+  their mean, over the groups g (the one pool under S1 and S4, each batch under S3) and their r_g raters. Each part
+  also holds the item-by-rater residual, so the sum errs on the large side: little where an item has many ratings
+  (crossed and batched designs), by half or more on crowd data, where an item has 3 to 9. Under S4 (any design) a
+  deleted rater takes their ratings from every item they rated (:func:`pool_jackknife`), and the residual, measured
+  by leaving single ratings out (:func:`rating_jackknife`), is taken off once (:func:`two_way`). The reference is Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most
   N − 1), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
   Fisher's scale, atanh(delta / bound) for a metric whose difference lies between −bound and bound
   (:func:`on_z_scale`): a difference that saturates as the raters' leaning grows (a share of items won, most of
@@ -111,12 +113,30 @@ def pool_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarr
     (leave-outs, metrics) in a list of one. Beyond :data:`MAX_RATER_GROUPS` raters, rater ``r`` is left out with
     the others of group ``r mod`` that many (a delete-a-group jackknife, as the items' part). Leave-outs are scored
     a chunk at a time (at most ``chunk_cells`` counts)."""
+    n_groups = min(ds.n_raters, MAX_RATER_GROUPS)
+    return [_left_out(ds, share_a, share_b, k, deltas, ds.rater % n_groups, n_groups, chunk_cells)]
+
+
+def rating_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int, deltas,
+                     chunk_cells: int = 4_000_000) -> list[np.ndarray]:
+    """:func:`pool_jackknife` with single ratings in place of raters: the observed deltas with each rating left out
+    in turn (beyond :data:`MAX_RATER_GROUPS` ratings, rating ``j`` in the file's order with the others of group
+    ``j mod`` that many, so that a group holds at most one rating of an item of fewer ratings than groups). Its
+    variance is what the ratings would give if every one were independent, the part of the item-by-rater residual
+    that the item part and the pool's rater part each hold (:func:`two_way`)."""
+    n_groups = min(ds.n_ratings, MAX_RATER_GROUPS)
+    return [_left_out(ds, share_a, share_b, k, deltas, np.arange(ds.n_ratings) % n_groups, n_groups, chunk_cells)]
+
+
+def _left_out(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int, deltas, group: np.ndarray,
+              n_groups: int, chunk_cells: int) -> np.ndarray:
+    """The observed deltas with the ratings of each of ``n_groups`` groups left out in turn (``group[j]``: rating
+    ``j``'s), an item's only rating kept, an array (groups, metrics)."""
     counts = ds.item_label_counts.astype(float)
     ratings = ds.raters_per_item.astype(float)
     a, b = share_a * k, share_b * k
-    n_groups = min(ds.n_raters, MAX_RATER_GROUPS)
     keep = ratings[ds.item] > 1  # an item's only rating is never left out
-    group, item, label = ds.rater[keep] % n_groups, ds.item[keep], ds.label[keep]
+    group, item, label = group[keep], ds.item[keep], ds.label[keep]
     order = np.argsort(group, kind="stable")
     group, item, label = group[order], item[order], label[order]
     bounds = np.searchsorted(group, np.arange(n_groups + 1))
@@ -133,7 +153,15 @@ def pool_jackknife(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarr
         gold[emptied], left[emptied] = counts[np.nonzero(emptied)[1]], ratings[np.nonzero(emptied)[1]]
         gold = gold / left[..., None] * k
         out.append(deltas(gold, np.broadcast_to(a, gold.shape), np.broadcast_to(b, gold.shape)))
-    return [np.concatenate(out)]
+    return np.concatenate(out)
+
+
+def two_way(item: np.ndarray, rater: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    """The observed delta's variance on any design (S4), per metric: the item part and the pool's rater part each
+    hold the item-by-rater residual, so the residual (:func:`rating_jackknife`'s part) is taken off once, as
+    two-way clustered errors take off the intersection's, but never more than either part, so that the sum is at
+    least the larger part."""
+    return item + rater - np.minimum(residual, np.minimum(item, rater))
 
 
 def rater_part(jackknife: list[np.ndarray]) -> tuple[np.ndarray, int, float]:
