@@ -69,8 +69,19 @@ def designs() -> list[tuple[str, str, Scenario, float]]:
     return out
 
 
+def oracle_designs() -> list[tuple[str, str, Scenario, float]]:
+    """(name, sampler, population, B's lean) of the crossed designs from 10 raters on, where the power is judged
+    against the oracle's: B leans less as N grows (0.6, 0.45, 0.3 at N 50, 100, 400), so that the oracle's power
+    lies between 0.2 and 0.95."""
+    lean = {50: 0.6, 100: 0.45, 400: 0.3}
+    return [(f"{labels} labels, crossed, R {raters}, N {items}, B {lean[items]:g}", "S1",
+             Scenario(n_items=items, n_raters=raters, n_labels=labels), lean[items])
+            for labels, raters, items in itertools.product((2, 3), (10, 20), (50, 100, 400))]
+
+
 def measure(job) -> pd.DataFrame:
-    """One design's size and power, written to its own file in ``parts`` (kept across interrupted runs)."""
+    """One design's size and power (or its power alone, where ``sets`` has no size), written to its own file in
+    ``parts`` (kept across interrupted runs)."""
     (name, samplers, population, lean_b), sets, n_samples, tests, parts = job
     samplers = (samplers,) if isinstance(samplers, str) else samplers
     done = Path(parts) / (name.replace(" ", "_").replace(",", "") + ".csv")
@@ -78,6 +89,8 @@ def measure(job) -> pd.DataFrame:
         return pd.read_csv(done)
     found = []
     for kind, pop in (("size", population), ("power", replace(population, lean=0.0, lean_b=lean_b))):
+        if kind not in sets:
+            continue
         table = calibration(pop, samplers=samplers, n_sets=sets[kind], n_samples=n_samples, tests=tests)
         found.append(table.assign(design=name, kind=kind, raters=population.n_raters, items=population.n_items,
                                   labels=population.n_labels, pool=population.pool or population.n_raters,
@@ -116,6 +129,24 @@ def summary_table(table: pd.DataFrame, sets: int) -> str:
     return "\n".join(lines)
 
 
+def oracle_table(table: pd.DataFrame) -> str:
+    """Per design, as Markdown rows: the rater-level test's power beside the oracle's, and their ratio by metric
+    family where the oracle's power lies between 0.2 and 0.95."""
+    from analysis.engine.metrics import DISTRIBUTION_METRICS
+
+    lines = ["| design | power (oracle) | power / oracle, vote metrics | power / oracle, distribution metrics |",
+             "|---|---|---|---|"]
+    for design, part in table[(table["kind"] == "power") & (table["test"] == TESTS[0])].groupby("design", sort=False):
+        judged = part[(part["oracle"] >= 0.2) & (part["oracle"] <= 0.95)]
+        ratio = judged["share"] / judged["oracle"]
+        family = judged["metric"].isin(DISTRIBUTION_METRICS)
+        cells = [f"{r.min():.2f}-{r.max():.2f} (median {r.median():.2f})" if len(r) else "none judged"
+                 for r in (ratio[~family], ratio[family])]
+        lines.append(f"| {design} | {part['share'].min():.2f}-{part['share'].max():.2f} ({part['oracle'].min():.2f}-"
+                     f"{part['oracle'].max():.2f}) | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=int, default=500, help="test sets per design for the size (default: 500)")
@@ -128,21 +159,24 @@ def main() -> None:
     parser.add_argument("--parts", default="benchmarks/.compare_calibration",
                         help="folder of finished designs, read back by a rerun (default: benchmarks/.compare_calibration)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--designs", choices=("crossed", "sparse"), default="crossed",
-                        help="crossed and batched designs (S1, S3), or sparse and overlapping ones (S4)")
+    parser.add_argument("--designs", choices=("crossed", "sparse", "oracle"), default="crossed",
+                        help="crossed and batched designs (S1, S3), sparse and overlapping ones (S4), or the power "
+                             "alone against the oracle's on crossed designs from 10 raters (S1)")
     parser.add_argument("--summary", action="store_true",
-                        help="print the sparse designs' summary table (Markdown) from --out and stop")
+                        help="print the sparse (or oracle) designs' summary table (Markdown) from --out and stop")
     parser.add_argument("--out", default=None,
                         help="output CSV (default: benchmarks/compare_calibration.csv, or _sparse.csv for sparse)")
     args = parser.parse_args()
-    args.out = args.out or f"benchmarks/compare_calibration{'_sparse' if args.designs == 'sparse' else ''}.csv"
+    args.out = args.out or ("benchmarks/compare_calibration"
+                            + {"crossed": "", "sparse": "_sparse", "oracle": "_oracle"}[args.designs] + ".csv")
     if args.summary:
-        print(summary_table(pd.read_csv(args.out), args.sets))
+        found = pd.read_csv(args.out)
+        print(oracle_table(found) if args.designs == "oracle" else summary_table(found, args.sets))
         return
-    tests = (args.only,) if args.only else TESTS
+    tests = (args.only,) if args.only else (TESTS[:1] if args.designs == "oracle" else TESTS)
     Path(args.parts).mkdir(parents=True, exist_ok=True)
-    sets = {"size": args.sets, "power": args.power_sets}
-    chosen = sparse_designs() if args.designs == "sparse" else designs()
+    sets = {"power": args.power_sets} if args.designs == "oracle" else {"size": args.sets, "power": args.power_sets}
+    chosen = {"crossed": designs, "sparse": sparse_designs, "oracle": oracle_designs}[args.designs]()
     jobs = [(design, sets, args.n_samples, tests, args.parts) for design in chosen]
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         table = pd.concat(pool.map(measure, jobs, chunksize=1), ignore_index=True)

@@ -111,8 +111,8 @@ def test_where_no_rater_rates_two_items_the_pools_rater_part_is_the_residual_and
     taken off once, never the item part's own)."""
     rng = np.random.default_rng(4)
     n, per_item = 150, 3
-    table = pd.DataFrame({"item": np.repeat(np.arange(n), per_item), "rater": [f"r{j:04d}" for j in range(n * per_item)],
-                          "label": rng.integers(0, 3, n * per_item)})
+    table = pd.DataFrame({"item": np.repeat(np.arange(n), per_item),
+                          "rater": [f"r{j:04d}" for j in range(n * per_item)], "label": rng.integers(0, 3, n * per_item)})
     ds = from_table(table, label_order=[0, 1, 2])
     share_a, share_b = rng.dirichlet([1, 1, 1], n), rng.dirichlet([1, 1, 1], n)
     rater, _, _ = rater_level.rater_part(rater_level.pool_jackknife(ds, share_a, share_b, per_item, _delta_matrix))

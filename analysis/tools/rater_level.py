@@ -12,8 +12,9 @@ of freedom. The test here has two parts.
   also holds the item-by-rater residual, so the sum errs on the large side: little where an item has many ratings
   (crossed and batched designs), by half or more on crowd data, where an item has 3 to 9. Under S4 (any design) a
   deleted rater takes their ratings from every item they rated (:func:`pool_jackknife`), and the residual, measured
-  by leaving single ratings out (:func:`rating_jackknife`), is taken off once (:func:`two_way`). The reference is Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most
-  N − 1), the fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
+  by leaving single ratings out (:func:`rating_jackknife`), is taken off once (:func:`two_way`). The reference is
+  Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most N − 1), the fewer clusters' count,
+  as for two-way clustered errors. The test and its interval are taken on
   Fisher's scale, atanh(delta / bound) for a metric whose difference lies between −bound and bound
   (:func:`on_z_scale`): a difference that saturates as the raters' leaning grows (a share of items won, most of
   all) has a small jackknife variance exactly where it is far from 0, and the scale undoes that.
