@@ -7,13 +7,14 @@ item, each as often as the stream names them; the stream goes on until every dra
 is ever left without a rater and ``N'`` and ``K'`` are met exactly. On a fully crossed table every rater rated every
 item, so every item takes the stream's first ``K'`` raters: S1's law.
 
-The stream is drawn as one unit-rate Poisson process per rater (the order of their merged arrivals is an iid uniform
-stream of raters), and lazily: a rater's arrivals are drawn the first time a drawn item reads them, and kept for the
-replicate, so items that share a rater share its place in the stream. An item's first ``K'`` arrivals are merged
-from its raters' processes with a small heap. Each distinct drawn item is read once a replicate; its slots differ
-only in B's perturbation. Under the null the ``2K'`` columns of A and B (positions in their streams) are pooled and
-split in half once per replicate, as S1's one group is; B's responses are perturbed before the split, a slot's
-replaced responses sharing its urn.
+A replicate draws how many slots each item gets, then reads every distinct drawn item once, walking each model's
+stream until every drawn item has its ``K'``: the whole stream, each rater drawn giving a column to every drawn item
+of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters, in which a rater whose drawn items
+are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
+an iid uniform stream of them, so the law is the same). An item's slots differ only in B's perturbation, and are
+drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
+``2K'`` columns of A and B (positions in their streams) are pooled and split in half once per replicate, as S1's one
+group is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def draw_split(rng, k, null, to_a):
         to_a[ix(order[c])] = True
     h = 0
     for c in range(k, 2 * k):
-        h += to_a[c]
+        h += to_a[ix(c)]
     return h
 
 
