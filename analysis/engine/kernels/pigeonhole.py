@@ -130,28 +130,31 @@ def draw_split(rng, k, null, to_a):
     return h
 
 
-@numba.njit(cache=True)
-def hold_item(labels, item, to_a, perturb, listed, i, work):
-    """Count ``item``, read as ``labels[item]`` (models x K'), into ``work``'s ``i``-th held item (as the by-item kernel's
-    :func:`analysis.engine.kernels.by_item.read_items` does): G's labels, A's columns on the side ``to_a`` sends
-    them to, and B's, perturbable where ``perturb`` (listed one by one, in column order, where ``listed``)."""
-    fixed, pert, pert_label = work.fixed, work.pert, work.pert_label
+@numba.njit(cache=True, _nrt=False)
+def hold_items(labels, n_drawn, to_a, perturb, listed, work):
+    """Count each drawn item ``work.held[i]``, read as ``labels[item]`` (models x K'), into ``work``'s ``i``-th held
+    item (as the by-item kernel's :func:`analysis.engine.kernels.by_item.read_items` does): G's labels, A's columns
+    on the side ``to_a`` sends them to, and B's, perturbable where ``perturb`` (listed one by one, in column order,
+    where ``listed``)."""
+    held, fixed, pert, pert_label = work.held, work.fixed, work.pert, work.pert_label
     k = labels.shape[2]
-    for side in range(3):
-        for c in range(fixed.shape[2]):
-            fixed[ix(i), side, c] = 0
-            pert[ix(i), side, c] = 0
-    for c in range(k):
-        fixed[ix(i), 0, ix(labels[ix(item), 0, c])] += 1
-        fixed[ix(i), 1 if to_a[c] else 2, ix(labels[ix(item), 1, c])] += 1
-        side = 1 if to_a[ix(k + c)] else 2
-        label = labels[ix(item), 2, c]
-        if not perturb:
-            fixed[ix(i), side, ix(label)] += 1
-            continue
-        pert[ix(i), side, ix(label)] += 1
-        if listed:
-            pert_label[ix(i), c] = label
+    for i in range(n_drawn):
+        item = held[i]
+        for side in range(3):
+            for c in range(fixed.shape[2]):
+                fixed[i, side, c] = 0
+                pert[i, side, c] = 0
+        for c in range(k):
+            fixed[i, 0, ix(labels[ix(item), 0, c])] += 1
+            fixed[i, 1 if to_a[c] else 2, ix(labels[ix(item), 1, c])] += 1
+            side = 1 if to_a[ix(k + c)] else 2
+            label = labels[ix(item), 2, c]
+            if not perturb:
+                fixed[i, side, ix(label)] += 1
+                continue
+            pert[i, side, ix(label)] += 1
+            if listed:
+                pert_label[i, c] = label
 
 
 @numba.njit(cache=True)
@@ -268,8 +271,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
             settle_triples(rng, draw, pairs.terms, perturb, triples, spread, acc)
             store(acc, out[r], confusion[r])
             continue
-        for d in range(n_drawn):
-            hold_item(labels, held[d], to_a, perturb, listed, d, work)
+        hold_items(labels, n_drawn, to_a, perturb, listed, work)
         if tabled:
             tabled_items(rng, groups, np.int64(0), draw, chances, divergence, pairs, perturbation, noise_tables,
                          n_drawn, work, acc)
