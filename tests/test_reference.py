@@ -59,8 +59,16 @@ CONFIGURATIONS = [
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
     ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", ()),  # pigeonhole: raters shared across a sparse table
-    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "ITEM_COST", 0.0),)),  # ... read item by item
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "WALK_COST", 1e9),)),  # ... read by the whole stream
     ("S4", "ragged", "auto", 24, 1, 0.3, "uniform", ()),  # pigeonhole on ragged batches, one response
+    ("S4", "sparse", "auto", 400, 1, 0.3, "dirichlet", ()),  # K = 1, ten slots an item: triples, deferred
+    ("S4", "sparse", "auto", 400, 1, 0.3, "uniform", (("path", "WALK_COST", 0.0),)),  # ... read by the items' walk
+    ("S4", "sparse", "auto", 400, 1, 0.0, "uniform", ()),  # ... unperturbed: triples, not deferred
+    ("S4", "sparse", "auto", 800, 2, 0.3, "dirichlet", ()),  # perturbation tables, slots counted per outcome
+    ("S4", "sparse", "auto", 200, 4, 0.1, "uniform", (("path", "PERTURB_ENTRIES", 0),)),  # slots split on keeping all
+    ("S4", "sparse", "auto", 20, 12, 0.3, "dirichlet", ()),  # replacements per label, noise tables
+    ("S4", "sparse", "auto", 20, 12, 0.3, "uniform", ()),  # ... each replaced by another label
+    ("S4", "sparse", "auto", 100, 5, 0.0, "uniform", ()),  # unperturbed: an item's slots added once
 ]
 # The noise law centred on the label shares (METHOD section 12) through every plan that the Dirichlet rule takes.
 # ... and the one-label law (METHOD section 3), the Dirichlet's limit of a vanishing concentration.
@@ -167,14 +175,15 @@ def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsi
 
 @pytest.mark.parametrize("null", [False, True], ids=["alternative", "null"])
 @pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
-@pytest.mark.parametrize("item_cost", [0.0, 1e9], ids=["item by item", "by stream"])
-def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, item_cost):
+@pytest.mark.parametrize("walk_cost", [0.0, 1e9], ids=["items' walk", "whole stream"])
+@pytest.mark.parametrize("n, k", [(20, 5), (200, 1)], ids=["k5", "k1"])
+def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, walk_cost, n, k):
     """METHOD section 2: on a fully crossed table every item's first K' raters in the stream are the stream's
     first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (both ways of reading)."""
-    monkeypatch.setattr(path, "ITEM_COST", item_cost)
-    got = Simulator(DATA["crossed"](), "S4", smoothing=REFERENCE.smoothing).replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(23), null=null,
+    monkeypatch.setattr(path, "WALK_COST", walk_cost)
+    got = Simulator(DATA["crossed"](), "S4", smoothing=REFERENCE.smoothing).replicates(n, k, 0.3, N_PLAN, np.random.default_rng(23), null=null,
                                                          perturbation=rule)
-    assert not same_law(got, reference("crossed", "S1", 20, 5, 0.3, rule, null))
+    assert not same_law(got, reference("crossed", "S1", n, k, 0.3, rule, null))
 
 
 def test_s4_keeps_raters_that_s2_treats_as_new_people():

@@ -46,8 +46,7 @@ RATER_LOOP_PER_K = 1.0  # the direct kernel reads an item rater by rater where i
 TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inversion
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
-ITEM_COST = 8.0  # S4: one arrival read item by item (a logarithm, a heap step) against one item the stream visits
-MAX_ARRIVALS = 300_000_000  # S4: the most arrival times (8 bytes each) a replicate may keep, 3 x raters x K'
+WALK_COST = 0.5  # S4: one visit of the drawn items' own walk (their raters' stream) against one of the whole stream's
 MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 
@@ -109,6 +108,13 @@ class ItemOptions(NamedTuple):
     rater_major: bool
 
 
+class PigeonholeOptions(NamedTuple):
+    """The pigeonhole kernel's switches (see :class:`KernelPath`)."""
+
+    perturbation_tables: bool
+    gather: bool
+
+
 class DirectOptions(NamedTuple):
     """The direct kernel's switches (see :class:`KernelPath`)."""
 
@@ -131,7 +137,8 @@ class KernelPath:
     - ``noise_tables``: replaced responses are counted apart and labelled in one draw (Dirichlet rule);
     - ``rater_loop``: the direct kernel reads a complete item rater by rater;
     - ``gather``: the direct kernel counts slots per (gold, A, B) triple of rows; ``defer``: and at K = 1 replaces
-      responses per triple, each slot read in a short loop of its own (three labels, no masks, no rater loop);
+      responses per triple, each slot read in a short loop of its own (three labels, no masks, no rater loop); the
+      pigeonhole kernel gathers (and defers) at K = 1;
     - ``alias_tables``: the counts kernel draws multinomials from alias tables;
     - ``column_law``: the by-item kernel draws an S1 replicate's slots by one multinomial over (gold, A, B) triples,
       from the slot law given the replicate's rater columns;
@@ -158,6 +165,10 @@ class KernelPath:
     def item_options(self) -> ItemOptions:
         """The by-item kernel's switches, as one group."""
         return ItemOptions(self.perturbation_tables, self.column_law, self.rater_major)
+
+    def pigeonhole_options(self) -> PigeonholeOptions:
+        """The pigeonhole kernel's switches, as one group."""
+        return PigeonholeOptions(self.perturbation_tables, self.gather)
 
     def direct_options(self) -> DirectOptions:
         """The direct kernel's switches, as one group."""
@@ -226,12 +237,17 @@ def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, s
     if method not in METHODS:
         raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
     method = auto_method(design, k) if method == "auto" else method
+    noisy = epsilon > 0.0
+    shared_noise = noisy and shared_noise
+    tabled = noisy and perturbation_fits(k, design.n_labels, null, PERTURB_ENTRIES)
     if design.sampler == "S4":
         if method != "responses":
             raise ParameterError(f"S4 has one kernel (method 'auto' or 'responses'), not method={method!r}")
-        return KernelPath("pigeonhole", null)
-    noisy = epsilon > 0.0
-    shared_noise = noisy and shared_noise
+        gather = k == 1 and paired(k, design.n_labels)
+        return KernelPath("pigeonhole", null, pair_tables=paired(k, design.n_labels),
+                          perturbation_tables=tabled and k > 1, noise_tables=shared_noise and not gather
+                          and not (tabled and k > 1),
+                          gather=gather, defer=gather and noisy)
     if method == "law":
         if not law_fits(design, k):
             raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
@@ -244,7 +260,6 @@ def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, s
     if method == "items":
         if design.sampler == "S2":
             raise ParameterError("method='items' serves S1 and S3; S2's items never repeat their rater columns")
-        tabled = noisy and perturbation_fits(k, design.n_labels, null, PERTURB_ENTRIES)
         triples = n_vectors(k, design.n_labels) ** 3
         law = (tabled and design.single_group and paired(k, design.n_labels) and triples <= LAW_ENTRIES
                and n >= COLUMN_LAW_SLOTS * triples)
@@ -277,7 +292,7 @@ def chain(n_slots: int, positive_entries: int) -> bool:
 
 # Rough seconds per unit of work of each kernel, read off the benchmark grid on the 2-core development machine
 # (benchmarks/README.md): a response of the direct, by-item and counts kernels, a slot-law draw of the law kernel.
-SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8, "pigeonhole": 1e-8}
+SECONDS_PER_UNIT = {"direct": 4e-9, "by_item": 1.5e-9, "counts": 4.5e-9, "law": 2e-8, "pigeonhole": 3e-8}
 
 
 def work(cell: KernelPath, design: DataShape, n: int, k: int) -> int:

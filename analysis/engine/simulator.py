@@ -211,14 +211,15 @@ class Simulator:
         chances = self.chances(k, epsilon)
         divergence = divergence_tables(k, n_labels, self.smoothing)
         if cell.kernel == "pigeonhole":
-            if 3 * self.n_pool * k > paths.MAX_ARRIVALS:
-                raise ParameterError(f"S4 at K = {k} would keep {3 * self.n_pool * k:,} arrival times for a pool of "
-                                     f"{self.n_pool:,} raters; use a smaller K")
             layout = self.layout
             turned = self._once("turned", 0, lambda: turned_round(layout.rater_start, layout.matrix, layout.raters,
                                                                   self.n_pool))
-            pigeonhole_replicates(rng, layout.rater_start, layout.matrix, layout.raters, turned, self.n_pool,
-                                  paths.ITEM_COST, draw, divergence, out, confusion)
+            tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
+                      else NO_PERTURB)
+            pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool, paths.WALK_COST, draw,
+                                  chances, divergence, self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
+                                  cell.pigeonhole_options(), tables,
+                                  self.noise_tables(k if cell.noise_tables else 0, perturbation), out, confusion)
         elif cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
             law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)

@@ -99,6 +99,25 @@ class ItemWork(NamedTuple):
 
 
 @numba.njit(cache=True)
+def item_work(max_items, cap, k, n_labels, max_raters, packed_items, max_out, triples):
+    """An :class:`ItemWork` for groups of at most ``max_items`` items and ``max_raters`` raters, of which a group
+    draws at most ``cap`` distinct items: ``packed_items`` items' packed counts (rater major, else 1),
+    ``max_out`` perturbation outcomes and ``triples`` (gold, A, B) triples (column law, else 1)."""
+    return ItemWork(np.zeros(max_items, dtype=np.int64), np.empty((3, k), dtype=np.int64),
+                    np.zeros(3, dtype=np.int64), np.empty((5, k), dtype=np.int64), np.empty((5, k), dtype=np.int64),
+                    np.zeros(5, dtype=np.int64), np.full((5, max_raters), -1, dtype=np.int64),
+                    np.zeros((5, packed_items), dtype=np.int64),
+                    np.empty(cap, dtype=np.int64), np.zeros((cap, 3, n_labels), dtype=np.int64),
+                    np.zeros((cap, 3, n_labels), dtype=np.int64), np.zeros((cap, 2, 3), dtype=np.int64),
+                    np.empty((cap, 2 * k), dtype=np.int64), np.empty(2 * k, dtype=np.int64),
+                    np.zeros(max_out, dtype=np.int64), np.zeros((3, 1, n_labels), dtype=np.int64),
+                    np.zeros((3, n_labels), dtype=np.int64), np.zeros(3, dtype=np.int64),
+                    np.zeros((2, n_labels), dtype=np.int64), np.zeros(n_labels, dtype=np.int64),
+                    np.zeros(n_labels, dtype=np.int64), np.zeros(5, dtype=np.int64), np.zeros(triples),
+                    np.empty(triples, dtype=np.int64))
+
+
+@numba.njit(cache=True)
 def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, pairs, options, perturbation,
                        noise_tables, out, confusion):
     """Replicates by distinct item: the law of :func:`direct_replicates`, with less work where items repeat.
@@ -129,20 +148,9 @@ def by_item_replicates(rng, groups, labels_by_rater, draw, chances, divergence, 
     shift = 1  # bits a label of packed counts: a part has at most k columns
     while k >> shift:
         shift += 1
-    work = ItemWork(np.zeros(max_items, dtype=np.int64), np.empty((3, k), dtype=np.int64),
-                    np.zeros(3, dtype=np.int64), np.empty((5, k), dtype=np.int64), np.empty((5, k), dtype=np.int64),
-                    np.zeros(5, dtype=np.int64),
-                    np.full((5, np.max(rater_start[1:] - rater_start[:-1])), -1, dtype=np.int64),
-                    np.zeros((5, max_items if options.rater_major else 1), dtype=np.int64),
-                    np.empty(cap, dtype=np.int64), np.zeros((cap, 3, n_labels), dtype=np.int64),
-                    np.zeros((cap, 3, n_labels), dtype=np.int64), np.zeros((cap, 2, 3), dtype=np.int64),
-                    np.empty((cap, 2 * k), dtype=np.int64), np.empty(2 * k, dtype=np.int64),
-                    np.zeros(np.max(perturbation.n_out), dtype=np.int64), np.zeros((3, 1, n_labels), dtype=np.int64),
-                    np.zeros((3, n_labels), dtype=np.int64), np.zeros(3, dtype=np.int64),
-                    np.zeros((2, n_labels), dtype=np.int64), np.zeros(n_labels, dtype=np.int64),
-                    np.zeros(n_labels, dtype=np.int64), np.zeros(5, dtype=np.int64),
-                    np.zeros(n_vectors**3 if options.column_law else 1),
-                    np.empty(n_vectors**3 if options.column_law else 1, dtype=np.int64))
+    work = item_work(max_items, cap, k, n_labels, np.max(rater_start[1:] - rater_start[:-1]),
+                     max_items if options.rater_major else 1, np.max(perturbation.n_out),
+                     n_vectors**3 if options.column_law else 1)
     acc = accumulator(n_labels)
     for r in range(out.shape[0]):
         clear(acc)

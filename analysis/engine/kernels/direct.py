@@ -105,7 +105,7 @@ def direct_replicates(rng, groups, draw, chances, divergence, pairs, perturbatio
             general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_tables, options, complete,
                           work, acc)
         if options.gather:
-            settle_triples(rng, draw, pairs.terms, options.defer, work, acc)
+            settle_triples(rng, draw, pairs.terms, options.defer, work.triples, work.spread, acc)
         store(acc, out[r], confusion[r])
 
 
@@ -359,12 +359,11 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
 
 
 @numba.njit(cache=True, _nrt=False)
-def settle_triples(rng, draw, terms, defer, work, acc):
+def settle_triples(rng, draw, terms, defer, triples, spread, acc):
     """Add each gathered (gold, A, B) triple's slots to the sums once, and clear it; deferred (K = 1),
     ``Binomial(x, epsilon)`` of a triple's ``x`` slots replace their one perturbable response first (A*'s in the
     second half of ``triples``, else B*'s; a response's row is its label), the replacements shared out over the
-    labels by a multinomial (uniform: over the C - 1 others)."""
-    triples, spread = work.triples, work.spread
+    labels by a multinomial (uniform: over the C - 1 others) in ``spread``."""
     n_vectors = pair_rows(terms)
     cube = n_vectors**3
     for e in range(triples.shape[0]):

@@ -7,13 +7,14 @@ item, each as often as the stream names them; the stream goes on until every dra
 is ever left without a rater and ``N'`` and ``K'`` are met exactly. On a fully crossed table every rater rated every
 item, so every item takes the stream's first ``K'`` raters: S1's law.
 
-The stream is drawn as one unit-rate Poisson process per rater (the order of their merged arrivals is an iid uniform
-stream of raters), and lazily: a rater's arrivals are drawn the first time a drawn item reads them, and kept for the
-replicate, so items that share a rater share its place in the stream. An item's first ``K'`` arrivals are merged
-from its raters' processes with a small heap. Each distinct drawn item is read once a replicate; its slots differ
-only in B's perturbation. Under the null the ``2K'`` columns of A and B (positions in their streams) are pooled and
-split in half once per replicate, as S1's one group is; B's responses are perturbed before the split, a slot's
-replaced responses sharing its urn.
+A replicate draws how many slots each item gets, then reads every distinct drawn item once, walking each model's
+stream until every drawn item has its ``K'``: the whole stream, each rater drawn giving a column to every drawn item
+of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters, in which a rater whose drawn items
+are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
+an iid uniform stream of them, so the law is the same). An item's slots differ only in B's perturbation, and are
+drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
+``2K'`` columns of A and B (positions in their streams) are pooled and split in half once per replicate, as S1's one
+group is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
 """
 
 from __future__ import annotations
@@ -24,82 +25,97 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from analysis.engine.draws import uniform_index
+from analysis.engine.draws import draw_multiplicities, uniform_index
 from analysis.engine.indices import ix
-from analysis.engine.metrics import accumulator, add_item, clear, store
-from analysis.engine.rule import perturbed
+from analysis.engine.kernels.by_item import item_work, slot_modes, tabled_items, untabled_items
+from analysis.engine.kernels.direct import settle_triples
+from analysis.engine.metrics import accumulator, clear, store
 
 
+class Walk(NamedTuple):
+    """Scratch of :func:`read_by_walk`, per rater of the pool: its drawn ratings (``count``, 0 between replicates),
+    where they start in ``items`` and ``labels`` (the drawn items' ratings turned round, rater by rater) and how
+    many of them are items still short of ``K'`` (``live``, first in the rater's segment); ``active`` lists the
+    raters with ratings drawn, those with a live item first."""
 
-class Streams(NamedTuple):
-    """A replicate's rater streams, one per model (G, A, B): each rater's arrival times drawn so far
-    (``times[model, rater, :drawn]``), valid where ``stamp`` holds the replicate's number."""
-
-    times: np.ndarray
-    drawn: np.ndarray
-    stamp: np.ndarray
-
-
-@numba.njit(cache=True, inline="always")
-def arrival(rng, streams, model, rater, p, replicate):
-    """The ``p``-th arrival time (from 0) of ``rater`` in ``model``'s stream, drawn now if not yet."""
-    if streams.stamp[ix(model), ix(rater)] != replicate:
-        streams.stamp[ix(model), ix(rater)] = replicate
-        streams.drawn[ix(model), ix(rater)] = 0
-    drawn = streams.drawn[ix(model), ix(rater)]
-    while drawn <= p:
-        last = streams.times[ix(model), ix(rater), ix(drawn - 1)] if drawn > 0 else 0.0
-        streams.times[ix(model), ix(rater), ix(drawn)] = last - math.log(1.0 - rng.random())
-        drawn += 1
-    streams.drawn[ix(model), ix(rater)] = drawn
-    return streams.times[ix(model), ix(rater), ix(p)]
+    count: np.ndarray
+    start: np.ndarray
+    live: np.ndarray
+    active: np.ndarray
+    items: np.ndarray
+    labels: np.ndarray
 
 
 @numba.njit(cache=True)
-def read_item(rng, item, rater_start, matrix, raters, streams, replicate, heap_t, heap_j, next_p, out):
-    """The labels of ``item``'s ``K'`` columns in each model's stream into ``out[model, :]``: its raters'
-    arrivals merged in time order by a binary heap (``heap_t``, ``heap_j``, ``next_p`` are scratch)."""
-    lo = rater_start[ix(item)]
-    m = rater_start[ix(item + 1)] - lo
-    k = out.shape[1]
+def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled, labels):
+    """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream restricted to the
+    drawn items: their ratings turned round rater by rater, each rater drawn gives the next column to each of their
+    items still short of ``K'`` and drops the full ones from their segment, and a rater left with none leaves the
+    stream. The stream restricted to the raters that can still give a column is an iid uniform stream of them, so
+    this is :func:`read_by_stream`'s law; its work grows with the drawn ratings and columns, not the pool."""
+    count, start, live, active = scratch.count, scratch.start, scratch.live, scratch.active
+    seg_item, seg_label = scratch.items, scratch.labels
+    n_touched = 0
+    for d in range(n_drawn):
+        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
+            rater = raters[ix(e)]
+            if count[ix(rater)] == 0:
+                active[ix(n_touched)] = rater
+                n_touched += 1
+            count[ix(rater)] += 1
+    at = 0
+    for t in range(n_touched):
+        start[ix(active[t])] = at
+        live[ix(active[t])] = 0
+        at += count[ix(active[t])]
+    for d in range(n_drawn):
+        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
+            rater = raters[ix(e)]
+            q = start[ix(rater)] + live[ix(rater)]
+            seg_item[ix(q)] = drawn[d]
+            seg_label[ix(q)] = matrix[ix(e)]
+            live[ix(rater)] += 1
     for model in range(3):
-        for j in range(m):  # every rater's first arrival, then heapified
-            next_p[j] = 1
-            heap_t[j] = arrival(rng, streams, model, raters[ix(lo + j)], 0, replicate)
-            heap_j[j] = j
-        for start in range(m // 2 - 1, -1, -1):
-            sift_down(heap_t, heap_j, start, m)
-        for c in range(k):
-            j = heap_j[0]
-            out[model, c] = matrix[ix(lo + j)]
-            heap_t[0] = arrival(rng, streams, model, raters[ix(lo + j)], next_p[ix(j)], replicate)
-            next_p[ix(j)] += 1
-            sift_down(heap_t, heap_j, 0, m)
-
-
-@numba.njit(cache=True, inline="always")
-def sift_down(heap_t, heap_j, at, size):
-    """Restore the heap order below position ``at`` of a min-heap of ``size`` times."""
-    while True:
-        left = 2 * at + 1
-        if left >= size:
-            return
-        child = left + 1 if left + 1 < size and heap_t[ix(left + 1)] < heap_t[ix(left)] else left
-        if heap_t[ix(at)] <= heap_t[ix(child)]:
-            return
-        heap_t[ix(at)], heap_t[ix(child)] = heap_t[ix(child)], heap_t[ix(at)]
-        heap_j[ix(at)], heap_j[ix(child)] = heap_j[ix(child)], heap_j[ix(at)]
-        at = child
+        for d in range(n_drawn):
+            filled[ix(drawn[d])] = 0
+        for t in range(n_touched):
+            live[ix(active[t])] = count[ix(active[t])]
+        n_active, short = n_touched, n_drawn
+        while short > 0:
+            t = uniform_index(rng, n_active)
+            rater = active[ix(t)]
+            q, end = start[ix(rater)], start[ix(rater)] + live[ix(rater)]
+            while q < end:
+                item = seg_item[ix(q)]
+                f = filled[ix(item)]
+                if f < k:
+                    labels[ix(item), model, ix(f)] = seg_label[ix(q)]
+                    filled[ix(item)] = f + 1
+                    if f + 1 < k:
+                        q += 1
+                        continue
+                    short -= 1
+                end -= 1  # a full item leaves the segment: the last live one takes its place
+                seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
+                seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
+            live[ix(rater)] = end - start[ix(rater)]
+            if end == start[ix(rater)]:  # the rater leaves the stream: the last active one takes its place
+                n_active -= 1
+                active[ix(t)], active[ix(n_active)] = active[ix(n_active)], rater
+    for t in range(n_touched):
+        count[ix(active[t])] = 0
+    for d in range(n_drawn):
+        filled[ix(drawn[d])] = -1
 
 
 @numba.njit(cache=True)
 def draw_split(rng, k, null, to_a):
     """Which of the ``2K'`` pooled columns (A's, then B's) go to A*: a uniform half under the null (a partial
-    Fisher-Yates shuffle), A's own under the alternative."""
+    Fisher-Yates shuffle), A's own under the alternative. Returns how many of B's columns go to A*."""
     for c in range(2 * k):
         to_a[c] = c < k
     if not null:
-        return
+        return 0
     order = np.arange(2 * k)
     for c in range(k):
         j = c + uniform_index(rng, 2 * k - c)
@@ -108,28 +124,52 @@ def draw_split(rng, k, null, to_a):
         to_a[c] = False
     for c in range(k):
         to_a[ix(order[c])] = True
+    h = 0
+    for c in range(k, 2 * k):
+        h += to_a[ix(c)]
+    return h
+
+
+@numba.njit(cache=True, _nrt=False)
+def hold_items(labels, n_drawn, to_a, perturb, listed, work):
+    """Count each drawn item ``work.held[i]``, read as ``labels[item]`` (models x K'), into ``work``'s ``i``-th held
+    item (as the by-item kernel's :func:`analysis.engine.kernels.by_item.read_items` does): G's labels, A's columns
+    on the side ``to_a`` sends them to, and B's, perturbable where ``perturb`` (listed one by one, in column order,
+    where ``listed``)."""
+    held, fixed, pert, pert_label = work.held, work.fixed, work.pert, work.pert_label
+    k = labels.shape[2]
+    for i in range(n_drawn):
+        item = held[i]
+        for side in range(3):
+            for c in range(fixed.shape[2]):
+                fixed[i, side, c] = 0
+                pert[i, side, c] = 0
+        for c in range(k):
+            fixed[i, 0, ix(labels[ix(item), 0, c])] += 1
+            fixed[i, 1 if to_a[c] else 2, ix(labels[ix(item), 1, c])] += 1
+            side = 1 if to_a[ix(k + c)] else 2
+            label = labels[ix(item), 2, c]
+            if not perturb:
+                fixed[i, side, ix(label)] += 1
+                continue
+            pert[i, side, ix(label)] += 1
+            if listed:
+                pert_label[i, c] = label
 
 
 @numba.njit(cache=True)
-def add_slot(rng, labels, to_a, draw, urn, counts, divergence, acc):
-    """One slot of an item read as ``labels`` (models x K'): G's counts, A's columns and B's perturbed ones sent to
-    A* or B* by ``to_a``, the slot added to the sums."""
-    k = labels.shape[1]
-    for side in range(3):
-        for c in range(counts.shape[2]):
-            counts[side, 0, c] = 0
-    if draw.epsilon > 0.0 and draw.shared:
-        for c in range(urn.shape[0]):
-            urn[c] = 0
-    for c in range(k):
-        counts[0, 0, ix(labels[0, c])] += 1
-        counts[1 if to_a[c] else 2, 0, ix(labels[1, c])] += 1
-    for c in range(k):
-        label = labels[2, c]
-        if draw.epsilon > 0.0:
-            label = perturbed(rng, label, draw.epsilon, draw.shared, urn, draw.prior)
-        counts[1 if to_a[ix(k + c)] else 2, 0, ix(label)] += 1
-    add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+def count_triples(labels, held, n_drawn, mult, swapped, perturb, n_labels, triples):
+    """K' = 1: each drawn item's slots counted into ``triples`` by their (gold, A*, B*) labels (a label is its row of
+    the pair tables), A*'s and B*'s swapped where the null split sent B's column to A* and A's to B*; with
+    ``perturb``, those whose perturbable response is A*'s in the second half (the layout :func:`settle_triples`
+    reads)."""
+    base = n_labels**3 if swapped and perturb else 0
+    for d in range(n_drawn):
+        item = held[d]
+        a, b = labels[ix(item), 1, 0], labels[ix(item), 2, 0]
+        if swapped:
+            a, b = b, a
+        triples[ix(base + (labels[ix(item), 0, 0] * n_labels + a) * n_labels + b)] += mult[ix(item)]
 
 
 class ByRater(NamedTuple):
@@ -153,7 +193,7 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
 def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
     """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream itself: each
     rater drawn gives the next column to every drawn item of theirs still short of ``K'`` (cheaper than
-    :func:`read_item` where the drawn items are many and hold most of the pool between them)."""
+    :func:`read_by_walk` where the drawn items are many and hold most of the pool between them)."""
     for model in range(3):
         for d in range(n_drawn):
             filled[ix(drawn[d])] = 0
@@ -172,52 +212,70 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
 
 
 @numba.njit(cache=True)
-def pigeonhole_replicates(rng, rater_start, matrix, raters, turned, n_pool, item_cost, draw, divergence, out,
-                          confusion):
-    """Replicates of S4 (module docstring). ``rater_start``, ``matrix`` and ``raters`` are the per-item layout
-    (:func:`analysis.engine.samplers.make_layout`): item ``i``'s labels ``matrix[rater_start[i]:rater_start[i + 1]]``
-    by its raters ``raters[...]`` (codes in the pool of ``n_pool``); ``turned`` is the same by rater
-    (:func:`by_rater`). A replicate reads its drawn items item by item (:func:`read_item`) or by walking the streams
-    (:func:`read_by_stream`), whichever its expected work is the smaller, an arrival read item by item counting
-    ``item_cost`` items visited (:data:`analysis.engine.path.ITEM_COST`): the same law."""
+def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, chances, divergence, pairs, options,
+                          perturbation, noise_tables, out, confusion):
+    """Replicates of S4 (module docstring). ``groups`` is the per-item layout
+    (:func:`analysis.engine.samplers.make_layout`): item ``i``'s labels
+    ``matrix[rater_start[i]:rater_start[i + 1]]`` by its raters ``raters[...]`` (codes in the pool of ``n_pool``);
+    ``turned`` is the same by rater (:func:`by_rater`). A replicate draws how many slots each item gets and reads
+    its drawn items by walking the whole stream (:func:`read_by_stream`) or the stream of their own raters
+    (:func:`read_by_walk`), whichever its expected work is the smaller, a visit of the drawn items' own walk
+    counting ``walk_cost`` visits of the whole stream's (:data:`analysis.engine.path.WALK_COST`): the same law.
+    Then each distinct item's slots are drawn as the by-item kernel draws a group's: B's perturbation in one draw
+    from the perturbation tables (``options.perturbation_tables``) or response by response, slots that come out
+    alike added once; with ``options.gather`` (K' = 1) they are counted per (gold, A*, B*) triple of labels and
+    settled as the direct kernel settles its deferred triples (:func:`settle_triples`)."""
+    rater_start, matrix = groups.rater_start, groups.matrix
     n, k = draw.n, draw.k
     n_items = rater_start.shape[0] - 1
     n_labels = confusion.shape[2]
     ratings = rater_start[ix(n_items)]
-    max_m = 1
-    for i in range(n_items):
-        max_m = max(max_m, rater_start[ix(i + 1)] - rater_start[ix(i)])
     per_item, per_rater = ratings / n_items, ratings / n_pool  # mean raters of an item, items of a rater
-    streams = Streams(np.zeros((3, n_pool, k)), np.zeros((3, n_pool), dtype=np.int64),
-                      np.zeros((3, n_pool), dtype=np.int64))
+    scratch = Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
+                   np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
+                   np.zeros(ratings, dtype=np.int64), np.zeros(ratings, dtype=np.int8))
     labels = np.zeros((n_items, 3, k), dtype=np.int8)
     filled = np.full(n_items, -1, dtype=np.int64)  # -1: not drawn in this replicate
-    slots, drawn = np.empty(n, dtype=np.int64), np.empty(min(n, n_items), dtype=np.int64)
-    heap_t, heap_j, next_p = np.empty(max_m), np.empty(max_m, dtype=np.int64), np.empty(max_m, dtype=np.int64)
     to_a = np.zeros(2 * k, dtype=np.bool_)
-    urn = np.zeros(n_labels, dtype=np.int64)
-    counts = np.zeros((3, 1, n_labels), dtype=np.int64)
+    work = item_work(n_items, min(n, n_items), k, n_labels, 1, 1, np.max(perturbation.n_out), 1)
+    mult, held = work.mult, work.held
+    tabled, gather = options.perturbation_tables, options.gather
+    triples = np.zeros(2 * n_labels**3 if gather else 1, dtype=np.int64)
+    spread = np.zeros(n_labels, dtype=np.int64)
+    perturb = draw.epsilon > 0.0
+    _, split, by_label = slot_modes(draw.epsilon, k if perturb else 0, n_labels)
+    listed = not tabled and (split or not by_label)  # whether the slots need B's responses one by one
     acc = accumulator(n_labels)
     for r in range(out.shape[0]):
         clear(acc)
-        draw_split(rng, k, draw.null, to_a)
+        h = draw_split(rng, k, draw.null, to_a)
+        work.n_perturbed[1] = h if perturb else 0
+        work.n_perturbed[2] = k - h if perturb else 0
+        for c in range(k):
+            work.pert_side[c] = 1 if to_a[ix(k + c)] else 2
+        draw_multiplicities(rng, n, n_items, mult)
         n_drawn = 0
-        for s in range(n):
-            item = uniform_index(rng, n_items)
-            slots[s] = item
-            if filled[ix(item)] < 0:
-                filled[ix(item)] = 0
-                drawn[ix(n_drawn)] = item
+        for i in range(n_items):
+            if mult[i] > 0:
+                filled[i] = 0
+                held[ix(n_drawn)] = i
                 n_drawn += 1
-        by_item = item_cost * n_drawn * (per_item + k * math.log2(per_item + 1.0))
+        by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
-        if by_stream < by_item:
-            read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels)
+        if by_stream < by_walk:
+            read_by_stream(rng, k, n_pool, turned, held, n_drawn, filled, labels)
         else:
-            for d in range(n_drawn):
-                filled[ix(drawn[d])] = -1
-                read_item(rng, drawn[d], rater_start, matrix, raters, streams, r + 1, heap_t, heap_j, next_p,
-                          labels[ix(drawn[d])])
-        for s in range(n):
-            add_slot(rng, labels[ix(slots[s])], to_a, draw, urn, counts, divergence, acc)
+            read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, filled, labels)
+        if gather:
+            count_triples(labels, held, n_drawn, mult, to_a[1], perturb, n_labels, triples)
+            settle_triples(rng, draw, pairs.terms, perturb, triples, spread, acc)
+            store(acc, out[r], confusion[r])
+            continue
+        hold_items(labels, n_drawn, to_a, perturb, listed, work)
+        if tabled:
+            tabled_items(rng, groups, np.int64(0), draw, chances, divergence, pairs, perturbation, noise_tables,
+                         n_drawn, work, acc)
+        else:
+            untabled_items(rng, groups, np.int64(0), draw, chances, divergence, noise_tables, np.int64(0), n_drawn,
+                           work, acc)
         store(acc, out[r], confusion[r])
