@@ -89,7 +89,7 @@ execute = mkdir -p $(BUILD)/notebooks $(SRC)/notebooks && $(VENV)/bin/jupytext -
 # ends: the longest first (minutes at book size: benchmarks/README.md), so that short ones fill the last minutes,
 # then the others in _toc.yml's order. The timing chapter runs after them, alone, so that no chapter shares its cores.
 TIMING := speed
-LONGEST := realdata rq1 why compare rq2
+LONGEST := realdata rq1 why compare rq2 rq4
 BOOK_ORDER := $(filter $(CHAPTERS),$(LONGEST)) $(filter-out $(LONGEST) $(TIMING),$(CHAPTERS))
 book: install
 	@# the registered open datasets missing from the cache, where the network answers within seconds; else the

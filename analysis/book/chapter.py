@@ -291,13 +291,14 @@ class Setup:
         """Run (dataset, sampler) pairs on the chapter's grid (or a part of it, for an extra comparison; another
         seed or fewer replicates, for the verdicts' margins), under the chapter's switches: with
         ``metrics = "all"``, precision, recall and F1 are the chosen averaging's, under the paper's column names
-        (:func:`analysis.paper.effect_sizes.select`)."""
-        from analysis.paper.effect_sizes import select
+        (:func:`analysis.paper.effect_sizes.select`), read from cells that hold every averaging, as the why-chapter
+        simulates them: a cell both draw is drawn once (its cache key names the metrics it holds)."""
+        from analysis.paper.effect_sizes import ALL_AVERAGINGS, select
 
         p = self.params
         every = p["metrics"] in (None, "all") or list(p["metrics"]) == ["all"]
         found = tables.simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons,
-                         self.choices.metrics if every else p["metrics"], n_samples or p["n_samples"],
+                         ALL_AVERAGINGS if every else p["metrics"], n_samples or p["n_samples"],
                          p["seed"] if seed is None else seed, p["n_jobs"],
                          perturbation=perturbation or self.perturbation, scheduler=p.get("scheduler"),
                          smoothing=self.choices.smoothing)
@@ -305,8 +306,9 @@ class Setup:
 
     def effect_sizes(self, seeds, n_samples: int, appendix_epsilon: float):
         """Our Δ at the paper's own cells (both tables) for the datasets that are or imitate the paper's, under the
-        chapter's switches, for each seed (:mod:`analysis.paper.effect_sizes`); None when no dataset does. Returns the
-        :func:`analysis.paper.effect_sizes.effect_sizes` frame."""
+        chapter's switches, for each seed (:mod:`analysis.paper.effect_sizes`), from cells that hold every averaging
+        (:meth:`simulate`); None when no dataset does. Returns the :func:`analysis.paper.effect_sizes.effect_sizes`
+        frame."""
         from analysis.paper import effect_sizes as es
 
         data = {imitates(ds.name): ds.name for ds in self.data if imitates(ds.name)}
@@ -316,7 +318,7 @@ class Setup:
             return None
         found = es.simulate(cells, seeds=seeds, n_samples=n_samples, perturbation=self.perturbation, data=data,
                             n_jobs=self.params["n_jobs"], smoothing=self.choices.smoothing,
-                            metrics=self.choices.metrics, loaded={ds.name: ds for ds in self.data})
+                            metrics=es.ALL_AVERAGINGS, loaded={ds.name: ds for ds in self.data})
         return es.effect_sizes(cells, es.select(found, self.choices.averaging))
 
     def comparisons(self, data=None) -> list[tuple[tuple[str, str], tuple[str, str]]]:

@@ -132,8 +132,9 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.paper.tables.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name. Without a ``scheduler``, the simulations (one per group of alternatives
-    that share data, noise law and smoothing, and per seed) run in ``n_jobs`` worker processes, each grid in its
-    own process: the same tables as one by one, since every cell is seeded by itself."""
+    that share data, noise law and smoothing) run in ``n_jobs`` worker processes, a group's seeds one after another
+    in one process, which then builds the drawing tables of the group's data once for all its seeds: the same tables
+    as one by one, since every cell is seeded by itself."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     loaded = {} if loaded is None else loaded
     groups = _groups(by_alternative)
@@ -141,21 +142,27 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
         loaded.update({name: datasets.load(name) for name in set(data) - set(loaded)})
     options = dict(budgets=budgets, ks=ks, epsilons=epsilons, n_samples=n_samples, cells=cells,
                    cell_samples=cell_samples or n_samples, scheduler=scheduler)
-    tasks = [(key, seed) for key in groups for seed in seeds]
-    outer = n_jobs if scheduler is None and len(tasks) > 1 else 1  # the groups share the workers, or each grid has them
-    found = in_workers({(key, seed): partial(_group_run, *key, seed, {name: loaded[name] for name in key[0]},
-                                             n_jobs=1 if outer > 1 else n_jobs, **options)
-                        for key, seed in tasks}, outer)
-    out: dict[str, dict[int, pd.DataFrame]] = {name: {} for name in by_alternative}
-    for (key, seed), results in found.items():
-        for name in groups[key]:
-            out[name][seed] = effect_sizes.select(results, by_alternative[name].averaging)
-    return out
+    outer = n_jobs if scheduler is None and len(groups) > 1 else 1  # the groups share the workers, or each grid has them
+    found = in_workers({key: partial(_group_run, *key, list(seeds), {name: loaded[name] for name in key[0]},
+                                     n_jobs=1 if outer > 1 else n_jobs, **options)
+                        for key in groups}, outer)
+    group_of = {name: key for key, names in groups.items() for name in names}
+    return {name: {seed: effect_sizes.select(results, choices.averaging)
+                   for seed, results in found[group_of[name]].items()} for name, choices in by_alternative.items()}
 
 
-def _group_run(data: tuple, perturbation: str, smoothing: float, seed: int, loaded: dict, budgets, ks, epsilons,
-               n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int, scheduler) -> pd.DataFrame:
-    """One group's simulation for one seed (:func:`simulate`): the grid of each run, then the paper's cells."""
+def _group_run(data: tuple, perturbation: str, smoothing: float, seeds: list[int], loaded: dict, budgets, ks,
+               epsilons, n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int,
+               scheduler) -> dict[int, pd.DataFrame]:
+    """One group's simulation (:func:`simulate`), ``{seed: results}``: per seed, the grid of each run, then the
+    paper's cells."""
+    return {seed: _seed_run(data, perturbation, smoothing, seed, loaded, budgets, ks, epsilons, n_samples, cells,
+                            cell_samples, n_jobs, scheduler) for seed in seeds}
+
+
+def _seed_run(data: tuple, perturbation: str, smoothing: float, seed: int, loaded: dict, budgets, ks, epsilons,
+              n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int, scheduler) -> pd.DataFrame:
+    """One group's simulation for one seed: the grid of each run, then the paper's cells."""
     parts = []
     for name, (_, sampler) in zip(data, RUNS):
         for budget in sorted(budgets):
