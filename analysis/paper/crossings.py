@@ -20,6 +20,8 @@ families where ours is too narrow or too wide.
 
 from __future__ import annotations
 
+import math
+
 from fractions import Fraction
 from typing import Iterable
 
@@ -283,24 +285,23 @@ def cells_table(frame: pd.DataFrame, spread: pd.DataFrame, which: str = "table1"
     per_cell = chosen.groupby(keys, sort=False).agg(
         NK=("NK", "first"), K=("K", "first"), NK_below=("NK_below", "first"), paper_p=("paper_p", "first"),
         p=("p_value", "median"), p_below=("p_below", "median"), at=("crosses", "sum"),
-        under=("holds_below", "sum"), seeds=("seed", "nunique")).reset_index()
+        under=("holds_below", "sum"), seeds=("seed", "nunique"), n_samples=("n_samples", "min")).reset_index()
     per_cell["run"] = per_cell["dataset"] + " " + per_cell["sampler"]
     per_cell = per_cell.merge(spread, on=["table", "run", "metric"], how="left", suffixes=("", "_spread"))
 
     def side(x):
         return x < ALPHA
 
-    def shown(p, agreeing, seeds, present=True):
-        if not present:
-            return "–"
-        return f"{on_its_side(p, side, 3)} ({agreeing}/{seeds})"
+    def shown(p, agreeing, seeds, n_samples):  # as many decimals as n² pairs resolve, at most 3 ("0.05" of 100)
+        digits = min(3, max(1, math.ceil(math.log10(n_samples * n_samples))))
+        return f"{on_its_side(p, side, digits)} ({agreeing}/{seeds})"
     table = pd.DataFrame({
         "run": per_cell["run"], "metric": per_cell["metric"].map(METRIC_LABELS),
         "N×K, K": [f"{nk:,}, {k}" for nk, k in zip(per_cell["NK"], per_cell["K"])],
         "p: the paper's": [f"{p:.3f}" for p in per_cell["paper_p"]],
-        "p: ours": [shown(r.p, r.at, r.seeds) for r in per_cell.itertuples()],
+        "p: ours": [shown(r.p, r.at, r.seeds, r.n_samples) for r in per_cell.itertuples()],
         "one step below: N×K, our p": [
-            "–" if pd.isna(r.NK_below) else f"{int(r.NK_below):,}, " + shown(r.p_below, r.under, r.seeds)
+            "–" if pd.isna(r.NK_below) else f"{int(r.NK_below):,}, " + shown(r.p_below, r.under, r.seeds, r.n_samples)
             for r in per_cell.itertuples()],
         "sd: null, alternative": [f"{a:.3f}, {b:.3f}" for a, b in zip(per_cell["null_sd"], per_cell["delta_sd"])],
         "sd: ours / the paper's": [f"{r:.2f}" + (f" ({v})" if v else "") for r, v in
