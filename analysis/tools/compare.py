@@ -44,7 +44,7 @@ from analysis.experiment.choices import COMPARE, TIES, selected
 from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, deltas, score_deltas, scores
 from analysis.tools import rater_level
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
-from analysis.experiment.pvalues import replicate_p_values
+from analysis.experiment.pvalues import at_or_above
 from analysis.engine.samplers import (check_sampler, default_sampler, design_reading, group_layout,
                                       make_layout)
 
@@ -293,10 +293,10 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
 def permutation_p(null: np.ndarray, delta: float, two_sided: bool = False) -> float:
     """``p_given_ratings``: ``(1 + #{null_i >= delta}) / (1 + n)`` over the swap replicates, the observed answers
     counting as one of the equally likely swaps, so that ``P(p <= a) <= a`` holds exactly (ties count toward the
-    null, :func:`analysis.experiment.pvalues.replicate_p_values`); two-sided, twice the smaller tail, each tail counting its
+    null, :func:`analysis.experiment.pvalues.at_or_above`); two-sided, twice the smaller tail, each tail counting its
     ties, so that a delta inside a block of equal swap deltas gets p = 1."""
     def tail(values, at):
-        return (1 + np.rint(replicate_p_values(values, [at])[0] * len(values))) / (1 + len(values))
+        return (1 + int(at_or_above(values, [at])[0])) / (1 + len(values))
     p = tail(null, delta)
     return float(min(1.0, 2 * min(p, tail(-null, -delta)))) if two_sided else float(p)
 
