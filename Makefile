@@ -95,6 +95,9 @@ book: install
 	@# the registered open datasets missing from the cache, where the network answers within seconds; else the
 	@# chapters say what is missing (the front page lists them) and the build goes on
 	$(PY) -m analysis datasets fetch --all --missing --if-online || true
+	@# every kernel compiled once, $(JOBS) processes at a time, before the chapters' processes need them (a fresh
+	@# install: about 50 s on two cores, where each chapter run side by side compiled the same kernels again)
+	$(PY) -m analysis.experiment.warmup --jobs $(JOBS)
 	$(MAKE) --no-print-directory -j $(JOBS) --output-sync=line $(addprefix executed-,$(BOOK_ORDER))
 	$(MAKE) --no-print-directory $(addprefix executed-,$(filter $(TIMING),$(CHAPTERS)))
 	$(MAKE) html

@@ -23,3 +23,18 @@ def test_the_warm_cells_are_the_grids_own_and_nothing_is_simulated_twice(tmp_pat
     cells = len(warmed.drop_duplicates(["sampler", "epsilon", "NK", "K"]))
     assert ResultCache(tmp_path / "warm").computations()["computations"] == cells  # every cell once, warm ones too
     assert ResultCache(tmp_path / "alone").computations()["computations"] == cells
+
+
+def test_the_kernel_groups_share_out_every_kernel_and_each_group_reaches_its_own(monkeypatch):
+    """``make book`` compiles the kernels once, ahead of the chapters: every kernel of the engine is in exactly one
+    group, and a group's plans reach each of its kernels and no other (recorded, not drawn)."""
+    from analysis.engine import Simulator
+    from analysis.engine.path import KERNELS
+
+    assert sorted(sum(warmup.KERNEL_GROUPS, ())) == sorted(KERNELS)
+    for group in warmup.KERNEL_GROUPS:
+        reached = set()
+        monkeypatch.setattr(Simulator, "draw", lambda self, n, k, epsilon, n_samples, rng, null, perturbation:
+                            reached.add(self.path(n, k, epsilon, null, perturbation).kernel))
+        assert warmup.compile_group(group) >= len(group)
+        assert reached == set(group)

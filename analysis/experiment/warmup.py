@@ -1,18 +1,34 @@
-"""Several grids' kernels compiled side by side: before grids that run one after another (a chapter's samplers,
-say), one cell of each kernel each grid needs is simulated in worker processes at once, into the cell cache.
+"""Kernels compiled before they are needed, side by side.
+
+Before grids that run one after another (a chapter's samplers, say), :func:`warm` simulates one cell of each kernel
+each grid needs in worker processes at once, into the cell cache.
 
 A grid usually needs one kernel, and its workers would all compile that one at the same time; the next grid then
 compiles its own. Run first side by side, the compilations overlap instead (a chapter on a user's file: about a
 minute of compiling on a fresh install, roughly halved on two cores). The cells are the grids' own and are cached,
 so the grids read them back: nothing is simulated twice, and every number is the one the grid alone gives.
+
+Before several chapters run side by side (``make book``), :func:`compile_kernels` compiles every kernel once into
+numba's cache, the kernels split between processes: otherwise each chapter's processes compile the same kernels at
+the same time on a fresh install (about 80 s of one core each time). It draws a single replicate of each plan, and
+writes no result.
 """
 
 from __future__ import annotations
 
+import argparse
+import time
 from functools import partial
 
+import numpy as np
+
 from analysis.data.annotations import AnnotationDataset
-from analysis.experiment.grid import cells, in_workers, run
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS, cells, in_workers, run
+
+# the kernels split into groups of about equal compile time (46 s and 45 s on one core of the development machine,
+# the shared helpers compiled in each), each group compiled in a process of its own
+KERNEL_GROUPS = (("direct", "law", "counts", "by_item"), ("pigeonhole",))
+DESIGNS = ("dices-synthetic", "toxicity-synthetic", "d3code-synthetic")  # crossed, batched, sparse stand-ins
 
 
 def kernel_cells(dataset: AnnotationDataset, sampler: str, budgets, ks, epsilons, perturbation: str,
@@ -43,3 +59,57 @@ def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing
                                        **options)
     if len(calls) > 1:
         in_workers(calls, n_jobs)
+
+
+def compile_group(kernels: tuple[str, ...]) -> int:
+    """Draw one replicate of every plan whose kernel is one of ``kernels``, over the paper's budgets and K, with
+    and without perturbation, alternative and null, every noise law, on the book's stand-in of each design under
+    each sampler the design allows: numba compiles each kernel these plans reach and caches it. Returns the number
+    of plans drawn."""
+    from analysis.data import datasets
+    from analysis.engine import PERTURBATIONS, Simulator
+    from analysis.engine.exact import settle
+    from analysis.engine.samplers import allowed_samplers
+    from analysis.experiment.choices import BOOK
+
+    drawn = set()
+    for name in DESIGNS:
+        ds = datasets.load(BOOK.dataset(name))
+        for sampler in allowed_samplers(ds):
+            simulator = Simulator(ds, sampler, smoothing=BOOK.smoothing)
+            for perturbation in PERTURBATIONS:
+                for nk in PAPER_BUDGETS:
+                    for k in (k for k in PAPER_KS if k <= nk):
+                        for epsilon in (0.0, 0.3):
+                            for null in (False, True):
+                                plan = simulator.path(nk // k, k, epsilon, null, perturbation)
+                                if plan.kernel in kernels and (sampler, plan) not in drawn:
+                                    drawn.add((sampler, plan))
+                                    simulator.draw(nk // k, k, epsilon, 1, np.random.default_rng(0), null,
+                                                   perturbation)
+    if "direct" in kernels:  # the exact ties of precision's quotients
+        settle(np.zeros(4), np.random.default_rng(0).integers(0, 5, size=(4, 2, 3, 3)), "precision")
+    return len(drawn)
+
+
+def compile_kernels(n_jobs: int = 1) -> int:
+    """Compile every kernel of the engine into numba's cache, the groups of :data:`KERNEL_GROUPS` in up to
+    ``n_jobs`` processes at once (one process: all of them in turn). A kernel already cached is only loaded.
+    Returns the number of plans drawn."""
+    groups = KERNEL_GROUPS if n_jobs > 1 else (sum(KERNEL_GROUPS, ()),)
+    return sum(in_workers({group: partial(compile_group, group) for group in groups}, n_jobs).values())
+
+
+def main(argv=None) -> None:
+    """``python -m analysis.experiment.warmup [--jobs N]``: :func:`compile_kernels`, with one line on what it did."""
+    parser = argparse.ArgumentParser(prog="python -m analysis.experiment.warmup",
+                                     description="Compile the engine's kernels into numba's cache ahead of use.")
+    parser.add_argument("--jobs", type=int, default=1, help="processes (default: 1)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    plans = compile_kernels(args.jobs)
+    print(f"kernels ready: {plans} plans drawn in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
