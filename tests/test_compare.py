@@ -15,6 +15,7 @@ from analysis.tools.compare import compare, interval_rank, replicate_test
 from analysis.tools.compare_report import sentence
 from analysis.tools.outputs import read_outputs
 from analysis.data.annotations import from_table
+from analysis.errors import ParameterError
 from conftest import batched_table, crossed_table
 
 
@@ -43,7 +44,7 @@ def test_a_large_difference_is_found_under_every_sampler():
     b = pd.DataFrame({"item": ds.item_ids, "label": np.where(wrong, (truth + 1) % 3, truth)})
     for sampler in ("S1", "S2"):
         result = compare(ds, a, b, sampler=sampler, n_samples=200, seed=1).set_index("metric")
-        assert (result["score_a"] > result["score_b"]).loc[["accuracy", "f1"]].all()
+        assert (result["score_a"] > result["score_b"]).loc[["accuracy", "f1_macro"]].all()
         assert (result["delta"] > 0).all()
         assert (result["p_value"] < 0.05).all()
         assert (result["ci_low"] > 0).all(), result[["ci_low", "ci_high"]]
@@ -388,7 +389,7 @@ def test_on_crowd_data_compare_keeps_raters_across_items_and_says_why(pool, sets
     reading = result.attrs["design"]
     assert reading.startswith(design) and "S4 keeps each rater across the items they rated" in reading
     assert f"for the {ds.n_raters} raters" in sentence(result)
-    assert (result.set_index("metric").loc[["accuracy", "f1"], "p_value"] < 0.05).all()
+    assert (result.set_index("metric").loc[["accuracy", "f1_macro"], "p_value"] < 0.05).all()
 
 
 def test_s2_on_crowd_data_runs_when_asked_and_says_what_it_assumes():
@@ -444,3 +445,25 @@ def test_crowd_data_at_their_edges_still_compare():
         assert set(result["sampler"]) == {"S4"}
         assert ((result["p_value"] > 0) & (result["p_value"] <= 1)).all()
         assert (result["ci_low"] <= result["delta"]).all() and (result["delta"] <= result["ci_high"]).all()
+
+
+def test_the_averaging_names_the_vote_scores_and_macro_is_scikit_learns():
+    """``averaging`` (default the book's, macro) decides the averages of "all"; a point-mass gold without ties
+    scores as scikit-learn scores the votes, and the weighted averaging's scores are the support-weighted ones."""
+    from sklearn.metrics import f1_score, precision_score, recall_score
+
+    ds = from_table(crossed_table(n_items=60, n_raters=1, n_labels=3, seed=5), name="one rater")
+    rng = np.random.default_rng(3)
+    truth = votes(ds)
+    answers = np.where(rng.random(ds.n_items) < 0.3, rng.integers(0, 3, ds.n_items), truth)
+    a = pd.DataFrame({"item": ds.item_ids, "label": answers})
+    b = pd.DataFrame({"item": ds.item_ids, "label": truth})
+    for averaging, suffix, sk in (("macro", "_macro", "macro"), ("weighted", "", "weighted")):
+        result = compare(ds, a, b, sampler="S2", n_samples=40, averaging=averaging).set_index("metric")
+        assert list(result.index) == [m if m not in ("precision", "recall", "f1") else m + suffix
+                                      for m in ("accuracy", "mae", "wins", "precision", "recall", "f1", "kl_div", "jsd")]
+        for name, score in (("precision", precision_score), ("recall", recall_score), ("f1", f1_score)):
+            assert result.loc[name + suffix, "score_a"] == pytest.approx(score(truth, answers, average=sk), abs=1e-9)
+            assert result.loc[name + suffix, "score_b"] == pytest.approx(1.0)
+    with pytest.raises(ParameterError, match="does not score jsd_bits"):
+        compare(ds, a, b, sampler="S2", n_samples=40, metrics=["jsd_bits"])

@@ -221,9 +221,9 @@ def test_votes_break_ties_toward_the_lowest_label():
 
 
 def test_metric_names_and_labels_are_accepted_and_unknown_ones_rejected():
-    from analysis.experiment.choices import BOOK, COMPARE, selected
+    from analysis.experiment.choices import BOOK, REFERENCE, selected
 
-    assert selected("all", COMPARE) == selected(None, COMPARE) == METRICS == tuple(m.name for m in REGISTRY if m.default)
+    assert selected("all", REFERENCE) == selected(None, REFERENCE) == METRICS == tuple(m.name for m in REGISTRY if m.default)
     assert selected(["all"], BOOK) == BOOK.metrics != METRICS and selected(["jsd"], BOOK) == ("jsd",)
     with pytest.raises(ParameterError, match="depends on the averaging"):
         check_metrics("all")  # the engine never guesses an averaging

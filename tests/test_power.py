@@ -17,7 +17,7 @@ from analysis.data import population
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import Cell, simulate_cell
-from analysis.engine.metrics import METRICS
+from analysis.engine.metrics import METRICS, check_metrics
 from analysis.engine import Simulator
 from analysis.experiment.choices import BOOK
 from conftest import crossed_table
@@ -46,10 +46,10 @@ def test_power_agrees_with_an_independent_simulation(pilot):
     n, k, epsilon, alpha = 30, 4, 0.3, 0.05
     result = power.plan(pilot, sampler="S2", epsilon=epsilon, ns=[n], ks=[k], n_samples=200, seed=0)
     planned = result.designs.set_index("metric")["power"]
-    alt, null = simulate_cell(Simulator(pilot, "S2", smoothing=BOOK.smoothing),  # the planner's smoothing
+    alt, null = simulate_cell(Simulator(pilot, "S2", smoothing=BOOK.smoothing, metrics=BOOK.metrics),  # the planner's
                               Cell("S2", "dirichlet", epsilon, n * k, k), 400, 11)
     independent = share_significant(alt, null, alpha)
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(check_metrics(BOOK.metrics)):
         both = (planned[metric] * 200 + independent[m] * 400) / 600
         tolerance = 3.29 * np.sqrt(max(both * (1 - both), 1 / 600) * (1 / 200 + 1 / 400))
         assert abs(planned[metric] - independent[m]) <= tolerance, (metric, planned[metric], independent[m])
@@ -61,14 +61,14 @@ def test_the_cheapest_design_is_the_brute_force_one(pilot):
     ns, ks, cost_item, cost_rating, target = [8, 16, 32, 64], [1, 2, 4], 3.0, 1.0, 0.6
     result = power.plan(pilot, sampler="S2", epsilon=0.4, ns=ns, ks=ks, cost_item=cost_item,
                         cost_rating=cost_rating, power=target, n_samples=100, seed=2)
-    simulator = Simulator(pilot, "S2", smoothing=BOOK.smoothing)
+    simulator = Simulator(pilot, "S2", smoothing=BOOK.smoothing, metrics=BOOK.metrics)
     found = {}
     for n in ns:
         for k in ks:
             alt, null = simulate_cell(simulator, Cell("S2", "dirichlet", 0.4, n * k, k), 100, 2)
             found[n, k] = share_significant(alt, null, 0.05)
     best = result.cheapest.set_index("metric")
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(check_metrics(BOOK.metrics)):
         reaching = [(n * cost_item + n * k * cost_rating, -found[n, k][m], n, k) for (n, k) in found
                     if found[n, k][m] >= target]
         if reaching:
@@ -523,3 +523,17 @@ def test_the_table_and_the_figure_agree_on_which_cheapest_design_extrapolates(pl
         stars = [line for ax in fig.axes for line in ax.lines if line.get_marker() == "*"]
         assert len(stars) == 1 and (stars[0].get_markerfacecolor() == "white") == hollow
         assert ("(extrapolated:" in cell) == hollow, cell
+
+
+def test_the_plan_scores_the_averaging_it_is_given_by_default_the_books():
+    """``plan``'s "all" is the eight with precision, recall and F1 averaged as asked (the book's macro by default),
+    and the provenance says which."""
+    from analysis.engine.metrics import averaged
+
+    ds = from_table(crossed_table(n_items=30, n_raters=6, n_labels=3, seed=4), name="pilot")
+    for averaging in (None, "weighted"):
+        given = {} if averaging is None else {"averaging": averaging}
+        result = power.plan(ds, epsilon=0.3, ns=[30], ks=[3], n_samples=20, **given)
+        wanted = averaged(averaging or BOOK.averaging)
+        assert list(dict.fromkeys(result.designs["metric"])) == list(wanted)
+        assert result.provenance["parameters"]["averaging"] == (averaging or BOOK.averaging)

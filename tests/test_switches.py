@@ -81,7 +81,8 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     import inspect
 
     from analysis.experiment import calibration, timing
-    from analysis.experiment.choices import COMPARE, PLAN
+    from analysis.experiment.choices import PLAN
+    from analysis.tools.compare import compare
     from analysis.tools import power
 
     small = dict(budgets=(60,), ks=(1, 3), n_samples=60, seed=3)
@@ -93,7 +94,8 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     assert inspect.signature(timing.time_cells).parameters["choices"].default is BOOK
     assert inspect.signature(power.plan).parameters["perturbation"].default == PLAN.perturbation == "dirichlet"
     assert power.Planner.__dataclass_fields__["perturbation"].default == PLAN.perturbation
-    assert COMPARE.smoothing == PLAN.smoothing == BOOK.smoothing and COMPARE.metrics == PLAN.metrics == METRICS
+    assert PLAN.smoothing == BOOK.smoothing and PLAN.metrics == BOOK.metrics != METRICS
+    assert inspect.signature(compare).parameters["averaging"].default == BOOK.averaging
 
 
 def test_the_methods_pages_switch_table_gives_the_books_setting_and_only_values_that_exist():

@@ -6,7 +6,7 @@ field defaults are the reference choices, written down before the paper's number
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
 default of every entry point: the chapters, :func:`analysis.experiment.grid.run`, ``python -m analysis run`` (with
 ``--explain``), :func:`~analysis.experiment.calibration.calibrate` and :func:`~analysis.experiment.timing.time_cells`.
-Where a tool must differ, a second named set sits beside it with its reason: :data:`COMPARE` and :data:`PLAN`.
+Where a tool must differ, a second named set sits beside it with its reason: :data:`PLAN`.
 :func:`selected` resolves a metric selection (``"all"``) through a set of choices. The engine's signatures carry no
 default noise law or smoothing: they take the choice resolved here.
 
@@ -83,12 +83,9 @@ BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", gran
 #: The reference choices (the field defaults): what a results table that predates a switch's column was run with.
 REFERENCE = Choices()
 
-#: ``compare``'s choices: the book's, but the support-weighted averages, the one averaging its scores compute.
-COMPARE = replace(BOOK, averaging="weighted")
-
-#: ``plan``'s choices: ``compare``'s, but Dirichlet noise, the law its population model is checked under (the
+#: ``plan``'s choices: the book's, but Dirichlet noise, the law its population model is checked under (the
 #: methods page, "Planning a study"), until the model is refitted under the book's law.
-PLAN = replace(COMPARE, perturbation="dirichlet")
+PLAN = replace(BOOK, perturbation="dirichlet")
 
 
 def selected(metrics, choices: Choices) -> tuple[str, ...]:

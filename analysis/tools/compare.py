@@ -19,9 +19,10 @@ A second p, ``p_given_ratings``, holds these raters' labels fixed: every item wi
 probability 1/2, scored as the observed delta is (:func:`permutation_p`). No sampler
 changes it: it asks whether A beats B on these ratings, not on the rater population. Everything is plain numpy on
 count arrays; the metrics are :func:`analysis.engine.metrics.scores` and :func:`analysis.engine.metrics.deltas`,
-with the choices of :data:`analysis.experiment.choices.COMPARE` (the book's KL and JSD smoothing and the
-support-weighted averages of precision, recall and F1); a plurality tie shares the item's vote among the tied labels
-(:data:`analysis.experiment.choices.TIES`), so that relabelling the classes leaves every score unchanged.
+with the book's choices (:data:`analysis.experiment.choices.BOOK`: its KL and JSD smoothing, and by default its
+averaging of precision, recall and F1, which ``averaging`` changes); a plurality tie shares the item's vote among
+the tied labels (:data:`analysis.experiment.choices.TIES`), so that relabelling the classes leaves every score
+unchanged.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+from dataclasses import replace
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +43,9 @@ from analysis import __version__
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import DataError, ParameterError
 from analysis.experiment.cache import engine_fingerprint
-from analysis.experiment.choices import COMPARE, TIES, selected
-from analysis.engine.metrics import BY_NAME, METRIC_LABELS, METRICS, deltas, score_deltas, scores
+from analysis.experiment.choices import BOOK, TIES, selected
+from analysis.engine.metrics import (AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged, deltas, macro_scores,
+                                      score_deltas, scores)
 from analysis.tools import rater_level
 from analysis.tools.outputs import SystemOutputs, read_outputs, read_system
 from analysis.experiment.pvalues import at_or_above
@@ -55,7 +59,8 @@ SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters wit
                  "S4": "items and the pool's raters resampled, each item keeping its drawn raters' ratings"}
 COLUMNS = ("metric", "score_a", "score_b", "delta", "ci_low", "ci_high", "p_value", "p_given_ratings", "items", "K",
            "sampler", "n_samples", "seed", "raters", "raters_for_even_odds", "signature", "p_floor")
-AVERAGING = "support-weighted"  # how precision, recall and F1 average over the classes here
+# the metrics compare scores: the eight under each averaging of precision, recall and F1
+SCORED = tuple(dict.fromkeys(m for averaging in AVERAGINGS for m in averaged(averaging)))
 RATER_LEVEL = ("S1", "S3", "S4")  # the samplers whose headline test is rater_level's
 # what a sampler draws K raters from, in words (one, several)
 POOL_UNITS = {"S1": ("rater pool", "rater pools"), "S2": ("item", "items"), "S3": ("batch", "batches"),
@@ -159,25 +164,30 @@ def full_counts(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray,
     return [ds.item_label_counts / ds.raters_per_item[:, None] * k, share_a * k, share_b * k]
 
 
-def _delta_matrix(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`delta_values` as an array (leading axes, metrics), in METRICS order."""
-    values = delta_values(gold, a, b)
-    return np.stack([values[m] for m in METRICS], axis=-1)
+def _delta_matrix(gold: np.ndarray, a: np.ndarray, b: np.ndarray, names=METRICS) -> np.ndarray:
+    """:func:`delta_values` as an array (leading axes, metrics), in the order of ``names``."""
+    values = delta_values(gold, a, b, names)
+    return np.stack([values[m] for m in names], axis=-1)
 
 
-def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Deltas of counts on one scale, with leading replicate axes: :func:`analysis.engine.metrics.deltas`' exact ones where
-    every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct scores; the vote
-    metrics with their ties shared (:func:`vote_scores`)."""
-    if all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
-        found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), smoothing=COMPARE.smoothing)
-    else:
-        found = score_deltas(scores(gold, a, COMPARE.smoothing), scores(gold, b, COMPARE.smoothing), gold.shape[-2])
-    votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
-    return {**found, **{m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in VOTE_METRICS}}
-
-
-VOTE_METRICS = ("accuracy", "precision", "recall", "f1")  # the metrics read from plurality votes
+def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray, names=METRICS) -> dict[str, np.ndarray]:
+    """Deltas of ``names`` (of :data:`SCORED`) of counts on one scale, with leading replicate axes: the vote
+    metrics' from votes with their ties shared (:func:`vote_scores`); the others :func:`analysis.engine.metrics.deltas`'
+    exact ones where every count is a whole number, else :func:`analysis.engine.metrics.score_deltas` of the direct
+    scores."""
+    votes = [m for m in names if BY_NAME[m].family == "vote"]
+    others = [m for m in names if m not in votes]
+    found = {}
+    if others and all(np.allclose(x, np.rint(x), rtol=0, atol=1e-9) for x in (gold, a, b)):
+        found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), metrics=others,
+                       smoothing=BOOK.smoothing)
+    elif others:
+        found = score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2],
+                             metrics=others)
+    if votes:
+        votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
+        found.update({m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in votes})
+    return found
 
 
 def shared_votes(counts: np.ndarray) -> np.ndarray:
@@ -189,9 +199,10 @@ def shared_votes(counts: np.ndarray) -> np.ndarray:
 
 
 def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
-    """Accuracy and the support-weighted precision, recall and F1 of ``model``'s votes against ``gold``'s, from
-    their expected confusion matrix with ties shared (:func:`shared_votes`); leading axes are replicates. Relabelling
-    the classes leaves every value unchanged."""
+    """Accuracy, and precision, recall and F1 under every averaging (the registry's names: support-weighted,
+    ``_macro``, ``_macro_all``, ``_micro``), of ``model``'s votes against ``gold``'s, from their expected confusion
+    matrix with ties shared (:func:`shared_votes`); leading axes are replicates. Relabelling the classes leaves every
+    value unchanged."""
     confusion = np.swapaxes(shared_votes(gold), -1, -2) @ shared_votes(model)
     n_items = gold.shape[-2]
     hits = np.diagonal(confusion, axis1=-2, axis2=-1)
@@ -201,15 +212,20 @@ def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
         f1 = np.where(support + predicted > 0, 2 * hits / (support + predicted), 0.0)
     weight = support / n_items
     accuracy = hits.sum(-1) / n_items
-    return {"accuracy": accuracy, "precision": (weight * precision).sum(-1), "recall": accuracy,
-            "f1": (weight * f1).sum(-1)}
+    found = {"accuracy": accuracy, "precision": (weight * precision).sum(-1), "recall": accuracy,
+             "f1": (weight * f1).sum(-1)}
+    for kind in ("precision", "recall", "f1"):
+        found[f"{kind}_macro"] = macro_scores(confusion, kind)
+        found[f"{kind}_macro_all"] = macro_scores(confusion, kind, True)
+        found[f"{kind}_micro"] = accuracy
+    return found
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
-                     n_samples: int, seed: int, progress: bool = False,
-                     columns: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(bootstrap, swap) deltas, each (n_samples, 8) in METRICS order; ``share_a[i]`` is A's label distribution
-    on item ``i`` of ``ds``.
+                     n_samples: int, seed: int, progress: bool = False, columns: bool = False,
+                     names=METRICS) -> tuple[np.ndarray, np.ndarray]:
+    """(bootstrap, swap) deltas, each (n_samples, metrics) in the order of ``names``; ``share_a[i]`` is A's label
+    distribution on item ``i`` of ``ds``.
 
     A bootstrap replicate draws items and the gold's ``k`` rater columns with the sampler; each system answers a
     drawn item with its whole label distribution on the scale of ``k`` responses (drawing ``k`` labels from it would
@@ -222,14 +238,15 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     """
     plan = make_layout(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
+    delta_matrix = partial(_delta_matrix, names=tuple(names))
     boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
     columns = columns or sampler == "S4"  # S4's replicates are the pigeonhole bootstrap's, whichever test reads them
     if columns and sampler == "S4":
-        alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, _delta_matrix,
+        alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, delta_matrix,
                                                  progress=progress)]
     elif columns:
-        alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, _delta_matrix,
+        alt = [rater_level.column_replicates(ds, share_a, share_b, sampler, k, n_samples, boot, delta_matrix,
                                              progress=progress)]
     else:
         alt = []
@@ -240,10 +257,10 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
             reps = min(chunk, n_samples - start)
             if not columns:
                 item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
-                alt.append(_delta_matrix(gold, full[1][item], full[2][item]))
+                alt.append(delta_matrix(gold, full[1][item], full[2][item]))
             swap = swaps.random((reps, ds.n_items))[..., None] < 0.5
             shape = swap.shape[:2] + (ds.n_labels,)
-            null.append(_delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
+            null.append(delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
                                       np.where(swap, full[1], full[2])))
             bar.update(reps)
     return np.concatenate(alt), np.concatenate(null)
@@ -278,14 +295,16 @@ def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,
     return min(1.0, p), float(ends[0]) + 0.0, float(ends[1]) + 0.0
 
 
-def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int) -> dict[str, tuple]:
-    """Per metric (score A, score B, delta) on every item with all its ratings, on the scale of ``k`` responses."""
+def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k: int,
+             names=METRICS) -> dict[str, tuple]:
+    """Per metric of ``names`` (score A, score B, delta) on every item with all its ratings, on the scale of ``k``
+    responses."""
     counts = full_counts(ds, share_a, share_b, k)
-    sa = {**scores(counts[0], counts[1], COMPARE.smoothing), **vote_scores(counts[0], counts[1])}
-    sb = {**scores(counts[0], counts[2], COMPARE.smoothing), **vote_scores(counts[0], counts[2])}
-    delta = delta_values(*counts)
+    sa = {**scores(counts[0], counts[1], BOOK.smoothing), **vote_scores(counts[0], counts[1])}
+    sb = {**scores(counts[0], counts[2], BOOK.smoothing), **vote_scores(counts[0], counts[2])}
+    delta = delta_values(*counts, names=tuple(dict.fromkeys((*names, "wins"))))
     wins = [(sa["item_error"] < sb["item_error"]).mean(), (sb["item_error"] < sa["item_error"]).mean()]
-    out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in METRICS if m != "wins"}
+    out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in names if m != "wins"}
     out["wins"] = (float(wins[0]), float(wins[1]), float(delta["wins"]))
     return out
 
@@ -311,7 +330,7 @@ def engine() -> str:
 def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs_b: pd.DataFrame | str | Path,
             sampler: str | None = None, k: int | None = None, n_samples: int = N_SAMPLES, seed: int = 0, metrics="all",
             two_sided: bool = False, item: str = "item", label: str = "label", normalize_labels: bool = False,
-            progress: bool = False, percentile: bool = False) -> pd.DataFrame:
+            progress: bool = False, percentile: bool = False, averaging: str = BOOK.averaging) -> pd.DataFrame:
     """Compare systems A and B on the annotated items they both answered; one row per metric.
 
     Under S1, S3 and S4 the interval and p are the rater-level test of :mod:`analysis.tools.rater_level`.
@@ -332,8 +351,8 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     seed : int, default 0
         The seed; the same seed gives the same numbers.
     metrics : "all" or sequence of str, default "all"
-        The metrics; ``"all"``: the eight under ``compare``'s choices
-        (:data:`analysis.experiment.choices.COMPARE`).
+        The metrics; ``"all"``: the eight, with precision, recall and F1 averaged by ``averaging``; names of the
+        registry (``f1_micro``, say) choose their own averaging.
     two_sided : bool, default False
         A two-sided p (default: one-sided, A better than B).
     item, label : str, default "item", "label"
@@ -345,6 +364,9 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     percentile : bool, default False
         The percentile bootstrap of the sampler's replicates instead of the rater-level test (too small a p with
         few raters; kept to compare the two).
+    averaging : str, default the book's (``"macro"``)
+        How ``"all"`` averages precision, recall and F1 over the labels: ``"weighted"`` (by support), ``"macro"``
+        (over the labels used), ``"macro-all"`` (over all labels) or ``"micro"``.
 
     Returns
     -------
@@ -360,7 +382,11 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         frame's ``attrs`` hold the items left out (``"left_out"``), notes on the outputs (``"notes"``) and the
         provenance.
     """
-    chosen = selected(metrics, COMPARE)
+    chosen = selected(metrics, replace(BOOK, averaging=averaging))
+    if not set(chosen) <= set(SCORED):
+        raise ParameterError(f"compare does not score {', '.join(m for m in chosen if m not in SCORED)}; it scores "
+                             f"{', '.join(SCORED)}")
+    delta_matrix = partial(_delta_matrix, names=chosen)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if int(seed) != seed or seed < 0:
@@ -388,17 +414,17 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     share_b = b.share[np.searchsorted(b.item, both)]
     rater_test = sampler in RATER_LEVEL and not percentile
     alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress,
-                                 columns=rater_test)
-    seen = observed(used, share_a, share_b, int(k))
+                                 columns=rater_test, names=chosen)
+    seen = observed(used, share_a, share_b, int(k), chosen)
     if rater_test:
-        jackknife = (rater_level.pool_jackknife(used, share_a, share_b, int(k), _delta_matrix) if sampler == "S4"
-                     else rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), _delta_matrix))
+        jackknife = (rater_level.pool_jackknife(used, share_a, share_b, int(k), delta_matrix) if sampler == "S4"
+                     else rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), delta_matrix))
         rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
         df_raters = min(df_raters, used.n_raters - 1)  # raters in several batches count once
-        item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), _delta_matrix)
+        item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), delta_matrix)
         if sampler == "S4":  # the residual, held by both parts, counted once (the rater part keeps the rest)
             residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(used, share_a, share_b, int(k),
-                                                                                 _delta_matrix))
+                                                                                 delta_matrix))
             rater_part = rater_level.two_way(item_part, rater_part, residual) - item_part
         df = rater_level.degrees(len(both), df_raters)
         factor = rater_level.expansion(used.n_raters if sampler == "S4" else per_group)
@@ -410,9 +436,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
                           f"data:{ds.sha256[:12]}",
                           f"a:{a.sha256[:12]}", f"b:{b.sha256[:12]}", f"engine:{engine()}", f"v:{__version__}"])
     rows = []
-    for m, metric in enumerate(METRICS):
-        if metric not in chosen:
-            continue
+    for m, metric in enumerate(chosen):
         # rounded to 12 decimals: a perfect system's MAE is 0, not 1e-17; + 0.0: no -0 in the table
         score_a, score_b, delta = (round(value, 12) + 0.0 for value in seen[metric])
         bound = BY_NAME[metric].bound(ds.n_labels)
@@ -452,7 +476,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         "items_left_out": table.attrs["left_out"], "notes": table.attrs["notes"], "caveats": clauses,
         "design": reading,
         "signature": signature,
-        "averaging": AVERAGING, "ties": TIES["compare"],
+        "averaging": averaging, "ties": TIES["compare"],
         "parameters": {"sampler": sampler, "K": int(k), "n_samples": int(n_samples), "seed": int(seed),
                        "two_sided": two_sided, "normalize_labels": normalize_labels, "metrics": list(chosen)}}
     return table

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.engine.metrics import METRIC_LABELS
+from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
+from analysis.experiment.choices import BOOK
 from analysis.io import output_file, write_atomic
 from analysis.tools import rater_level
-from analysis.tools.compare import AVERAGING, N_SAMPLES, RATER_LEVEL, SAMPLER_WORDS, compare
+from analysis.tools.compare import N_SAMPLES, RATER_LEVEL, SAMPLER_WORDS, compare
 from analysis.tools.options import data_arguments, load_data, sampler_argument
 from analysis.wording import counted
 
@@ -64,7 +65,8 @@ def _p_words(row) -> str:
 
 def metric_label(metric: str) -> str:
     """A metric's label, with its averaging where it has one (precision, recall, F1)."""
-    return f"{METRIC_LABELS[metric]} ({AVERAGING})" if metric in ("precision", "recall", "f1") else METRIC_LABELS[metric]
+    return f"{METRIC_LABELS[metric]} (support-weighted)" if metric in ("precision", "recall", "f1") \
+        else METRIC_LABELS[metric]
 
 
 def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", "system B")) -> str:
@@ -173,6 +175,9 @@ def add_cli(commands) -> None:
     sampler_argument(cli)
     cli.add_argument("--k", type=int, default=None, help="ratings per item drawn (default: the median per item)")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
+    cli.add_argument("--averaging", choices=AVERAGINGS, default=BOOK.averaging,
+                     help=f"how 'all' averages precision, recall and F1 over the labels (default: {BOOK.averaging}, "
+                          "as in the book; weighted: by each label's support)")
     cli.add_argument("--n-samples", type=int, default=N_SAMPLES,
                      help="bootstrap replicates (default: 1000; at least 40 for a two-sided p below 0.05)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -188,7 +193,7 @@ def run_cli(args: argparse.Namespace) -> None:
     table = compare(ds, args.a, args.b, sampler=args.sampler, k=args.k, n_samples=args.n_samples, seed=args.seed,
                     two_sided=args.two_sided, item=args.item,
                     metrics="all" if args.metrics == "all" else args.metrics.split(","),
-                    normalize_labels=args.normalize_labels, progress=True)
+                    normalize_labels=args.normalize_labels, progress=True, averaging=args.averaging)
     for note in table.attrs["notes"]:
         print(f"note: {note}", file=sys.stderr)
     left_out = table.attrs["left_out"]

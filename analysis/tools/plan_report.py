@@ -15,7 +15,7 @@ import pandas as pd
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
-from analysis.engine.metrics import METRIC_LABELS
+from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
 from analysis.tools import plan_page
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
@@ -305,6 +305,9 @@ def add_cli(commands) -> None:
                           "S4): each R's designs are simulated on studies drawn from a population model fitted to the "
                           "pilot, and marked as modelled")
     cli.add_argument("--metrics", default="all", help="comma-separated metrics or 'all'")
+    cli.add_argument("--averaging", choices=AVERAGINGS, default=BOOK.averaging,
+                     help=f"how 'all' averages precision, recall and F1 over the labels (default: {BOOK.averaging}, "
+                          "as in the book; weighted: by each label's support)")
     cli.add_argument("--n-samples", type=int, default=200, help="replicates per design and hypothesis (default: 200)")
     cli.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cli.add_argument("--out", default=None, help="CSV of every design's power; the summary goes to OUT.json")
@@ -331,7 +334,7 @@ def run_cli(args: argparse.Namespace) -> None:
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
                   metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet,
-                  raters=args.raters)
+                  raters=args.raters, averaging=args.averaging)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
           f"{law_words(result)}; {args.n_samples} replicates per design; power is the share of replicates with "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
-from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
+from analysis.engine.metrics import METRIC_LABELS, METRICS, averaged, check_metrics
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
@@ -82,16 +82,18 @@ class Planner:
     perturbation: str = PLAN.perturbation
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     studies: tuple = field(default=(), repr=False)
+    metrics: tuple = METRICS  # what it simulates; powers and Deltas come in its (the registry's) order
     _done: dict = field(default_factory=dict, repr=False)
     _replicates: dict = field(default_factory=dict, repr=False)
 
-    def __post_init__(self):  # each study its own stream
+    def __post_init__(self):  # each study its own stream; the metrics in the simulator's order
+        self.metrics = check_metrics(self.metrics)
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
-        self.simulators = [(Simulator(d, self.sampler, smoothing=PLAN.smoothing), s)
+        self.simulators = [(Simulator(d, self.sampler, smoothing=PLAN.smoothing, metrics=self.metrics), s)
                            for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-        """(power, Delta) per metric (METRICS order) of N items with K ratings each at ``epsilon``."""
+        """(power, Delta) per metric (in :attr:`metrics`' order) of N items with K ratings each at ``epsilon``."""
         key = (int(n), int(k), round(float(epsilon), 9))
         if key not in self._done:
             cell = Cell(self.sampler, self.perturbation, key[2], n * k, k)
@@ -108,7 +110,7 @@ class Planner:
         """Per metric (of ``metrics``, indices; by default all), the share of alternative replicates whose own
         p-value against ``null`` is below alpha."""
         return np.array([(replicate_p_values(null[:, m], alt[:, m]) < self.alpha).mean()
-                         for m in (range(len(METRICS)) if metrics is None else metrics)])
+                         for m in (range(len(self.metrics)) if metrics is None else metrics)])
 
     def null_spread(self, n: int, k: int, epsilon: float, metrics=None) -> np.ndarray:
         """Per metric (0 for those not among ``metrics``, indices), the standard deviation of a simulated design's
@@ -118,10 +120,10 @@ class Planner:
         key = (int(n), int(k), round(float(epsilon), 9))
         self.cell(*key)
         alt, null = self._replicates[key]
-        which = list(range(len(METRICS))) if metrics is None else list(metrics)
+        which = list(range(len(self.metrics))) if metrics is None else list(metrics)
         rng = np.random.default_rng([self.seed, key[0], key[1], int(key[2] * 1e9)])
         picks = rng.integers(0, len(null), (NULL_RESAMPLES, len(null)))
-        out = np.zeros(len(METRICS))
+        out = np.zeros(len(self.metrics))
         out[which] = np.array([self.power(alt, null[pick], which) for pick in picks]).std(0, ddof=1)
         return out
 
@@ -139,17 +141,13 @@ class Planner:
         """The smallest epsilon (to 1/1024) whose mean Delta of ``metric`` at (N, K) reaches ``delta`` (bisection)."""
         largest = self.cell(n, k, 1.0)[1][metric]
         if not 0 < delta <= largest:
-            raise ParameterError(f"a target Delta of {delta:g} for {metric_name(metric)} is out of reach: at "
+            raise ParameterError(f"a target Delta of {delta:g} for {METRIC_LABELS[self.metrics[metric]]} is out of reach: at "
                                  f"N = {n}, K = {k} the pilot gives Delta between 0 and {largest:.4g} (epsilon 1)")
         low, high = 0.0, 1.0
         for _ in range(BISECTION_STEPS + 3):
             mid = (low + high) / 2
             low, high = (mid, high) if self.cell(n, k, mid)[1][metric] < delta else (low, mid)
         return high
-
-
-def metric_name(m: int) -> str:
-    return METRIC_LABELS[METRICS[m]]
 
 
 def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
@@ -223,7 +221,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
          metrics="all", perturbation: str = PLAN.perturbation, progress: bool = False, raters=None,
-         pilots: int = populations.PILOTS) -> Plan:
+         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
@@ -250,7 +248,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     seed : int, default 0
         The seed; the same seed gives the same plan.
     metrics : "all" or sequence of str, default "all"
-        The metrics; ``"all"``: the eight under ``plan``'s choices (:data:`analysis.experiment.choices.PLAN`).
+        The metrics; ``"all"``: the eight, with precision, recall and F1 averaged by ``averaging``.
     perturbation : str, default PLAN's
         The noise law of B (Dirichlet noise, the law the population model is checked under).
     progress : bool, default False
@@ -261,6 +259,9 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         S4 plans a sparse study's pool). The default Ks for R are the default grid's up to R.
     pilots : int
         Simulated pilots per rater share when fitting the population model.
+    averaging : str, default the book's (``"macro"``)
+        How ``"all"`` averages precision, recall and F1 over the labels (``"weighted"``, ``"macro"``,
+        ``"macro-all"`` or ``"micro"``).
 
     Returns
     -------
@@ -274,7 +275,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     """
 
     check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
-    chosen = selected(metrics, PLAN)
+    chosen = selected(metrics, replace(PLAN, averaging=averaging))
     sampler = check_sampler(sampler or default_sampler(ds))
     grid_ns, grid_ks = default_grid(ds, sampler)
     given = sorted(set(ks)) if ks else None
@@ -295,10 +296,14 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     bar = tqdm(total=len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0),
                desc=f"plan {ds.name} {sampler}", unit=unit, disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
                bar_format=f"{{desc}}: {{n_fmt}}/{{total_fmt}} {unit}s [{{elapsed}}]" if compiling else None)
-    planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar)
+    target = check_metrics([target_delta[0]]) if target_delta is not None else ()
+    simulated = tuple(dict.fromkeys((*averaged(averaging), *chosen, *target)))  # the target's metric too
+    planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
+                      metrics=simulated)
     with bar:
         result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots)
         bar.total = bar.n  # the searches stop early where the power is reached or never is
+    result.provenance["parameters"]["averaging"] = averaging
     return result
 
 
@@ -313,15 +318,14 @@ def _rows(planner: Planner, chosen, epsilons: dict, ns, ks, cost_item, cost_rati
             if k not in epsilons:
                 continue
             powers, effect = planner.cell(n, k, epsilons[k])
-            asked = [METRICS.index(m) for m in chosen]
+            asked = [planner.metrics.index(m) for m in chosen]
             low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k], asked))
-            for m, metric in enumerate(METRICS):
-                if metric in chosen:
-                    rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
-                                 "cost": float(design_cost(n, k, cost_item, cost_rating)),
-                                 "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
-                                 "extrapolated": n > items, "beyond_raters": k > raters,
-                                 "can_reject": reachable(planner, metric, n, k, pool)})
+            for m, metric in ((planner.metrics.index(metric), metric) for metric in chosen):
+                rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
+                             "cost": float(design_cost(n, k, cost_item, cost_rating)),
+                             "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
+                             "extrapolated": n > items, "beyond_raters": k > raters,
+                             "can_reject": reachable(planner, metric, n, k, pool)})
     return rows
 
 
@@ -373,7 +377,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     epsilons, out_of_reach = dict.fromkeys(every_k, epsilon), []
     if target_delta is not None:  # the effect held at every K: the epsilon that gives the target Delta at each
         metric, value = target_delta
-        m = METRICS.index(check_metrics([metric])[0])
+        m = planner.metrics.index(check_metrics([metric])[0])
         epsilon = planner.epsilon_for(pilot_n, pilot_k, m, value)  # out of reach at the pilot's design: an error
         for k in every_k:
             try:
@@ -393,7 +397,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
             studies = tuple(study(population, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
                             for panel in range(min(PANELS, n_samples)))
             simulated = Planner(ds, planner.sampler, n_samples, planner.seed, planner.alpha, planner.perturbation,
-                                planner.progress, studies)
+                                planner.progress, studies, planner.metrics)
             rows = _rows(simulated, chosen, epsilons, ns, r_ks, cost_item, cost_rating, ds.n_items,
                          min(r, raters) if planner.sampler == "S4" else r, r)  # S4: an item's raters, of the pool
             designs = pd.concat([designs, pd.DataFrame(rows).assign(R=r, modelled=True)], ignore_index=True)
@@ -401,20 +405,19 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     designs = monotone(designs)
     pilot_rows = []
     powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
-    lows, highs = power_band(powers, n_samples,
-                             planner.null_spread(pilot_n, pilot_k, epsilon, [METRICS.index(m) for m in chosen]))
-    for m, metric in enumerate(METRICS):
-        if metric in chosen:
-            can = reachable(planner, metric, pilot_n, pilot_k, pool)
-            smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can else None
-            pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
-                               "cost": float(design_cost(pilot_n, pilot_k, cost_item, cost_rating)),
-                               "power": powers[m] * can, "power_low": float(lows[m]) * can,
-                               "power_high": float(highs[m]) * can, "can_reject": can,
-                               "smallest_epsilon": smallest,
-                               "smallest_delta": np.nan if smallest is None else
-                               planner.cell(pilot_n, pilot_k, smallest)[1][m],
-                               **(_best(designs, metric) if modelled else {})})
+    asked = [planner.metrics.index(m) for m in chosen]
+    lows, highs = power_band(powers, n_samples, planner.null_spread(pilot_n, pilot_k, epsilon, asked))
+    for m, metric in ((planner.metrics.index(metric), metric) for metric in chosen):
+        can = reachable(planner, metric, pilot_n, pilot_k, pool)
+        smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can else None
+        pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
+                           "cost": float(design_cost(pilot_n, pilot_k, cost_item, cost_rating)),
+                           "power": powers[m] * can, "power_low": float(lows[m]) * can,
+                           "power_high": float(highs[m]) * can, "can_reject": can,
+                           "smallest_epsilon": smallest,
+                           "smallest_delta": np.nan if smallest is None else
+                           planner.cell(pilot_n, pilot_k, smallest)[1][m],
+                           **(_best(designs, metric) if modelled else {})})
     provenance = {"dataset": ds.name, "data_sha256": ds.sha256, "engine": engine_fingerprint(), "raters": raters,
                   "pool": ds.n_raters,
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
