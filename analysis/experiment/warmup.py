@@ -77,16 +77,14 @@ def compile_group(kernels: tuple[str, ...]) -> int:
         ds = datasets.load(BOOK.dataset(name))
         for sampler in allowed_samplers(ds):
             simulator = Simulator(ds, sampler, smoothing=BOOK.smoothing)
-            for perturbation in PERTURBATIONS:
-                for nk in PAPER_BUDGETS:
-                    for k in (k for k in PAPER_KS if k <= nk):
-                        for epsilon in (0.0, 0.3):
-                            for null in (False, True):
-                                plan = simulator.path(nk // k, k, epsilon, null, perturbation)
-                                if plan.kernel in kernels and (sampler, plan) not in drawn:
-                                    drawn.add((sampler, plan))
-                                    simulator.draw(nk // k, k, epsilon, 1, np.random.default_rng(0), null,
-                                                   perturbation)
+            grid = (c for rule in PERTURBATIONS for c in cells(sampler, PAPER_BUDGETS, PAPER_KS, (0.0, 0.3), rule))
+            for cell in grid:
+                for null in (False, True):
+                    plan = simulator.path(cell.N, cell.K, cell.epsilon, null, cell.perturbation)
+                    if plan.kernel in kernels and (sampler, plan) not in drawn:
+                        drawn.add((sampler, plan))
+                        simulator.draw(cell.N, cell.K, cell.epsilon, 1, np.random.default_rng(0), null,
+                                       cell.perturbation)
     if "direct" in kernels:  # the exact ties of precision's quotients
         settle(np.zeros(4), np.random.default_rng(0).integers(0, 5, size=(4, 2, 3, 3)), "precision")
     return len(drawn)
