@@ -141,8 +141,8 @@ class Planner:
         """The smallest epsilon (to 1/1024) whose mean Delta of ``metric`` at (N, K) reaches ``delta`` (bisection)."""
         largest = self.cell(n, k, 1.0)[1][metric]
         if not 0 < delta <= largest:
-            raise ParameterError(f"a target Delta of {delta:g} for {METRIC_LABELS[self.metrics[metric]]} is out of reach: at "
-                                 f"N = {n}, K = {k} the pilot gives Delta between 0 and {largest:.4g} (epsilon 1)")
+            raise ParameterError(f"a target Delta of {delta:g} for {METRIC_LABELS[self.metrics[metric]]} is out of "
+                                 f"reach: at N = {n}, K = {k} the pilot gives Delta between 0 and {largest:.4g} (epsilon 1)")
         low, high = 0.0, 1.0
         for _ in range(BISECTION_STEPS + 3):
             mid = (low + high) / 2
@@ -320,7 +320,7 @@ def _rows(planner: Planner, chosen, epsilons: dict, ns, ks, cost_item, cost_rati
             powers, effect = planner.cell(n, k, epsilons[k])
             asked = [planner.metrics.index(m) for m in chosen]
             low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k], asked))
-            for m, metric in ((planner.metrics.index(metric), metric) for metric in chosen):
+            for m, metric in zip(asked, chosen):
                 rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
                              "cost": float(design_cost(n, k, cost_item, cost_rating)),
                              "power": powers[m], "power_low": low[m], "power_high": high[m], "delta": effect[m],
@@ -407,7 +407,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
     powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
     asked = [planner.metrics.index(m) for m in chosen]
     lows, highs = power_band(powers, n_samples, planner.null_spread(pilot_n, pilot_k, epsilon, asked))
-    for m, metric in ((planner.metrics.index(metric), metric) for metric in chosen):
+    for m, metric in zip(asked, chosen):
         can = reachable(planner, metric, pilot_n, pilot_k, pool)
         smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can else None
         pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
