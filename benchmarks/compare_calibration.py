@@ -10,7 +10,7 @@ Designs (``--designs crossed``, the default): the compare chapter's population (
 three labels, fully crossed, with R in {3, 5, 10, 20} raters and N in {50, 100, 400} items (S1); and batches of 20
 items with 5 raters each, N in {50, 100, 400} (S3). ``--designs sparse`` (written to
 ``benchmarks/compare_calibration_sparse.csv``): each item rated by 3, 5 or 9 raters of a pool of 30, 100 or 1,000,
-100 to 1,000 items, 2, 3 and 5 ordinal labels; and overlapping rater sets (sets of 3 to 5 raters from pools of 8
+100 to 2,000 items, 2, 3 and 5 ordinal labels; and overlapping rater sets (sets of 3 to 5 raters from pools of 8
 and 20, each item rated by one set, ConvAbuse's shape), all under S4, and some under S2 beside it.
 Size: A and B lean +0.5 and -0.5 (equally good). Power: A leans 0, B 0.6 (A better; B 0.2 to 0.3 from a pool of
 100 raters, where 0.6 leaves the oracle nothing to miss), beside the oracle's power (a z-test that knows delta's
@@ -39,7 +39,7 @@ ALPHA = 0.05
 
 SPARSE = (  # (pool, raters per item, items, labels, rater sets or None, S2 beside S4, B's lean for the power)
     (1000, 3, 1000, 3, None, False, 0.2), (100, 3, 500, 3, None, False, 0.3), (100, 9, 200, 2, None, False, 0.3),
-    (100, 5, 1000, 5, None, False, 0.2),
+    (100, 5, 1000, 5, None, False, 0.2), (100, 5, 2000, 3, None, False, 0.15),
     (8, 3, 500, 3, 30, True, 0.6), (8, 4, 1000, 5, 40, False, 0.6), (20, 5, 500, 2, 40, False, 0.6),
     (30, 3, 200, 3, None, True, 0.6), (30, 5, 500, 2, None, False, 0.6), (30, 9, 100, 3, None, False, 0.6),
 )
