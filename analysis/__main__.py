@@ -215,6 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
     from analysis.engine.metrics import ALL_METRICS, AVERAGINGS, METRICS, SMOOTHINGS
+    from analysis.engine.split import NULL_MIXINGS
     from analysis.engine.samplers import SAMPLERS
 
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
@@ -243,6 +244,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--smoothing", type=float, choices=SMOOTHINGS, default=BOOK.smoothing,
                      help=f"the constant added to every count before KL and JSD (default: {BOOK.smoothing:g}, as in "
                           "the book; 1e-12 is VET's)")
+    run.add_argument("--null-mixing", choices=NULL_MIXINGS, default=BOOK.null_mixing,
+                     help=f"how the null mixes A's and B's rater columns (default: {BOOK.null_mixing}, a uniform half of "
+                          "them to A*; pairs: a coin per pair of A's and B's columns)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed, an integer >= 0 (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
@@ -435,7 +439,8 @@ def _run(args) -> None:
 
         compiled = kernels_compiled()  # before the plans, which may compile some
         grid_cells = grid.cells(args.sampler, args.budgets, args.ks, args.epsilons, args.perturbation)
-        plans = grid.explain(Simulator(ds, args.sampler, smoothing=args.smoothing), grid_cells, args.n_samples)
+        simulator = Simulator(ds, args.sampler, smoothing=args.smoothing, null_mixing=args.null_mixing)
+        plans = grid.explain(simulator, grid_cells, args.n_samples)
         print(plans.to_string(index=False))
         seconds = plans["seconds (rough)"].sum()
         print(f"{len(plans)} cells, {f'about {seconds:.0f} s' if seconds >= 1 else 'under 1 s'} on one core once "
@@ -446,7 +451,8 @@ def _run(args) -> None:
     table = grid.run(ds, args.sampler, budgets=args.budgets, ks=args.ks, epsilons=args.epsilons, metrics=args.metrics,
                      perturbation=args.perturbation, n_samples=args.n_samples, seed=args.seed, n_jobs=args.jobs,
                      cache_dir=args.cache_dir, use_cache=not args.no_cache, progress=not args.quiet,
-                     scheduler=args.scheduler, smoothing=args.smoothing, averaging=args.averaging)
+                     scheduler=args.scheduler, smoothing=args.smoothing, averaging=args.averaging,
+                     null_mixing=args.null_mixing)
     grid.save_results(table, args.out)
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 

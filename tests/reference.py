@@ -113,12 +113,17 @@ def perturb(labels: np.ndarray, epsilon: float, rule: str, shares: np.ndarray, r
     return np.where(replaced, np.minimum(noise, n_labels - 1), labels)
 
 
-def split(a: np.ndarray, b: np.ndarray, groups: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def split(a: np.ndarray, b: np.ndarray, groups: np.ndarray, rng: np.random.Generator,
+          null_mixing: str = "half") -> tuple[np.ndarray, ...]:
     """The null's A* and B* (METHOD section 4): per group, the ``2K`` columns of A and B pooled and split in half
-    uniformly without replacement; a column keeps all its responses on every slot of its group."""
+    uniformly without replacement (``"half"``), or A's ``c``-th and B's ``c``-th column swapped by a coin per pair
+    (``"pairs"``); a column keeps all its responses on every slot of its group."""
     k = a.shape[1]
-    pooled = np.concatenate([a, b], axis=1)
     _, group = np.unique(groups, return_inverse=True)
+    if null_mixing == "pairs":
+        swap = (rng.random((group.max() + 1, k)) < 0.5)[group]
+        return np.where(swap, b, a), np.where(swap, a, b)
+    pooled = np.concatenate([a, b], axis=1)
     order = np.argsort(rng.random((group.max() + 1, 2 * k)), axis=1)[group]  # a uniform permutation per group
     halves = np.take_along_axis(pooled, order, axis=1)
     return halves[:, :k], halves[:, k:]
@@ -131,9 +136,9 @@ def counts(labels: np.ndarray, n_labels: int) -> np.ndarray:
 
 def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilon: float, n_samples: int,
                      rng: np.random.Generator, null: bool, perturbation: str = "dirichlet", metrics=METRICS,
-                     smoothing: float = SMOOTHING) -> np.ndarray:
+                     smoothing: float = SMOOTHING, null_mixing: str = "half") -> np.ndarray:
     """Deltas of ``n_samples`` replicates (n_samples x metrics, in the order of ``metrics``), one replicate after
-    another, the divergences with the additive ``smoothing``."""
+    another, the divergences with the additive ``smoothing``, the null's columns mixed as ``null_mixing`` says."""
     design = DataShape(ds)
     out = []
     for _ in range(n_samples):
@@ -141,7 +146,7 @@ def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilo
         g, a = model(), model()
         b = perturb(model(), epsilon, perturbation, design.shares, rng)
         if null:
-            a, b = split(a, b, groups, rng)
+            a, b = split(a, b, groups, rng, null_mixing)
         d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)), metrics=metrics, smoothing=smoothing)
         out.append([v[0] for v in d.values()])
     return np.array(out)

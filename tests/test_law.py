@@ -26,7 +26,7 @@ def symmetric(name):
     return make_rule(name, np.ones(C))
 
 
-def simulated_triples(k, epsilon, rule, null, rng):
+def simulated_triples(k, epsilon, rule, null, rng, null_mixing="half"):
     """Rows of the (gold, A, B) count vectors of SLOTS directly simulated slots, as rows of compositions(k, C)."""
     n = SLOTS
     item = rng.integers(0, len(LABELS), n)
@@ -47,7 +47,10 @@ def simulated_triples(k, epsilon, rule, null, rng):
         other = (rng.random((n, k)) * (C - 1)).astype(int)
         noise = other + (other >= b)
     b = np.where(replaced, noise, b)
-    if null:  # a uniform half of the 2K pooled columns is A*
+    if null and null_mixing == "pairs":  # A's and B's c-th columns swapped by a coin
+        swap = rng.random((n, k)) < 0.5
+        a, b = np.where(swap, b, a), np.where(swap, a, b)
+    elif null:  # a uniform half of the 2K pooled columns is A*
         pool = np.concatenate([a, b], axis=1)
         order = np.argsort(rng.random((n, 2 * k)), axis=1)
         pool = np.take_along_axis(pool, order, axis=1)
@@ -73,21 +76,28 @@ def chi_square_p(law, triples):
     return chisquare(o, e).pvalue
 
 
-CASES = [(1, 0.5, "dirichlet", True), (2, 0.5, "dirichlet", True), (3, 0.4, "dirichlet", True),
-         (3, 0.4, "dirichlet", False), (2, 0.5, "uniform", True), (2, 0.3, "uniform", False)]
+CASES = [(1, 0.5, "dirichlet", True, "half"), (2, 0.5, "dirichlet", True, "half"), (3, 0.4, "dirichlet", True, "half"),
+         (3, 0.4, "dirichlet", False, "half"), (2, 0.5, "uniform", True, "half"), (2, 0.3, "uniform", False, "half"),
+         (2, 0.5, "dirichlet", True, "pairs"), (3, 0.4, "uniform", True, "pairs")]
 
 
-@pytest.mark.parametrize("k, epsilon, rule, null", CASES)
-def test_slot_law_matches_a_direct_simulation(k, epsilon, rule, null):
-    triples = simulated_triples(k, epsilon, rule, null, np.random.default_rng(k * 10 + null))
-    assert chi_square_p(slot_law(SHARES, k, epsilon, symmetric(rule), null), triples) > 1e-4
+@pytest.mark.parametrize("k, epsilon, rule, null, null_mixing", CASES)
+def test_slot_law_matches_a_direct_simulation(k, epsilon, rule, null, null_mixing):
+    triples = simulated_triples(k, epsilon, rule, null, np.random.default_rng(k * 10 + null), null_mixing)
+    assert chi_square_p(slot_law(SHARES, k, epsilon, symmetric(rule), null, null_mixing), triples) > 1e-4
+
+
+def test_the_test_tells_the_pairs_null_from_the_half():
+    """The chi-square test has the power to see the null's mixing: pairs drawn, the half's law rejected."""
+    triples = simulated_triples(4, 0.8, "uniform", True, np.random.default_rng(3), "pairs")
+    assert chi_square_p(slot_law(SHARES, 4, 0.8, symmetric("uniform"), True, "half"), triples) < 1e-4
 
 
 def test_the_test_sees_noise_that_is_not_shared():
     """Power: a law in which A*'s and B*'s noise come from two independent Dirichlet draws, not the slot's one,
     is rejected on the same simulated slots that the right law passes."""
     triples = simulated_triples(2, 0.5, "dirichlet", True, np.random.default_rng(21))
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, symmetric("dirichlet"), True), triples) > 1e-4
+    assert chi_square_p(slot_law(SHARES, 2, 0.5, symmetric("dirichlet"), True, "half"), triples) > 1e-4
 
     class Independent(Rule):
         """Row and column 0 are the empty noise vector, so column 0 is one noise vector's own
@@ -99,7 +109,7 @@ def test_the_test_sees_noise_that_is_not_shared():
 
     right = symmetric("dirichlet")
     wrong = Independent(right.name, right.shared, right.prior)
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, wrong, True), triples) < 1e-4
+    assert chi_square_p(slot_law(SHARES, 2, 0.5, wrong, True, "half"), triples) < 1e-4
 
 
 @pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
@@ -110,16 +120,16 @@ def test_slot_law_margins(rule, k):
     comp = compositions(k, C)
     gold = multinomial_pmf(SHARES, comp).mean(0)
     for null in (False, True):
-        law = slot_law(SHARES, k, 0.3, symmetric(rule), null)
+        law = slot_law(SHARES, k, 0.3, symmetric(rule), null, "half")
         assert law.sum() == pytest.approx(1.0, abs=1e-12)
         np.testing.assert_allclose(law.sum((1, 2)), gold, atol=1e-12)
-    zero = slot_law(SHARES, k, 0.0, symmetric(rule), False)
-    np.testing.assert_allclose(zero, slot_law(SHARES, k, 0.0, symmetric(rule), True), atol=1e-14)
+    zero = slot_law(SHARES, k, 0.0, symmetric(rule), False, "half")
+    np.testing.assert_allclose(zero, slot_law(SHARES, k, 0.0, symmetric(rule), True, "pairs"), atol=1e-14)
     np.testing.assert_allclose(zero, zero.transpose(0, 2, 1), atol=1e-14)
 
 
 def test_law_tables_keep_every_positive_entry_in_decreasing_order():
-    law = slot_law(SHARES, 2, 0.3, symmetric("dirichlet"), True)
+    law = slot_law(SHARES, 2, 0.3, symmetric("dirichlet"), True, "half")
     tables = LawTables.build(law)
     flat = law.ravel()
     assert tables.order.size == (flat > 0).sum()

@@ -174,8 +174,8 @@ def test_the_loops_that_borrow_a_work_group_count_no_references():
     assert not counted
 
 
-DEFAULTS_HOMES = {"experiment/choices.py", "engine/rule.py", "engine/metrics.py"}
-CHOICE_PARAMETERS = {"smoothing", "perturbation", "averaging"}
+DEFAULTS_HOMES = {"experiment/choices.py", "engine/rule.py", "engine/metrics.py", "engine/split.py"}
+CHOICE_PARAMETERS = {"smoothing", "perturbation", "averaging", "null_mixing"}
 
 
 def _defaults(tree: ast.AST):
@@ -191,12 +191,13 @@ def _defaults(tree: ast.AST):
 
 
 def test_no_choice_has_a_default_outside_its_home():
-    """The noise law, the smoothing and the averaging have one source of defaults (``experiment/choices.py``): no
+    """The noise law, the smoothing, the averaging and the null's mixing have one source of defaults (``experiment/choices.py``): no
     literal law name or smoothing value is a default elsewhere, nor the engine's own names for them, and the engine
     takes every choice resolved (none of its parameters named after a choice has a default)."""
     from analysis.engine.metrics import AVERAGINGS, SMOOTHINGS
+    from analysis.engine.split import NULL_MIXINGS
 
-    literal = set(PERTURBATIONS) | set(SMOOTHINGS) | set(AVERAGINGS)
+    literal = set(PERTURBATIONS) | set(SMOOTHINGS) | set(AVERAGINGS) | set(NULL_MIXINGS)
     found = []
     for path in MODULES:
         name = path.relative_to(PACKAGE).as_posix()

@@ -106,6 +106,7 @@ def test_the_methods_pages_switch_table_gives_the_books_setting_and_only_values_
 
     from analysis.engine.metrics import AVERAGINGS
     from analysis.engine.rule import PERTURBATIONS
+    from analysis.engine.split import NULL_MIXINGS
     from analysis.experiment.choices import DICES_LABELS, GRANULARITIES, STAND_IN_VERSIONS
 
     text = (Path(__file__).resolve().parents[1] / "book" / "methods.md").read_text()
@@ -113,7 +114,7 @@ def test_the_methods_pages_switch_table_gives_the_books_setting_and_only_values_
             ([c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
              if line.startswith("| `"))}
     allowed = {"averaging": AVERAGINGS, "perturbation": PERTURBATIONS, "granularity": GRANULARITIES,
-               "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS)}
+               "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS), "null_mixing": NULL_MIXINGS}
     for switch in (f.name for f in fields(Choices)):
         setting, others = rows[switch]
         shown = setting.split("`")[1]

@@ -103,8 +103,8 @@ def test_each_alternative_changes_one_choice_of_the_books_and_the_reference_chan
         changed = [f for f in why.VALUES if getattr(choices, f) != getattr(BOOK, f)]
         assert name in (why.BASELINE, why.REFERENCE) or len(changed) == 1, name
     # every other value of every switch, once: 3 averagings, 1 smoothing, 3 noise laws, 1 granularity, 1 version,
-    # 2 DICES label sets
-    assert len(found) == 2 + 3 + 1 + 3 + 1 + 1 + 2
+    # 2 DICES label sets, 1 null mixing
+    assert len(found) == 2 + 3 + 1 + 3 + 1 + 1 + 2 + 1
     assert found["DICES's Unsure merged into Yes"].dataset("dices-synthetic") == "dices-synthetic-unsure-yes"
     by_switch = why.choices_by_switch(BOOK)
     assert by_switch["noise law"] == (why.BASELINE, "Dirichlet(1/C) noise", "uniform noise, response by response",
@@ -116,10 +116,12 @@ def test_the_alternatives_cover_every_allowed_value_of_every_switch():
     """A value added to a switch (a new noise law, say) joins the why page's comparison, or this test fails."""
     from analysis.engine.metrics import AVERAGINGS, SMOOTHINGS
     from analysis.engine.rule import PERTURBATIONS
+    from analysis.engine.split import NULL_MIXINGS
     from analysis.experiment.choices import DICES_LABELS, GRANULARITIES, STAND_IN_VERSIONS
 
     allowed = {"averaging": AVERAGINGS, "smoothing": SMOOTHINGS, "perturbation": PERTURBATIONS,
-               "granularity": GRANULARITIES, "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS)}
+               "granularity": GRANULARITIES, "stand_ins": STAND_IN_VERSIONS, "dices_labels": tuple(DICES_LABELS),
+               "null_mixing": NULL_MIXINGS}
     assert set(allowed) == {f.name for f in dataclasses.fields(Choices)}
     for switch, values in allowed.items():
         assert set(why.VALUES[switch]) == set(values), switch

@@ -301,7 +301,7 @@ class Setup:
                          ALL_AVERAGINGS if every else p["metrics"], n_samples or p["n_samples"],
                          p["seed"] if seed is None else seed, p["n_jobs"],
                          perturbation=perturbation or self.perturbation, scheduler=p.get("scheduler"),
-                         smoothing=self.choices.smoothing)
+                         smoothing=self.choices.smoothing, null_mixing=self.choices.null_mixing)
         return select(found, self.choices.averaging) if every else found
 
     def effect_sizes(self, seeds, n_samples: int, appendix_epsilon: float):
@@ -318,6 +318,7 @@ class Setup:
             return None
         found = es.simulate(cells, seeds=seeds, n_samples=n_samples, perturbation=self.perturbation, data=data,
                             n_jobs=self.params["n_jobs"], smoothing=self.choices.smoothing,
+                            null_mixing=self.choices.null_mixing,
                             metrics=es.ALL_AVERAGINGS, loaded={ds.name: ds for ds in self.data})
         return es.effect_sizes(cells, es.select(found, self.choices.averaging))
 

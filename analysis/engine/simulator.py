@@ -3,7 +3,7 @@ and runs the plan's kernel (the methods page).
 
 For each replicate, G and A are two independent draws of rater columns on the same items and B a third draw,
 perturbed by the rule (:mod:`analysis.engine.rule`); under the null the ``2K'`` columns of A and B are pooled per
-group and split in half (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.path`
+group and mixed (:mod:`analysis.engine.split`). Four kernels draw that law (:mod:`analysis.engine.path`
 says which, and with which tables); each ends a replicate as its running integer sums and A's and B's confusion
 matrices (:class:`analysis.engine.metrics.Accumulator`), from which :func:`analysis.engine.metrics.cell_deltas` computes the deltas of any registered metric.
 """
@@ -26,7 +26,7 @@ from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTa
 from analysis.engine import path as paths
 from analysis.engine.path import METHODS, DataShape, KernelPath, chain, choose_path
 from analysis.engine.rule import Rule, fire_law, make_rule, uniform_replacement_law
-from analysis.engine.split import split_law
+from analysis.engine.split import check_null_mixing, split_law
 from analysis.engine.lookup import NO_PAIRS, Chances, CellDraw, PairTables
 from analysis.errors import ParameterError
 from analysis.engine.metrics import (METRICS, SUMS, CellSums, cell_deltas, check_metrics, check_smoothing,
@@ -82,17 +82,20 @@ class Simulator:
 
     ``method`` forces a kernel (:data:`analysis.engine.path.METHODS`); ``"auto"``, the default, lets
     :func:`analysis.engine.path.choose_path` take the fastest measured for each cell. ``smoothing`` is the constant added to
-    every count before KL and JSD (one of :data:`analysis.engine.metrics.SMOOTHINGS`); ``metrics`` the names of the
+    every count before KL and JSD (one of :data:`analysis.engine.metrics.SMOOTHINGS`); ``null_mixing`` how the null
+mixes A's and B's columns (:data:`analysis.engine.split.NULL_MIXINGS`); ``metrics`` the names of the
     registry (:data:`analysis.engine.metrics.REGISTRY`) its replicates are scored on by default.
     """
 
-    def __init__(self, ds: AnnotationDataset, sampler: str, smoothing: float, method: str = "auto", metrics=METRICS):
+    def __init__(self, ds: AnnotationDataset, sampler: str, smoothing: float, null_mixing: str, method: str = "auto",
+                 metrics=METRICS):
         if method not in METHODS:
             raise ParameterError(f"unknown method {method!r}; choose one of {METHODS}")
         self.layout = make_layout(ds, sampler)
         self.sampler = self.layout.sampler
         self.method = method
         self.smoothing = check_smoothing(smoothing)
+        self.null_mixing = check_null_mixing(null_mixing)
         self.metrics = check_metrics(metrics)
         self.design = DataShape(self.sampler, self.layout.n_labels,
                              len(np.unique(self.layout.item_share, axis=0)), self.layout.single_group,
@@ -139,7 +142,8 @@ class Simulator:
 
     def chances(self, k: int, epsilon: float) -> Chances:
         """The null split's law and the replaced-response counts' alias tables of a cell (:class:`Chances`)."""
-        return self._once("chances", (k, epsilon), lambda: Chances(split_law(k), *fire_law(k, epsilon)))
+        return self._once("chances", (k, epsilon), lambda: Chances(split_law(k, self.null_mixing),
+                                                                   *fire_law(k, epsilon)))
 
     def rule(self, perturbation: str) -> Rule:
         """The perturbation rule named ``perturbation`` with its law's numbers for this dataset."""
@@ -163,8 +167,9 @@ class Simulator:
     def law_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> LawTables:
         """The drawing tables of the S2 slot law (:func:`analysis.engine.kernels.law.slot_law`)."""
         rule = self.rule(perturbation)
-        return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null)), LAW_CACHE_ENTRIES,
-                     lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null)))
+        return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null), self.null_mixing),
+                     LAW_CACHE_ENTRIES,
+                     lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null, self.null_mixing)))
 
     def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
@@ -217,7 +222,7 @@ class Simulator:
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool, paths.WALK_COST, draw,
-                                  chances, divergence, self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
+                                  self.null_mixing == "pairs", chances, divergence, self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
                                   cell.pigeonhole_options(), tables,
                                   self.noise_tables(k if cell.noise_tables else 0, perturbation), out, confusion)
         elif cell.kernel == "law":

@@ -1,8 +1,12 @@
-"""The null split (the methods page): the ``2K'`` rater columns of A and B pooled per group and halved.
+"""The null split (the methods page): the ``2K'`` rater columns of A and B pooled per group and mixed.
 
-All pooled columns are iid uniform draws of the group's raters, so a uniform half of them is ``K'`` fresh columns
-of which ``H ~ Hypergeometric(2K'; K', K')`` are B's. The kernels draw the group's columns and ``H`` here, and
-treat the first ``H`` of A*'s columns and the first ``K' - H`` of B*'s as B's (perturbable) ones.
+How they mix is a global choice (:data:`NULL_MIXINGS`): ``"half"``, a uniform half of the pooled columns goes to A*,
+the rest to B*; ``"pairs"``, A's ``c``-th column and B's ``c``-th go to A* and B* or the other way round, by a coin
+per pair (under S2, whose group is one item, a coin per response pair). All pooled columns are iid uniform draws of
+the group's raters and A's are independent of B's, so either way A* is ``K'`` fresh columns of which ``H`` are B's:
+``H ~ Hypergeometric(2K'; K', K')`` for the half, ``H ~ Binomial(K', 1/2)`` for the pairs; at ``epsilon = 0`` both
+give the alternative's law. The kernels draw the group's columns and ``H`` here, and treat the first ``H`` of A*'s
+columns and the first ``K' - H`` of B*'s as B's (perturbable) ones.
 """
 
 from __future__ import annotations
@@ -13,13 +17,30 @@ import numpy as np
 from analysis.engine.lookup import draw_from_cdf
 from analysis.engine.draws import uniform_index
 from analysis.engine.indices import ix
+from analysis.errors import ParameterError
 
 
-def split_law(k: int) -> np.ndarray:
-    """Cumulative law of ``H ~ Hypergeometric(2k; k, k)``: how many of B's ``k`` columns a random half holds."""
-    from scipy.stats import hypergeom  # here, not at the top: scipy.stats takes a second to import
+NULL_MIXINGS = ("half", "pairs")  # the first is the reference choice
 
-    cdf = hypergeom(2 * k, k, k).cdf(np.arange(k + 1))
+
+def check_null_mixing(null_mixing: str) -> str:
+    """``null_mixing`` if it is one of :data:`NULL_MIXINGS`; a :class:`ParameterError` otherwise."""
+    if null_mixing not in NULL_MIXINGS:
+        raise ParameterError(f"unknown null_mixing {null_mixing!r}; choose one of {', '.join(NULL_MIXINGS)}")
+    return null_mixing
+
+
+def split_distribution(k: int, null_mixing: str):
+    """The law of ``H``, how many of B's ``k`` columns the null puts in A* (module docstring), as a frozen
+    ``scipy.stats`` distribution."""
+    from scipy.stats import binom, hypergeom  # here, not at the top: scipy.stats takes a second to import
+
+    return hypergeom(2 * k, k, k) if check_null_mixing(null_mixing) == "half" else binom(k, 0.5)
+
+
+def split_law(k: int, null_mixing: str) -> np.ndarray:
+    """Cumulative law of ``H`` (:func:`split_distribution`), as the kernels draw it."""
+    cdf = split_distribution(k, null_mixing).cdf(np.arange(k + 1))
     cdf[-1] = 1.0
     return cdf
 

@@ -1,7 +1,8 @@
 """The global choices the paper leaves unstated, and the one set of defaults every entry point shares.
 
 :class:`Choices` holds one value of each switch of the methods page's "choices the paper leaves unstated": the
-averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, and three about the stand-ins. Its
+averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, how the null mixes A's and B's
+columns, and three about the stand-ins. Its
 field defaults are the reference choices, written down before the paper's numbers were read. :data:`BOOK` is the
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
 default of every entry point: the chapters, :func:`analysis.experiment.grid.run`, ``python -m analysis run`` (with
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 from analysis.data import synthetic
 from analysis.engine.rule import PERTURBATIONS, check_perturbation
 from analysis.engine.metrics import SMOOTHINGS, averaged, check_metrics, check_smoothing
+from analysis.engine.split import NULL_MIXINGS, check_null_mixing
 from analysis.errors import ParameterError
 
 GRANULARITIES = ("levels", "binary")  # a dataset's own labels, or the published binary split (stand-ins only)
@@ -31,19 +33,22 @@ STAND_IN_VERSIONS = ("v2", "v3")
 @dataclass(frozen=True)
 class Choices:
     """One value of each global switch the paper leaves unstated (the methods page): ``averaging`` of precision, recall and F1
-    (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), the label
+    (:data:`analysis.engine.metrics.AVERAGINGS`), the KL/JSD ``smoothing``, the noise law (``perturbation``), how the
+    null mixes A's and B's rater columns (``null_mixing``, :data:`analysis.engine.split.NULL_MIXINGS`), the label
     ``granularity`` of D3code's and Toxicity's stand-ins, DICES's label set (``dices_labels``) and the ``stand_ins``
     version (``v3``: read from the paper's K = 1 cells)."""
 
     averaging: str = "weighted"
     smoothing: float = SMOOTHINGS[0]
     perturbation: str = PERTURBATIONS[0]
+    null_mixing: str = NULL_MIXINGS[0]
     granularity: str = "levels"
     stand_ins: str = "v2"
     dices_labels: str = "three"
 
     def __post_init__(self):
         averaged(self.averaging), check_smoothing(self.smoothing), check_perturbation(self.perturbation)
+        check_null_mixing(self.null_mixing)
         for name, value, allowed in (("granularity", self.granularity, GRANULARITIES),
                                      ("stand_ins", self.stand_ins, STAND_IN_VERSIONS),
                                      ("dices_labels", self.dices_labels, tuple(DICES_LABELS))):
@@ -71,7 +76,8 @@ class Choices:
         """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
         return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
                 f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}"
-                + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}"))
+                + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}")
+                + ("" if self.null_mixing == NULL_MIXINGS[0] else f", null mixed by {self.null_mixing}"))
 
 
 #: The one set of defaults, declared once, the book's choices (macro averaging, s = 1e-9, the one-label noise law,

@@ -167,9 +167,10 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA,
 def variant_fingerprint(simulator: Simulator) -> str:
     """The engine fingerprint and every setting of the simulator that is not its default (:meth:`Simulator.settings`,
     read from its constructor): with the data's hash and the cell's every field, a cell's key covers all that sets its
-    numbers. With every setting at its default (the smoothing at the reference choices'), the fingerprint alone."""
+    numbers. With every setting at its default (the smoothing and the null's mixing at the reference choices'), the
+    fingerprint alone."""
     changed = {name: value for name, value in simulator.settings(changed=True).items()
-               if (name, value) != ("smoothing", REFERENCE.smoothing)}
+               if (name, value) not in (("smoothing", REFERENCE.smoothing), ("null_mixing", REFERENCE.null_mixing))}
     return f"{engine_fingerprint()}|{json.dumps(changed, sort_keys=True)}" if changed else engine_fingerprint()
 
 
@@ -394,15 +395,16 @@ SIMULATORS_KEPT = 4  # simulators kept for the next run of the same data, sample
 _SIMULATORS: dict = {}
 
 
-def _simulator(dataset: AnnotationDataset, sampler: str, smoothing: float, metrics: tuple) -> Simulator:
-    """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, smoothing and
-    metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
+def _simulator(dataset: AnnotationDataset, sampler: str, smoothing: float, null_mixing: str,
+               metrics: tuple) -> Simulator:
+    """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, smoothing, null
+    mixing and metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
     simulator holds only tables that its inputs determine; every draw takes its own seeded generator."""
-    key = (dataset.sha256, check_sampler(sampler), float(smoothing), tuple(metrics))
+    key = (dataset.sha256, check_sampler(sampler), float(smoothing), null_mixing, tuple(metrics))
     if key not in _SIMULATORS:
         while len(_SIMULATORS) >= SIMULATORS_KEPT:
             del _SIMULATORS[next(iter(_SIMULATORS))]
-        _SIMULATORS[key] = Simulator(dataset, sampler, smoothing=smoothing, metrics=metrics)
+        _SIMULATORS[key] = Simulator(dataset, sampler, smoothing=smoothing, null_mixing=null_mixing, metrics=metrics)
     return _SIMULATORS[key]
 
 
@@ -424,10 +426,11 @@ def run(
     scheduler: str | None = None,
     smoothing: float = BOOK.smoothing,
     averaging: str = BOOK.averaging,
+    null_mixing: str = BOOK.null_mixing,
 ) -> pd.DataFrame:
     """Simulate the grid for one dataset and sampler and return the tidy results table. The defaults of
     ``perturbation``, ``smoothing`` and ``averaging`` are the book's choices (:data:`analysis.experiment.choices.BOOK`),
-    as in the chapters and ``python -m analysis run``.
+    as in the chapters and ``python -m analysis run``, as is ``null_mixing``.
 
     Parameters
     ----------
@@ -471,6 +474,9 @@ def run(
     averaging : str
         How ``metrics="all"`` averages precision, recall and F1 over the labels (``"macro"``, the default;
         ``"weighted"``, ``"micro"`` or ``"macro-all"``).
+    null_mixing : str
+        How the null mixes A's and B's rater columns: ``"half"`` (the default, a uniform half of them goes to A*)
+        or ``"pairs"`` (a coin per pair of A's and B's columns).
 
     Returns
     -------
@@ -480,13 +486,15 @@ def run(
         drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
         extrapolation), and what reproduces the row (seed, data sha256, engine, version).
     """
-    chosen = selected(metrics, replace(BOOK, averaging=averaging, smoothing=smoothing, perturbation=perturbation))
+    chosen = selected(metrics, replace(BOOK, averaging=averaging, smoothing=smoothing, perturbation=perturbation,
+                                       null_mixing=null_mixing))
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_jobs < 1 or chunk_size < 1:
         raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
-    simulator = _simulator(dataset, sampler, smoothing, METRICS + tuple(m for m in chosen if m not in METRICS))
+    simulator = _simulator(dataset, sampler, smoothing, null_mixing,
+                           METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),
                         metrics=simulator.metrics) if use_cache else None
     keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}
@@ -546,7 +554,7 @@ def run(
                          "data_sha256": dataset.sha256, "engine": engine_fingerprint(), "version": __version__})
     table = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     table.attrs["provenance"] = provenance(dataset, sampler=simulator.sampler, perturbation=perturbation,
-                                           smoothing=simulator.smoothing,
+                                           smoothing=simulator.smoothing, null_mixing=simulator.null_mixing,
                                            budgets=unique(budgets), ks=unique(ks), epsilons=unique(epsilons),
                                            metrics=list(chosen), n_samples=int(n_samples), seed=int(seed))
     return table

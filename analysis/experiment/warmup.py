@@ -32,11 +32,11 @@ DESIGNS = ("dices-synthetic", "toxicity-synthetic", "d3code-synthetic")  # cross
 
 
 def kernel_cells(dataset: AnnotationDataset, sampler: str, budgets, ks, epsilons, perturbation: str,
-                 smoothing: float) -> list:
+                 smoothing: float, null_mixing: str) -> list:
     """One cell of the grid for each distinct pair of kernels its cells run (alternative, null)."""
     from analysis.engine import Simulator
 
-    simulator = Simulator(dataset, sampler, smoothing=smoothing)
+    simulator = Simulator(dataset, sampler, smoothing=smoothing, null_mixing=null_mixing)
     chosen = {}
     for cell in cells(sampler, budgets, ks, epsilons, perturbation):
         kernels = tuple(simulator.path(cell.N, cell.K, cell.epsilon, null, perturbation).kernel
@@ -45,7 +45,8 @@ def kernel_cells(dataset: AnnotationDataset, sampler: str, budgets, ks, epsilons
     return list(chosen.values())
 
 
-def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing: float, **options) -> None:
+def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing: float, null_mixing: str,
+         **options) -> None:
     """Simulate, ``n_jobs`` at a time, one cell of each kernel that the grids of ``pairs`` ((dataset, sampler)) run,
     into the cell cache (``options``: :func:`analysis.experiment.grid.run`'s, ``use_cache`` among them). Nothing to
     do with one job, one call, or without the cache (the cells would be simulated twice)."""
@@ -53,10 +54,10 @@ def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing
         return
     calls = {}
     for i, (ds, sampler) in enumerate(pairs):
-        for cell in kernel_cells(ds, sampler, budgets, ks, epsilons, perturbation, smoothing):
+        for cell in kernel_cells(ds, sampler, budgets, ks, epsilons, perturbation, smoothing, null_mixing):
             calls[(i, cell)] = partial(run, ds, sampler, budgets=[cell.NK], ks=[cell.K], epsilons=[cell.epsilon],
                                        n_jobs=1, progress=False, perturbation=perturbation, smoothing=smoothing,
-                                       **options)
+                                       null_mixing=null_mixing, **options)
     if len(calls) > 1:
         in_workers(calls, n_jobs)
 
@@ -76,7 +77,7 @@ def compile_group(kernels: tuple[str, ...]) -> int:
     for name in DESIGNS:
         ds = datasets.load(BOOK.dataset(name))
         for sampler in allowed_samplers(ds):
-            simulator = Simulator(ds, sampler, smoothing=BOOK.smoothing)
+            simulator = Simulator(ds, sampler, smoothing=BOOK.smoothing, null_mixing=BOOK.null_mixing)
             grid = (c for rule in PERTURBATIONS for c in cells(sampler, PAPER_BUDGETS, PAPER_KS, (0.0, 0.3), rule))
             for cell in grid:
                 for null in (False, True):

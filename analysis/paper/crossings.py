@@ -84,14 +84,15 @@ def simulate(cells: pd.DataFrame, choices: Choices = BOOK, seeds: Iterable[int] 
              n_jobs: int = 1, loaded: dict | None = None) -> pd.DataFrame:
     """Our results at the paper's cells and one step below each (:func:`cells_to_simulate`), under ``choices``,
     for each seed, through the cell cache (:func:`analysis.paper.effect_sizes.simulate`). The data, noise law,
-    smoothing and metrics are the ones the why-chapter simulates the same choices with, so each cell it has computed
+    smoothing, null mixing and metrics are the ones the why-chapter simulates the same choices with, so each cell it has computed
     is read back, not drawn again; precision, recall and F1 come back as ``choices`` average them, under the
     paper's names. ``loaded``: datasets already loaded, by name."""
     data = {paper: choices.dataset(datasets.paper_or_stand_in(effect_sizes.REGISTRY_NAMES[paper]))
             for paper in set(cells["dataset"])}
     found = effect_sizes.simulate(cells_to_simulate(cells), seeds=seeds, n_samples=n_samples,
                                   perturbation=choices.perturbation, data=data, n_jobs=n_jobs,
-                                  smoothing=choices.smoothing, metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+                                  smoothing=choices.smoothing, null_mixing=choices.null_mixing,
+                                  metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
     return effect_sizes.select(found, choices.averaging)
 
 

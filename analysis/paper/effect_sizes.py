@@ -109,12 +109,13 @@ def cells_to_simulate(cells: pd.DataFrame, data: Mapping[str, str] | None = None
 def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300,
              perturbation: str = BOOK.perturbation, data: Mapping[str, str] | None = None, n_jobs: int = 1,
              cache_dir=None, use_cache: bool = True, smoothing: float = BOOK.smoothing, metrics="all",
-             loaded: dict | None = None, averaging: str = BOOK.averaging) -> pd.DataFrame:
+             loaded: dict | None = None, averaging: str = BOOK.averaging,
+             null_mixing: str = BOOK.null_mixing) -> pd.DataFrame:
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
     for each seed, through :func:`analysis.experiment.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
-    ``metrics`` and ``smoothing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
+    ``metrics``, ``smoothing`` and ``null_mixing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
     :func:`select`); with ``metrics="all"`` the eight under ``averaging`` come back under the paper's names
     (:func:`select`). The defaults are the book's (:data:`analysis.experiment.choices.BOOK`). ``loaded`` holds
     datasets already loaded, by name (those loaded here are added). Columns:
@@ -132,7 +133,7 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
                                   epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
                                   cache_dir=cache_dir, use_cache=use_cache, progress=False,
                                   perturbation=perturbation, smoothing=smoothing, metrics=metrics,
-                                  averaging=averaging))
+                                  averaging=averaging, null_mixing=null_mixing))
     if not parts:
         raise ParameterError("no cell to simulate")
     results = pd.concat(parts, ignore_index=True)

@@ -14,7 +14,8 @@ Writing ``U[(m, n), v] = P(x = v - n)`` for every noise vector ``n`` of ``m <= K
 is ``n_b``:
 
 * the alternative: A has no noise; B replaces ``m_b ~ Binomial(K', epsilon)`` responses;
-* the null: ``H ~ Hypergeometric(2K'; K', K')`` of B's columns go to A*, so A* holds ``Binomial(H, epsilon)``
+* the null: ``H`` of B's columns go to A* (``Hypergeometric(2K'; K', K')`` or ``Binomial(K', 1/2)``, as the null's
+  columns mix, :mod:`analysis.engine.split`), so A* holds ``Binomial(H, epsilon)``
   noise responses and B* ``Binomial(K' - H, epsilon)``;
 * a shared-noise rule: both noise vectors come from the slot's one ``eta ~ Dirichlet(prior)``, a joint
   Dirichlet-multinomial law (:meth:`analysis.engine.rule.Rule.pairs`); the uniform rule: each noise response is
@@ -36,6 +37,7 @@ from analysis.engine.path import TAIL_SLOTS
 from analysis.engine.lookup import alias_draw
 from analysis.engine.draws import binomial
 from analysis.engine.indices import ix
+from analysis.engine.split import split_distribution
 from analysis.engine.metrics import accumulator, add_pair, clear, store
 from analysis.engine.draws import build_alias, composition_index, composition_space, multinomial_pmf
 
@@ -43,24 +45,26 @@ CHUNK_ITEMS = 256  # distinct items per batched matrix product (bounds the memor
 MASK20 = (1 << 20) - 1  # a packed triple holds three 20-bit rows (LawTables)
 
 
-def noise_weights(k: int, epsilon: float, null: bool) -> np.ndarray:
-    """``w[m_a, m_b]``: the probability that A (or A*) holds ``m_a`` noise responses and B (or B*) ``m_b``."""
-    from scipy.stats import binom, hypergeom  # here, not at the top: scipy.stats takes a second to import
+def noise_weights(k: int, epsilon: float, null: bool, null_mixing: str) -> np.ndarray:
+    """``w[m_a, m_b]``: the probability that A (or A*) holds ``m_a`` noise responses and B (or B*) ``m_b``, the
+    null's columns mixed as ``null_mixing`` says (:mod:`analysis.engine.split`)."""
+    from scipy.stats import binom  # here, not at the top: scipy.stats takes a second to import
     m = np.arange(k + 1)
     fire = binom.pmf(m[None, :], m[:, None], epsilon)  # fire[n, m] = P(Binomial(n, epsilon) = m)
     if not null:
         w = np.zeros((k + 1, k + 1))
         w[0] = fire[k]
         return w
-    split = hypergeom(2 * k, k, k).pmf(m)  # B's columns in A*
+    split = split_distribution(k, null_mixing).pmf(m)  # B's columns in A*
     return fire.T @ (split[:, None] * fire[::-1])
 
 
-def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool) -> np.ndarray:
+def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool, null_mixing: str) -> np.ndarray:
     """The law of one S2 slot's (gold, A, B) count vectors of ``k`` responses, shape ``(V, V, V)``.
 
     ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` is the perturbation
-    rule (:class:`analysis.engine.rule.Rule`); ``null`` selects the permutation null instead of the alternative."""
+    rule (:class:`analysis.engine.rule.Rule`); ``null`` selects the permutation null instead of the alternative, its
+    columns mixed as ``null_mixing`` says."""
     distinct, counts = np.unique(shares, axis=0, return_counts=True)
     weight = counts / counts.sum()
     n_labels = shares.shape[1]
@@ -69,7 +73,7 @@ def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool)
     n_vectors = int(start[k + 1] - start[k])
     code, row_of = composition_index(comp, k)
     code = comp @ code  # v = x + n is row row_of[code[x] + code[n]] - start[k] among the vectors of k responses
-    w = noise_weights(k, epsilon, null)
+    w = noise_weights(k, epsilon, null, null_mixing)
     coupling = w[size[:, None], size[None, :]]
     if rule.shared:
         coupling = coupling * rule.pairs(comp)

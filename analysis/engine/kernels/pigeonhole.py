@@ -13,8 +13,8 @@ of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters
 are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
 an iid uniform stream of them, so the law is the same). An item's slots differ only in B's perturbation, and are
 drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
-``2K'`` columns of A and B (positions in their streams) are pooled and split in half once per replicate, as S1's one
-group is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
+``2K'`` columns of A and B (positions in their streams) are pooled and mixed once per replicate, as S1's one group
+is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
 """
 
 from __future__ import annotations
@@ -109,13 +109,21 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, f
 
 
 @numba.njit(cache=True)
-def draw_split(rng, k, null, to_a):
-    """Which of the ``2K'`` pooled columns (A's, then B's) go to A*: a uniform half under the null (a partial
-    Fisher-Yates shuffle), A's own under the alternative. Returns how many of B's columns go to A*."""
+def draw_split(rng, k, null, pairs, to_a):
+    """Which of the ``2K'`` pooled columns (A's, then B's) go to A*: under the null a uniform half (a partial
+    Fisher-Yates shuffle), or with ``pairs`` one of each pair (A's ``c``-th, B's ``c``-th) by a coin; A's own under
+    the alternative. Returns how many of B's columns go to A*."""
     for c in range(2 * k):
         to_a[c] = c < k
     if not null:
         return 0
+    if pairs:
+        h = 0
+        for c in range(k):
+            swap = uniform_index(rng, 2) == 1
+            to_a[c], to_a[k + c] = not swap, swap
+            h += swap
+        return h
     order = np.arange(2 * k)
     for c in range(k):
         j = c + uniform_index(rng, 2 * k - c)
@@ -212,12 +220,13 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
 
 
 @numba.njit(cache=True)
-def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, chances, divergence, pairs, options,
-                          perturbation, noise_tables, out, confusion):
+def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, paired_split, chances, divergence,
+                          pairs, options, perturbation, noise_tables, out, confusion):
     """Replicates of S4 (module docstring). ``groups`` is the per-item layout
     (:func:`analysis.engine.samplers.make_layout`): item ``i``'s labels
     ``matrix[rater_start[i]:rater_start[i + 1]]`` by its raters ``raters[...]`` (codes in the pool of ``n_pool``);
-    ``turned`` is the same by rater (:func:`by_rater`). A replicate draws how many slots each item gets and reads
+    ``turned`` is the same by rater (:func:`by_rater`); ``paired_split``: the null mixes A's and B's columns pair by
+    pair (:func:`draw_split`). A replicate draws how many slots each item gets and reads
     its drawn items by walking the whole stream (:func:`read_by_stream`) or the stream of their own raters
     (:func:`read_by_walk`), whichever its expected work is the smaller, a visit of the drawn items' own walk
     counting ``walk_cost`` visits of the whole stream's (:data:`analysis.engine.path.WALK_COST`): the same law.
@@ -248,7 +257,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     acc = accumulator(n_labels)
     for r in range(out.shape[0]):
         clear(acc)
-        h = draw_split(rng, k, draw.null, to_a)
+        h = draw_split(rng, k, draw.null, paired_split, to_a)
         work.n_perturbed[1] = h if perturb else 0
         work.n_perturbed[2] = k - h if perturb else 0
         for c in range(k):
