@@ -110,9 +110,9 @@ def test_book_builds_without_warnings_and_has_every_page(small_book):
 
 
 def _article_text(page: Path) -> str:
-    source = page.read_text()
-    article = re.search(r"<article.*?</article>", source, re.S)
-    return html_module.unescape(re.sub(r"<[^>]+>", " ", article.group(0) if article else source))
+    """The text a reader sees in a page's article: its tags, scripts and styles left out (the compare chapter's plan
+    carries plotly's JavaScript)."""
+    return html_module.unescape(re.sub(r"<[^>]+>", " ", _article_source(page)))
 
 
 # a count in the plural after 1 ("1 metrics"), not a name such as "the K = 1 cells" or "Analysis 1 items"
@@ -143,9 +143,10 @@ def _prose(page: Path) -> str:
 
 
 def _article_source(page: Path) -> str:
+    """A page's article, its scripts and styles left out."""
     source = page.read_text()
     article = re.search(r"<article.*?</article>", source, re.S)
-    return article.group(0) if article else source
+    return re.sub(r"<(script|style)\b.*?</\1>", " ", article.group(0) if article else source, flags=re.S)
 
 
 def test_no_page_shows_nan_empty_tables_tracebacks_or_verdicts_without_data(small_book):
@@ -337,6 +338,31 @@ def test_chapters_show_tables_and_figures_in_a_browser(small_book):
         browser.quit()
     for name in RQ_CHAPTERS:
         assert (small_book / f"screenshot-{name}.png").stat().st_size > 10_000
+
+
+def test_the_compare_chapter_embeds_its_plan_to_explore(small_book):
+    """The compare chapter's plan as plotly panels in the page (the small build has no data, so the planner shows
+    the stand-in's Accuracy, MAE and JSD): one panel per metric, and no console error beyond those the book's theme
+    logs on every page."""
+    from analysis.engine.metrics import METRIC_LABELS
+
+    browser = _browser()
+    try:
+        browser.get((small_book / "_build" / "html" / "notebooks" / "compare.html").as_uri())
+        titles = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article .plotly-graph-div .annotation-text'))"
+            ".map(e => e.textContent)")
+        assert titles == [METRIC_LABELS[m] for m in ("accuracy", "mae", "jsd")], titles
+        panels = browser.execute_script("return document.querySelectorAll('article .cartesianlayer .subplot').length")
+        assert panels == 3
+        def page_errors():  # raised in the page itself (the theme's scripts under _static log their own)
+            return {e["message"].split(" ", 2)[-1] for e in browser.get_log("browser")
+                    if e["level"] == "SEVERE" and "/_static/" not in e["message"].split(" ", 1)[0]}
+        errors = page_errors()
+        browser.get((small_book / "_build" / "html" / "notebooks" / "rq1.html").as_uri())  # a page without a plot
+        assert errors <= page_errors(), errors
+    finally:
+        browser.quit()
 
 
 TABLES_JS = """

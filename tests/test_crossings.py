@@ -242,3 +242,67 @@ def test_the_papers_k1_cells_of_one_run_through_the_engine(tmp_path, monkeypatch
     assert frame["crosses"].tolist() == crossings.below(frame["p_value"], 30).tolist()
     spread = crossings.spreads(frame)
     assert (spread["sd"] > 0).all() and spread["paper_sd"].notna().all()
+
+
+def test_the_mixing_table_sets_each_nulls_counts_and_spread_side_by_side():
+    cells = effect_sizes.paper_cells(appendix_epsilon=0.2)
+    wide = crossings.crossings(cells, results_for(cells, lambda cell, metric: 0.01, null_sd=0.03, delta_sd=0.04))
+    narrow = crossings.crossings(cells, results_for(cells, lambda cell, metric: 0.2, null_sd=0.003, delta_sd=0.004))
+    mixings = {"half": narrow, "pairs": wide}
+    table = crossings.mixing_table({m: crossings.counts(f) for m, f in mixings.items()},
+                                   {m: crossings.spreads(f) for m, f in mixings.items()}).frame
+    assert table["the null's columns"].tolist() == [crossings.MIXING_WORDS["half"], crossings.MIXING_WORDS["pairs"]]
+    at = "Table 1, " + crossings.AT
+    assert table[at].tolist() == ["0 (0–0) of 39", "39 (39–39) of 39"]  # p 0.2 everywhere, then 0.01 everywhere
+    ratios = table["spread ratio, vote metrics"].astype(float)
+    assert ratios[1] == pytest.approx(10 * ratios[0], rel=0.01)  # every sd ten times as wide
+
+
+def _readings(ratios: dict) -> pd.DataFrame:
+    rows = [{"run": run, "metric": metric, "family": family, "reading": reading, "ratio": ratio, "n_samples": 300}
+            for (run, family), by_reading in ratios.items() for metric in ("m1", "m2", "m3")
+            for reading, ratio in by_reading.items()]
+    return pd.DataFrame(rows)
+
+
+def test_the_readings_say_how_far_they_move_the_spread_and_whether_any_reaches_the_papers():
+    readings = _readings({("DICES S1", "distribution"): {"half": 0.5, "pairs": 0.55, "coin per response": 0.6},
+                          ("DICES S1", "vote"): {"half": 0.7, "pairs": 0.9, "coin per response": 0.75}})
+    summary = crossings.readings_summary(readings)
+    assert summary["cells"].eq(3).all() and len(summary) == 6
+    sentence = crossings.readings_sentence(readings)
+    assert "by more than 0.20 from the book's null (the largest: the vote metrics of DICES S1, " \
+           f"{crossings.MIXING_WORDS['pairs']})" in sentence
+    assert "the distribution metrics, the median ratio over the runs is 0.50 under the book's null and 0.55 to 0.60 " \
+           "under the others, none of 2 within ×1.25" in sentence
+    assert "0.75 to 0.90 under the others, 1 reading of 2 within ×1.25" in sentence
+    table = crossings.readings_table(readings).frame
+    assert table.columns.tolist()[:2] == ["run", "metrics"] and table.iloc[0, 2] == "0.50"
+
+
+def test_missing_readings_are_none(tmp_path):
+    assert crossings.load_readings(tmp_path / "absent.csv") is None
+    _readings({("r", "vote"): {"half": 1.0, "pairs": 1.0}}).to_csv(tmp_path / "r.csv", index=False)
+    assert len(crossings.load_readings(tmp_path / "r.csv")) == 6
+
+
+def test_the_halves_sentence_says_which_spread_falls_short():
+    """The paper's implied sd over √2 is each half's share: an alternative at half of that falls short, one at
+    the full share does not."""
+    rows = [{"run": run, "metric": "m", "family": family, "reading": "half", "ratio": 1.0, "n_samples": 300,
+             "paper_sd": np.sqrt(2), "delta_sd": alt, "null_sd": null}
+            for run, family, alt, null in (("A", "distribution", 0.5, 0.4), ("B", "distribution", 0.6, 0.45),
+                                           ("A", "vote", 1.0, 0.9), ("B", "vote", 1.1, 1.0))]
+    sentence = crossings.halves_sentence(pd.DataFrame(rows))
+    assert ("for the distribution metrics, our alternative's sd is 0.50 to 0.60 of that and our null's 0.40 to "
+            "0.45, the alternative's more than ×1.25 short in all of the 2 runs") in sentence
+    assert "for the vote metrics, our alternative's sd is 1.00 to 1.10" in sentence and "short in none of" in sentence
+
+
+def test_a_reading_closes_the_gap_only_where_it_brings_a_group_inside_the_factor():
+    far = _readings({("A", "distribution"): {"half": 0.5, "pairs": 0.6}, ("A", "vote"): {"half": 1.0, "pairs": 1.4}})
+    assert crossings.readings_verdict(far).startswith("No reading of the null brings any of the 1 group ")
+    near = _readings({("A", "distribution"): {"half": 0.5, "pairs": 0.85}, ("A", "vote"): {"half": 1.0, "pairs": 1.0},
+                      ("B", "vote"): {"half": 1.27, "pairs": 1.24}})  # B: inside, but within Monte Carlo error
+    assert crossings.readings_verdict(near) == ("Some readings close part of the gap: the distribution metrics of A "
+                                                f"under {crossings.MIXING_WORDS['pairs']} (0.85).")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from fractions import Fraction
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -311,3 +311,126 @@ def cells_table(frame: pd.DataFrame, spread: pd.DataFrame, which: str = "table1"
                         "(median over seeds; in brackets, the seeds on the paper's side of 0.05: below it at the "
                         "cell, at or above it one step below); our sd of δ₀ and of δ, and our sd of δ − δ₀ over "
                         "the one the paper's Δ and p imply")
+
+
+# ------------------------------------------------------------------------------------------ the null's mixing
+
+MIXING_WORDS = {"half": "a uniform half (the book's)", "pairs": "a coin per pair of columns",
+                "half per item": "a uniform half per item", "pooled with replacement": "pooled with replacement",
+                "coin per response": "a coin per response (VET's parametric)"}
+
+
+def mixing_table(counted: Mapping[str, pd.DataFrame], spread: Mapping[str, pd.DataFrame]) -> tables.Table:
+    """Per way the null mixes A's and B's columns (keys of :data:`MIXING_WORDS`): :func:`counts`' totals over every
+    cell, and the median of our spread over the paper's (:func:`spreads`) per metric family, both tables' cells."""
+    rows = []
+    for mixing, counts_ in counted.items():
+        every = counts_[counts_["by"] == "all"]
+        row = {"the null's columns": MIXING_WORDS[mixing]}
+        row.update({f"{_title(r.table)}, {r.count}": r.spread for r in every.itertuples()})
+        for family, part in spread[mixing].groupby("family", sort=False):
+            row[f"spread ratio, {FAMILY_WORDS[family].removeprefix('the ')}"] = f"{part['ratio'].median():.2f}"
+        rows.append(row)
+    order = [f"{_title(t)}, {c}" for t in effect_sizes.TABLES for c in (AT, BELOW)]
+    frame = pd.DataFrame(rows)
+    frame = frame[["the null's columns", *[c for c in order if c in frame.columns],
+                   *[c for c in frame.columns if c.startswith("spread ratio")]]]
+    return tables.Table(frame, "the null's mixing: cells on the paper's side of 0.05 (median "
+                                            "(min–max) over seeds) and our spread over the paper's, median over cells")
+
+
+def readings_summary(readings: pd.DataFrame) -> pd.DataFrame:
+    """Per run, metric family and reading of the null (``benchmarks/null_readings.py``'s CSV): the median of our
+    spread over the paper's, ``ratio``, over the cells. Columns ``run``, ``family``, ``reading``, ``cells``,
+    ``ratio``."""
+    return readings.groupby(["run", "family", "reading"], sort=False).agg(
+        cells=("ratio", "size"), ratio=("ratio", "median")).reset_index()
+
+
+def readings_table(readings: pd.DataFrame) -> tables.Table:
+    """:func:`readings_summary` with one column per reading, one row per (run, family)."""
+    summary = readings_summary(readings)
+    wide = summary.pivot(index=["run", "family"], columns="reading", values="ratio")
+    wide = wide.reindex(index=list(dict.fromkeys(zip(summary["run"], summary["family"]))),
+                        columns=[r for r in MIXING_WORDS if r in wide.columns])
+    wide = wide.map(lambda x: f"{x:.2f}").rename(columns=MIXING_WORDS).reset_index()
+    wide["family"] = wide["family"].map(lambda f: FAMILY_WORDS[f].removeprefix("the "))
+    return tables.Table(wide.rename(columns={"family": "metrics"}).rename_axis(columns=None),
+                        "our spread of δ − δ₀ over the paper's, median over each group's Table 1 cells, by how the "
+                        "null mixes A and B (the slow reference)")
+
+
+def readings_sentence(readings: pd.DataFrame, factor: float = FACTOR) -> str:
+    """What the readings of the null can and cannot close, in words: the largest move of a (run, family) median
+    ratio away from the book's null, and per metric family the book's median ratio over the runs measured, the
+    range of the other readings' and how many of them lie within ×``factor`` of the paper's spread."""
+    summary = readings_summary(readings)
+    n_samples = int(readings["n_samples"].min())
+    half = summary[summary["reading"] == "half"].set_index(["run", "family"])["ratio"]
+    others = summary[summary["reading"] != "half"]
+    moved = others.assign(move=(others["ratio"] - half.reindex(list(zip(others["run"], others["family"])))
+                                .to_numpy()).abs())
+    top = moved.loc[moved["move"].idxmax()]
+    parts = []
+    for family, part in summary.groupby("family", sort=False):
+        by_reading = part.groupby("reading", sort=False)["ratio"].median()
+        rest = by_reading.drop("half")
+        inside = rest[(rest >= 1 / factor) & (rest <= factor)]
+        parts.append(f"for {FAMILY_WORDS[family]}, the median ratio over the runs is {by_reading['half']:.2f} under "
+                     f"the book's null and {rest.min():.2f} to {rest.max():.2f} under the others, "
+                     f"{counted(len(inside), 'reading') if len(inside) else 'none'} of {len(rest)} within "
+                     f"×{factor:g} of the paper's spread")
+    runs = ", ".join(dict.fromkeys(readings["run"]))
+    return (f"Over the Table 1 cells of {runs} ({n_samples} replicates per hypothesis and reading), no reading moves "
+            f"a run's median ratio for a metric family by more than {top['move']:.2f} from the book's null (the "
+            f"largest: {FAMILY_WORDS[top['family']]} of {top['run']}, {MIXING_WORDS[top['reading']]}); "
+            + "; ".join(parts) + ".")
+
+
+def readings_verdict(readings: pd.DataFrame, factor: float = FACTOR) -> str:
+    """Whether some reading of the null closes the gap: it brings a (run, family) whose median ratio lies beyond
+    ×``factor`` under the book's null to within ×``factor`` of the paper's spread, moving it by more than twice
+    its Monte Carlo error (a ratio's relative error is about 1/√n at ``n`` replicates per hypothesis). The groups it
+    closes are named; else the sentence says that no reading does."""
+    summary = readings_summary(readings)
+    noise = 2 / np.sqrt(readings["n_samples"].min())
+    half = summary[summary["reading"] == "half"].set_index(["run", "family"])["ratio"]
+    gap = {key for key, ratio in half.items() if not 1 / factor <= ratio <= factor}
+    base = half.reindex(list(zip(summary["run"], summary["family"]))).to_numpy()
+    closed = summary[(summary["reading"] != "half") & summary["ratio"].between(1 / factor, factor)
+                     & np.array([key in gap for key in zip(summary["run"], summary["family"])])
+                     & ((summary["ratio"] - base).abs() > noise * base)]
+    if closed.empty:
+        return (f"No reading of the null brings any of the {counted(len(gap), 'group')} of runs and metric families "
+                f"beyond ×{factor:g} under the book's null within ×{factor:g} of the paper's spread, beyond its "
+                "Monte Carlo error: the null's mixing is not what separates our crossings from the paper's.")
+    named = "; ".join(f"{FAMILY_WORDS[r.family]} of {r.run} under {MIXING_WORDS[r.reading]} ({r.ratio:.2f})"
+                      for r in closed.itertuples())
+    return f"Some readings close part of the gap: {named}."
+
+
+def halves_sentence(readings: pd.DataFrame, factor: float = FACTOR) -> str:
+    """Which of our two spreads falls short, in words: under the book's null, per run and metric family, the median
+    of our alternative's and our null's sd over the paper's spread shared equally between its two (the paper's
+    implied sd over √2: its null as wide as its alternative, as a calibrated null nearly is)."""
+    book = readings[readings["reading"] == "half"]
+    share = np.sqrt(2) / book["paper_sd"]
+    per = book.assign(alt=book["delta_sd"] * share, null=book["null_sd"] * share).groupby(
+        ["family", "run"], sort=False)[["alt", "null"]].median()
+    parts = []
+    for family, part in per.groupby(level="family", sort=False):
+        short = part[(part["alt"] < 1 / factor)]
+        parts.append(f"for {FAMILY_WORDS[family]}, our alternative's sd is {part['alt'].min():.2f} to "
+                     f"{part['alt'].max():.2f} of that and our null's {part['null'].min():.2f} to "
+                     f"{part['null'].max():.2f}, the alternative's more than ×{factor:g} short in "
+                     + ("none" if short.empty else "all" if len(short) == len(part) else str(len(short)))
+                     + f" of the {counted(len(part), 'run')}")
+    return ("With the paper's spread shared equally between its null and its alternative (a calibrated null is "
+            "nearly as wide as the alternative), under the book's null: " + "; ".join(parts) + ".")
+
+
+def load_readings(path) -> pd.DataFrame | None:
+    """``benchmarks/null_readings.py``'s CSV, or None where it is missing (a checkout without the benchmarks)."""
+    from pathlib import Path
+
+    return pd.read_csv(path) if Path(path).is_file() else None

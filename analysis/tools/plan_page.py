@@ -5,6 +5,7 @@ raters) with its 95 % band, the target power as a dashed line, the cheapest desi
 markers where a design extrapolates (:func:`analysis.tools.power.beyond_pilot`), every value on hover. Above the
 panels, the inputs (the effect, the costs, the target power, alpha, the sampler and the replicates) and the command
 that reproduces the page. plotly draws it; its JavaScript is written into the page, so nothing is fetched.
+:func:`embedded` gives the panels alone, for the compare chapter.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def figure(result: Plan):
     return fig
 
 
+def embedded(result: Plan) -> str:
+    """The panels alone, as an HTML fragment for a page that has its own head (the compare chapter): plotly's
+    JavaScript inlined, the figure as wide as its column."""
+    return figure(result).to_html(full_html=False, include_plotlyjs=True,
+                                  config={"displaylogo": False, "responsive": True})
+
+
 def page(result: Plan, command: str) -> str:
     """The whole page: the inputs and the command above the panels, plotly's JavaScript inlined."""
     how = result.provenance["parameters"]
@@ -96,7 +104,7 @@ def page(result: Plan, command: str) -> str:
               "alpha (one-sided)": f"{how['alpha']:g}", "sampler": how["sampler"],
               "replicates per design": f"{how['n_samples']:,}", "seed": str(how["seed"])}
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in inputs.items())
-    body = figure(result).to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})
+    body = embedded(result)
     title = f"Plan for {result.provenance['dataset']}: power against cost"
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}th,td{padding:2px 10px;"
