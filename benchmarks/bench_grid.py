@@ -57,8 +57,7 @@ def main() -> None:
 
     print("\nOne cell, one process (seconds):")
     for label, sampler, name in chosen:
-        sim = Simulator(make_stand_in(name), sampler, smoothing=REFERENCE.smoothing,
-                        null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(make_stand_in(name), sampler, **REFERENCE.engine())
         simulate_cell(sim, Cell(sampler, REFERENCE.perturbation, 0.3, 20, 2), 2, 0)  # load the compiled kernels first
         print(f"  {label} {name} NK=1000 K=10 eps=0.3: "
               f"{spread(time_cell(sim, Cell(sampler, REFERENCE.perturbation, 0.3, 1000, 10), args.n_samples, 5))}")

@@ -215,9 +215,9 @@ def test_the_cells_table_shows_each_printed_cell_and_its_seeds_on_the_papers_sid
 
 
 def test_simulate_asks_for_the_cells_the_why_chapter_draws_for_the_books_choices(monkeypatch):
-    """The same data, noise law, smoothing, null mixing and metrics as the why-chapter's run of the book's choices,
-    so the cell cache serves each cell it drew."""
-    (data, perturbation, smoothing, null_mixing), = why._groups({why.BASELINE: BOOK})
+    """The same data, grid settings and metrics as the why-chapter's run of the book's choices, so the cell cache
+    serves each cell it drew."""
+    (data, settings), = why._groups({why.BASELINE: BOOK})
     asked = {}
 
     def record(cells, **options):
@@ -227,7 +227,7 @@ def test_simulate_asks_for_the_cells_the_why_chapter_draws_for_the_books_choices
     cells = effect_sizes.paper_cells(appendix_epsilon=0.2)
     crossings.simulate(cells, seeds=[0, 1, 2], n_samples=1000)
     assert asked["data"] == {effect_sizes.paper_dataset(name): name for name in data}
-    assert (asked["perturbation"], asked["smoothing"], asked["null_mixing"]) == (perturbation, smoothing, null_mixing)
+    assert tuple(sorted((k, v) for k, v in asked["choices"].grid().items() if k != "averaging")) == settings
     assert asked["metrics"] == effect_sizes.ALL_AVERAGINGS and asked["n_samples"] == 1000
     assert asked["cells"].equals(crossings.cells_to_simulate(cells))
 

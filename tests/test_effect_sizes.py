@@ -193,8 +193,8 @@ def test_rq2_and_the_why_chapter_count_the_same_cells_for_the_same_choices():
     rq2 = setup.effect_sizes([0, 1], 30, 0.2)
     cells = effect_sizes.paper_cells(appendix_epsilon=0.2)
     cells = cells[cells["dataset"] == "Toxicity"]
-    found = effect_sizes.simulate(cells, seeds=[0, 1], n_samples=30, perturbation=book.perturbation,
-                                  data={"Toxicity": book.dataset("toxicity-synthetic")}, smoothing=book.smoothing,
+    found = effect_sizes.simulate(cells, seeds=[0, 1], n_samples=30, choices=book,
+                                  data={"Toxicity": book.dataset("toxicity-synthetic")},
                                   metrics=effect_sizes.ALL_AVERAGINGS)
     ours = effect_sizes.effect_sizes(cells, effect_sizes.select(found, book.averaging))
     key = ["table", "sampler", "metric", "seed"]

@@ -14,8 +14,7 @@ GRID = dict(budgets=[60, 200], ks=[1, 3], epsilons=[0.3])
 def test_the_warm_cells_are_the_grids_own_and_nothing_is_simulated_twice(tmp_path):
     ds = from_table(crossed_table(n_items=30, n_raters=8), name="crossed")
     pairs = [(ds, "S1"), (ds, "S2")]
-    chosen = {tuple(warmup.kernel_cells(ds, s, **GRID, perturbation=BOOK.perturbation, smoothing=BOOK.smoothing,
-                                        null_mixing=BOOK.null_mixing))
+    chosen = {tuple(warmup.kernel_cells(ds, s, **GRID, choices=BOOK))
               for s in ("S1", "S2")}
     assert all(len(c) >= 1 for c in chosen)
     warmed = tables.simulate(pairs, **GRID, n_samples=40, seed=2, n_jobs=2, cache_dir=tmp_path / "warm")

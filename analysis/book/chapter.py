@@ -300,8 +300,8 @@ class Setup:
         found = tables.simulate(pairs, budgets or p["budgets"], ks or p["ks"], epsilons or self.grid_epsilons,
                          ALL_AVERAGINGS if every else p["metrics"], n_samples or p["n_samples"],
                          p["seed"] if seed is None else seed, p["n_jobs"],
-                         perturbation=perturbation or self.perturbation, scheduler=p.get("scheduler"),
-                         smoothing=self.choices.smoothing, null_mixing=self.choices.null_mixing)
+                         choices=replace(self.choices, perturbation=perturbation or self.perturbation),
+                         scheduler=p.get("scheduler"))
         return select(found, self.choices.averaging) if every else found
 
     def effect_sizes(self, seeds, n_samples: int, appendix_epsilon: float):
@@ -316,9 +316,9 @@ class Setup:
         cells = cells[cells["dataset"].isin(list(data))]
         if cells.empty:
             return None
-        found = es.simulate(cells, seeds=seeds, n_samples=n_samples, perturbation=self.perturbation, data=data,
-                            n_jobs=self.params["n_jobs"], smoothing=self.choices.smoothing,
-                            null_mixing=self.choices.null_mixing,
+        found = es.simulate(cells, seeds=seeds, n_samples=n_samples,
+                            choices=replace(self.choices, perturbation=self.perturbation), data=data,
+                            n_jobs=self.params["n_jobs"],
                             metrics=es.ALL_AVERAGINGS, loaded={ds.name: ds for ds in self.data})
         return es.effect_sizes(cells, es.select(found, self.choices.averaging))
 

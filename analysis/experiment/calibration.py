@@ -46,7 +46,7 @@ def calibrate(ds: AnnotationDataset, sampler: str, budgets=BUDGETS, ks=KS, n_sam
     """Simulate every (NK, K) cell at ``epsilon = 0`` under ``choices`` (noise law, smoothing, and the averaging of
     ``metrics="all"``) and measure the null against the alternative."""
     chosen = selected(metrics, choices)
-    simulator = Simulator(ds, sampler, smoothing=choices.smoothing, null_mixing=choices.null_mixing, metrics=chosen)
+    simulator = Simulator(ds, sampler, **choices.engine(), metrics=chosen)
     measured = []
     for cell in cells(sampler, budgets, ks, (0.0,), choices.perturbation):
         alt, null = simulate_cell(simulator, cell, n_samples, seed)

@@ -60,6 +60,15 @@ class Choices:
         """The eight metrics under this averaging (:func:`analysis.engine.metrics.averaged`)."""
         return averaged(self.averaging)
 
+    def engine(self) -> dict:
+        """The settings a :class:`~analysis.engine.Simulator` takes from these choices, by name: a switch that changes
+        the engine's numbers is added here, and reaches every simulator built from a set of choices."""
+        return {"smoothing": self.smoothing, "null_mixing": self.null_mixing}
+
+    def grid(self) -> dict:
+        """The arguments :func:`analysis.experiment.grid.run` takes from these choices, by name."""
+        return {"perturbation": self.perturbation, "averaging": self.averaging, **self.engine()}
+
     def dataset(self, name: str) -> str:
         """The stand-in these choices put in place of the version 2 stand-in ``name`` (v3 before binary); the name
         itself where the variant would generate the same data (v3 of a dataset without K = 1 cells), is not a

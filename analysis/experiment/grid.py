@@ -167,10 +167,11 @@ def summarise_cell(alt: np.ndarray, null: np.ndarray, alpha: float = ALPHA,
 def variant_fingerprint(simulator: Simulator) -> str:
     """The engine fingerprint and every setting of the simulator that is not its default (:meth:`Simulator.settings`,
     read from its constructor): with the data's hash and the cell's every field, a cell's key covers all that sets its
-    numbers. With every setting at its default (the smoothing and the null's mixing at the reference choices'), the
-    fingerprint alone."""
+    numbers. With every setting at its default (those the choices set at the reference choices'), the fingerprint
+    alone."""
+    reference = REFERENCE.engine()
     changed = {name: value for name, value in simulator.settings(changed=True).items()
-               if (name, value) not in (("smoothing", REFERENCE.smoothing), ("null_mixing", REFERENCE.null_mixing))}
+               if name not in reference or value != reference[name]}
     return f"{engine_fingerprint()}|{json.dumps(changed, sort_keys=True)}" if changed else engine_fingerprint()
 
 
@@ -395,16 +396,15 @@ SIMULATORS_KEPT = 4  # simulators kept for the next run of the same data, sample
 _SIMULATORS: dict = {}
 
 
-def _simulator(dataset: AnnotationDataset, sampler: str, smoothing: float, null_mixing: str,
-               metrics: tuple) -> Simulator:
-    """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, smoothing, null
-    mixing and metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
+def _simulator(dataset: AnnotationDataset, sampler: str, engine: dict, metrics: tuple) -> Simulator:
+    """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, the engine's
+    settings of the run's choices (:meth:`~analysis.experiment.choices.Choices.engine`) and metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
     simulator holds only tables that its inputs determine; every draw takes its own seeded generator."""
-    key = (dataset.sha256, check_sampler(sampler), float(smoothing), null_mixing, tuple(metrics))
+    key = (dataset.sha256, check_sampler(sampler), tuple(sorted(engine.items())), tuple(metrics))
     if key not in _SIMULATORS:
         while len(_SIMULATORS) >= SIMULATORS_KEPT:
             del _SIMULATORS[next(iter(_SIMULATORS))]
-        _SIMULATORS[key] = Simulator(dataset, sampler, smoothing=smoothing, null_mixing=null_mixing, metrics=metrics)
+        _SIMULATORS[key] = Simulator(dataset, sampler, **engine, metrics=metrics)
     return _SIMULATORS[key]
 
 
@@ -486,15 +486,15 @@ def run(
         drawn item comes from, :func:`~analysis.engine.samplers.raters_available`, or N above the items: an
         extrapolation), and what reproduces the row (seed, data sha256, engine, version).
     """
-    chosen = selected(metrics, replace(BOOK, averaging=averaging, smoothing=smoothing, perturbation=perturbation,
-                                       null_mixing=null_mixing))
+    choices = replace(BOOK, averaging=averaging, smoothing=smoothing, perturbation=perturbation,
+                      null_mixing=null_mixing)
+    chosen = selected(metrics, choices)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_jobs < 1 or chunk_size < 1:
         raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
-    simulator = _simulator(dataset, sampler, smoothing, null_mixing,
-                           METRICS + tuple(m for m in chosen if m not in METRICS))
+    simulator = _simulator(dataset, sampler, choices.engine(), METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),
                         metrics=simulator.metrics) if use_cache else None
     keys = {cell: cache.key(dataset.sha256, cell, int(n_samples), int(seed)) for cell in grid} if cache else {}

@@ -54,8 +54,7 @@ def time_cells(ds: AnnotationDataset, sampler: str, budgets, ks, n_samples: int 
 
     Columns: dataset, sampler, NK, K, N, seconds (the median), min, max, repeats, n_samples.
     """
-    simulator = Simulator(ds, sampler, smoothing=choices.smoothing, null_mixing=choices.null_mixing,
-                          metrics=choices.metrics)
+    simulator = Simulator(ds, sampler, **choices.engine(), metrics=choices.metrics)
     perturbation = choices.perturbation
     simulate_cell(simulator, Cell(simulator.sampler, perturbation, epsilon, 20, 2), 2, 0)  # compile first
     rows = []

@@ -23,6 +23,7 @@ from functools import partial
 import numpy as np
 
 from analysis.data.annotations import AnnotationDataset
+from analysis.experiment.choices import BOOK, Choices
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS, cells, in_workers, run
 
 # the kernels split into groups of about equal compile time (46 s and 45 s on one core of the development machine,
@@ -31,22 +32,20 @@ KERNEL_GROUPS = (("direct", "law", "counts", "by_item"), ("pigeonhole",))
 DESIGNS = ("dices-synthetic", "toxicity-synthetic", "d3code-synthetic")  # crossed, batched, sparse stand-ins
 
 
-def kernel_cells(dataset: AnnotationDataset, sampler: str, budgets, ks, epsilons, perturbation: str,
-                 smoothing: float, null_mixing: str) -> list:
+def kernel_cells(dataset: AnnotationDataset, sampler: str, budgets, ks, epsilons, choices: Choices) -> list:
     """One cell of the grid for each distinct pair of kernels its cells run (alternative, null)."""
     from analysis.engine import Simulator
 
-    simulator = Simulator(dataset, sampler, smoothing=smoothing, null_mixing=null_mixing)
+    simulator = Simulator(dataset, sampler, **choices.engine())
     chosen = {}
-    for cell in cells(sampler, budgets, ks, epsilons, perturbation):
-        kernels = tuple(simulator.path(cell.N, cell.K, cell.epsilon, null, perturbation).kernel
+    for cell in cells(sampler, budgets, ks, epsilons, choices.perturbation):
+        kernels = tuple(simulator.path(cell.N, cell.K, cell.epsilon, null, choices.perturbation).kernel
                         for null in (False, True))
         chosen.setdefault(kernels, cell)
     return list(chosen.values())
 
 
-def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing: float, null_mixing: str,
-         **options) -> None:
+def warm(pairs, budgets, ks, epsilons, n_jobs: int, choices: Choices, **options) -> None:
     """Simulate, ``n_jobs`` at a time, one cell of each kernel that the grids of ``pairs`` ((dataset, sampler)) run,
     into the cell cache (``options``: :func:`analysis.experiment.grid.run`'s, ``use_cache`` among them). Nothing to
     do with one job, one call, or without the cache (the cells would be simulated twice)."""
@@ -54,10 +53,9 @@ def warm(pairs, budgets, ks, epsilons, n_jobs: int, perturbation: str, smoothing
         return
     calls = {}
     for i, (ds, sampler) in enumerate(pairs):
-        for cell in kernel_cells(ds, sampler, budgets, ks, epsilons, perturbation, smoothing, null_mixing):
+        for cell in kernel_cells(ds, sampler, budgets, ks, epsilons, choices):
             calls[(i, cell)] = partial(run, ds, sampler, budgets=[cell.NK], ks=[cell.K], epsilons=[cell.epsilon],
-                                       n_jobs=1, progress=False, perturbation=perturbation, smoothing=smoothing,
-                                       null_mixing=null_mixing, **options)
+                                       n_jobs=1, progress=False, **choices.grid(), **options)
     if len(calls) > 1:
         in_workers(calls, n_jobs)
 
@@ -71,13 +69,12 @@ def compile_group(kernels: tuple[str, ...]) -> int:
     from analysis.engine import PERTURBATIONS, Simulator
     from analysis.engine.exact import settle
     from analysis.engine.samplers import allowed_samplers
-    from analysis.experiment.choices import BOOK
 
     drawn = set()
     for name in DESIGNS:
         ds = datasets.load(BOOK.dataset(name))
         for sampler in allowed_samplers(ds):
-            simulator = Simulator(ds, sampler, smoothing=BOOK.smoothing, null_mixing=BOOK.null_mixing)
+            simulator = Simulator(ds, sampler, **BOOK.engine())
             grid = (c for rule in PERTURBATIONS for c in cells(sampler, PAPER_BUDGETS, PAPER_KS, (0.0, 0.3), rule))
             for cell in grid:
                 for null in (False, True):

@@ -89,10 +89,8 @@ def simulate(cells: pd.DataFrame, choices: Choices = BOOK, seeds: Iterable[int] 
     paper's names. ``loaded``: datasets already loaded, by name."""
     data = {paper: choices.dataset(datasets.paper_or_stand_in(effect_sizes.REGISTRY_NAMES[paper]))
             for paper in set(cells["dataset"])}
-    found = effect_sizes.simulate(cells_to_simulate(cells), seeds=seeds, n_samples=n_samples,
-                                  perturbation=choices.perturbation, data=data, n_jobs=n_jobs,
-                                  smoothing=choices.smoothing, null_mixing=choices.null_mixing,
-                                  metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+    found = effect_sizes.simulate(cells_to_simulate(cells), seeds=seeds, n_samples=n_samples, choices=choices,
+                                  data=data, n_jobs=n_jobs, metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
     return effect_sizes.select(found, choices.averaging)
 
 

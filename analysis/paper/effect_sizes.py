@@ -27,7 +27,7 @@ from analysis.paper.marks import FACTOR, FEW_K, budget_step as _step, ratio_mark
 from analysis.errors import ParameterError
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged
-from analysis.experiment.choices import BOOK
+from analysis.experiment.choices import BOOK, Choices
 
 
 TABLES = ("table1", "appendix")
@@ -106,18 +106,17 @@ def cells_to_simulate(cells: pd.DataFrame, data: Mapping[str, str] | None = None
     return out
 
 
-def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300,
-             perturbation: str = BOOK.perturbation, data: Mapping[str, str] | None = None, n_jobs: int = 1,
-             cache_dir=None, use_cache: bool = True, smoothing: float = BOOK.smoothing, metrics="all",
-             loaded: dict | None = None, averaging: str = BOOK.averaging,
-             null_mixing: str = BOOK.null_mixing) -> pd.DataFrame:
+def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 300, choices: Choices = BOOK,
+             data: Mapping[str, str] | None = None, n_jobs: int = 1, cache_dir=None, use_cache: bool = True,
+             metrics="all", loaded: dict | None = None) -> pd.DataFrame:
     """Our results at exactly the cells of ``cells`` (a :func:`paper_cells` or :func:`cells_to_simulate` frame),
     for each seed, through :func:`analysis.experiment.grid.run` (its cell cache included), never the full grid.
 
     Cells are grouped by (data, sampler, ε, NK) and each group runs its own K values, so no other cell is simulated.
-    ``metrics``, ``smoothing`` and ``null_mixing`` go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at once, for
-    :func:`select`); with ``metrics="all"`` the eight under ``averaging`` come back under the paper's names
-    (:func:`select`). The defaults are the book's (:data:`analysis.experiment.choices.BOOK`). ``loaded`` holds
+    ``metrics`` and ``choices`` (the global switches, by default the book's,
+    :data:`analysis.experiment.choices.BOOK`) go to the grid (:data:`ALL_AVERAGINGS` simulates every averaging at
+    once, for :func:`select`); with ``metrics="all"`` the eight under the choices' averaging come back under the
+    paper's names (:func:`select`). ``loaded`` holds
     datasets already loaded, by name (those loaded here are added). Columns:
     :data:`analysis.experiment.grid.RESULT_COLUMNS` and ``imitates`` (the paper's dataset name, :func:`paper_name`).
     """
@@ -131,14 +130,13 @@ def simulate(cells: pd.DataFrame, seeds: Iterable[int] = (0, 1, 2), n_samples: i
             ds = loaded[name]
             parts.append(grid.run(ds, sampler, budgets=[int(nk)], ks=sorted(set(group["K"].astype(int))),
                                   epsilons=[float(epsilon)], n_samples=n_samples, seed=int(seed), n_jobs=n_jobs,
-                                  cache_dir=cache_dir, use_cache=use_cache, progress=False,
-                                  perturbation=perturbation, smoothing=smoothing, metrics=metrics,
-                                  averaging=averaging, null_mixing=null_mixing))
+                                  cache_dir=cache_dir, use_cache=use_cache, progress=False, metrics=metrics,
+                                  **choices.grid()))
     if not parts:
         raise ParameterError("no cell to simulate")
     results = pd.concat(parts, ignore_index=True)
     if metrics == "all":
-        results = select(results, averaging)
+        results = select(results, choices.averaging)
     return results.assign(imitates=results["dataset"].map(paper_name))
 
 

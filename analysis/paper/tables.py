@@ -27,7 +27,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
 from analysis.paper.marks import MARKS_WORDS, agreement_mark, on_its_side  # noqa: F401 (on_its_side: others read it here)
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
-from analysis.experiment.choices import BOOK, REFERENCE
+from analysis.experiment.choices import BOOK, REFERENCE, Choices
 from analysis.experiment import warmup
 from analysis.experiment.table1 import table1
 
@@ -90,26 +90,25 @@ def origin(ds: AnnotationDataset) -> str:
 
 
 def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMPLES, seed=0, n_jobs=1,
-             cache_dir=None, perturbation=BOOK.perturbation, scheduler=None,
-             smoothing=BOOK.smoothing, null_mixing=BOOK.null_mixing) -> pd.DataFrame:
+             cache_dir=None, choices: Choices = BOOK, scheduler=None) -> pd.DataFrame:
     """Run every (dataset, sampler) pair over the grid and return one tidy table.
 
     The table carries each run's identity in its columns: ``dataset``, ``sampler``, ``perturbation``, ``origin``
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`imitates`).
     No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
-    ``smoothing`` is the KL/JSD constant, ``null_mixing`` how the null mixes A's and B's columns. The defaults are the book's (:data:`analysis.experiment.choices.BOOK`).
-    With several jobs, the kernels the grids need are compiled side by side first (:mod:`analysis.experiment.warmup`).
+    ``choices`` are the global switches the grid runs under (:meth:`~analysis.experiment.choices.Choices.grid`), by
+    default the book's (:data:`analysis.experiment.choices.BOOK`). With several jobs, the kernels the grids need are compiled side by side first (:mod:`analysis.experiment.warmup`).
     """
     if scheduler is None:
-        warmup.warm(pairs, budgets, ks, epsilons, n_jobs, perturbation, smoothing, null_mixing, metrics=metrics,
+        warmup.warm(pairs, budgets, ks, epsilons, n_jobs, choices, metrics=metrics,
                     n_samples=n_samples, seed=seed, cache_dir=cache_dir)
     tables_ = []
     for ds, sampler in pairs:
         table = run(ds, sampler, budgets=budgets, ks=ks, epsilons=epsilons, metrics=metrics, n_samples=n_samples,
-                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, perturbation=perturbation, progress=False,
-                    scheduler=scheduler, smoothing=smoothing, null_mixing=null_mixing)
+                    seed=seed, n_jobs=n_jobs, cache_dir=cache_dir, progress=False, scheduler=scheduler,
+                    **choices.grid())
         if "perturbation" not in table.columns or table["perturbation"].isna().all():
-            table["perturbation"] = perturbation
+            table["perturbation"] = choices.perturbation
         tables_.append(table.assign(origin=origin(ds), imitates=imitates(ds.name)))
     if not tables_:
         return pd.DataFrame(columns=["dataset", "sampler", "perturbation", "epsilon", "NK", "K", "metric",

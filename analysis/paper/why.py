@@ -105,12 +105,14 @@ def choices_by_switch(book: Choices) -> dict[str, tuple[str, ...]]:
 # ------------------------------------------------------------------------------------------ simulation
 
 def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
-    """Alternatives that share one simulation: the same data, noise law, smoothing and null mixing (the averagings are read
-    from the same replicates, :data:`analysis.paper.effect_sizes.ALL_AVERAGINGS`)."""
+    """Alternatives that share one simulation: the same data and the same grid settings but the averaging (the
+    averagings are read from the same replicates, :data:`analysis.paper.effect_sizes.ALL_AVERAGINGS`). Keyed by
+    (data, those settings as sorted (name, value) pairs)."""
     out: dict[tuple, list[str]] = {}
     for name, c in by_alternative.items():
         data = tuple(c.dataset(datasets.paper_or_stand_in(real)) for real, _ in RUNS)
-        out.setdefault((data, c.perturbation, c.smoothing, c.null_mixing), []).append(name)
+        settings = tuple(sorted((k, v) for k, v in c.grid().items() if k != "averaging"))
+        out.setdefault((data, settings), []).append(name)
     return out
 
 
@@ -134,13 +136,13 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.paper.tables.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name. Without a ``scheduler``, the simulations (one per group of alternatives
-    that share data, noise law, smoothing and null mixing) run in ``n_jobs`` worker processes, a group's seeds one after another
+    that share data and every grid setting but the averaging) run in ``n_jobs`` worker processes, a group's seeds one after another
     in one process, which then builds the drawing tables of the group's data once for all its seeds: the same tables
     as one by one, since every cell is seeded by itself."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     loaded = {} if loaded is None else loaded
     groups = _groups(by_alternative)
-    for data, *_ in groups:
+    for data, _ in groups:
         loaded.update({name: datasets.load(name) for name in set(data) - set(loaded)})
     options = dict(budgets=budgets, ks=ks, epsilons=epsilons, n_samples=n_samples, cells=cells,
                    cell_samples=cell_samples or n_samples, scheduler=scheduler)
@@ -153,32 +155,29 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
                    for seed, results in found[group_of[name]].items()} for name, choices in by_alternative.items()}
 
 
-def _group_run(data: tuple, perturbation: str, smoothing: float, null_mixing: str, seeds: list[int], loaded: dict,
-               budgets, ks, epsilons, n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int,
-               scheduler) -> dict[int, pd.DataFrame]:
+def _group_run(data: tuple, settings: tuple, seeds: list[int], loaded: dict, budgets, ks, epsilons, n_samples: int,
+               cells: pd.DataFrame, cell_samples: int, n_jobs: int, scheduler) -> dict[int, pd.DataFrame]:
     """One group's simulation (:func:`simulate`), ``{seed: results}``: per seed, the grid of each run, then the
-    paper's cells."""
-    return {seed: _seed_run(data, perturbation, smoothing, null_mixing, seed, loaded, budgets, ks, epsilons, n_samples,
-                            cells, cell_samples, n_jobs, scheduler) for seed in seeds}
+    paper's cells, under the group's ``settings`` (:func:`_groups`)."""
+    choices = replace(BOOK, **dict(settings))
+    return {seed: _seed_run(data, choices, seed, loaded, budgets, ks, epsilons, n_samples, cells, cell_samples, n_jobs,
+                            scheduler) for seed in seeds}
 
 
-def _seed_run(data: tuple, perturbation: str, smoothing: float, null_mixing: str, seed: int, loaded: dict, budgets,
-              ks, epsilons, n_samples: int, cells: pd.DataFrame, cell_samples: int, n_jobs: int,
-              scheduler) -> pd.DataFrame:
+def _seed_run(data: tuple, choices: Choices, seed: int, loaded: dict, budgets, ks, epsilons, n_samples: int,
+              cells: pd.DataFrame, cell_samples: int, n_jobs: int, scheduler) -> pd.DataFrame:
     """One group's simulation for one seed: the grid of each run, then the paper's cells."""
     parts = []
     for name, (_, sampler) in zip(data, RUNS):
         for budget in sorted(budgets):
             parts.append(tables.simulate([(loaded[name], sampler)], [budget], ks, epsilons,
-                                          effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs,
-                                          perturbation=perturbation, scheduler=scheduler,
-                                          smoothing=smoothing, null_mixing=null_mixing).assign(part=GRID))
+                                          effect_sizes.ALL_AVERAGINGS, n_samples, seed, n_jobs, choices=choices,
+                                          scheduler=scheduler).assign(part=GRID))
             if settled(parts[-1], epsilons):
                 break
     mapping = {effect_sizes.paper_dataset(name): name for name in data}
-    at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=cell_samples, perturbation=perturbation,
-                                     data=mapping, n_jobs=n_jobs, smoothing=smoothing, null_mixing=null_mixing,
-                                     metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
+    at_cells = effect_sizes.simulate(cells, seeds=[seed], n_samples=cell_samples, choices=choices, data=mapping,
+                                     n_jobs=n_jobs, metrics=effect_sizes.ALL_AVERAGINGS, loaded=loaded)
     return pd.concat([*parts, at_cells.assign(part=PAPER_CELLS)], ignore_index=True)
 
 

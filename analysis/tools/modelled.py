@@ -74,9 +74,8 @@ def pooled_power(studies, sampler: str, cell: Cell, n_samples: int, seed: int, r
     binomial one. One study per replicate measures the power on fresh studies from a population (the model's check,
     ``benchmarks/plan_model_checks.py``)."""
     per = np.diff(np.linspace(0, n_samples, len(studies) + 1).astype(int))
-    simulators = [Simulator(one, sampler, smoothing=PLAN.smoothing, null_mixing=PLAN.null_mixing) for one in studies]
-    parts = [simulate_cell(simulator, cell, int(m), seed + i)  # plan's choices
-             for i, (simulator, m) in enumerate(zip(simulators, per))]
+    parts = [simulate_cell(Simulator(one, sampler, **PLAN.engine()), cell, int(m), seed + i)  # plan's choices
+             for i, (one, m) in enumerate(zip(studies, per))]
 
     def power(chosen):
         alt, null = (np.concatenate([parts[i][side] for i in chosen]) for side in (0, 1))

@@ -89,8 +89,7 @@ class Planner:
     def __post_init__(self):  # each study its own stream; the metrics in the simulator's order
         self.metrics = check_metrics(self.metrics)
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
-        self.simulators = [(Simulator(d, self.sampler, smoothing=PLAN.smoothing, null_mixing=PLAN.null_mixing,
-                                      metrics=self.metrics), s)
+        self.simulators = [(Simulator(d, self.sampler, **PLAN.engine(), metrics=self.metrics), s)
                            for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
