@@ -124,3 +124,19 @@ def test_the_methods_pages_switch_table_gives_the_books_setting_and_only_values_
             assert named and set(named) <= set(allowed[switch]) - {getattr(BOOK, switch)}, (switch, others)
     rq2 = (Path(__file__).resolve().parents[1] / "notebooks" / "rq2.md").read_text()
     assert f"\nappendix_epsilon = {rows['appendix_epsilon'][0].strip('`')} " in rq2  # RQ2's own default
+
+
+def test_a_set_of_choices_names_every_setting_the_engine_and_the_grid_take_from_it():
+    """``Choices.engine()`` holds exactly the Simulator's settings without a default (each a choice, none with a
+    default of its own), and ``Choices.grid()`` only keywords of ``grid.run``: a switch added to the engine is
+    then passed on by every entry point that builds a simulator or runs a grid from a set of choices."""
+    import inspect
+
+    from analysis.engine import Simulator
+    from analysis.experiment import grid
+
+    required = {name for name, p in inspect.signature(Simulator.__init__).parameters.items()
+                if p.default is inspect.Parameter.empty and name not in ("self", "ds", "sampler")}
+    assert set(BOOK.engine()) == required
+    assert set(BOOK.grid()) <= set(inspect.signature(grid.run).parameters)
+    assert {k: getattr(BOOK, k) for k in BOOK.grid()} == BOOK.grid()
