@@ -61,7 +61,7 @@ def test_recall_and_accuracy_give_identical_deltas_and_p_in_every_method(request
     ds = request.getfixturevalue(fixture)
     a, r = METRICS.index("accuracy"), METRICS.index("recall")
     for method in METHODS:
-        sim = Simulator(ds, sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(ds, sampler, method=method, **REFERENCE.engine())
         for nk, k in ((100, 1), (100, 5), (300, 3)):
             try:
                 alt, null = simulate_cell(sim, Cell(sampler, "dirichlet", 0.3, nk, k), 200, 3)

@@ -146,7 +146,7 @@ def test_every_setting_of_the_simulator_is_in_the_cell_key(crossed):
     others = {"method": "counts", "smoothing": 1e-9, "null_mixing": "pairs", "metrics": ("accuracy", "jsd")}
     settings = [name for name in inspect.signature(Simulator.__init__).parameters if name not in ("self", "ds", "sampler")]
     assert sorted(settings) == sorted(others), "a new Simulator setting: give it a second value here"
-    base = Simulator(crossed, "S2", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    base = Simulator(crossed, "S2", **REFERENCE.engine())
     assert set(base.settings()) == set(settings)
     for name, value in others.items():
         assert getattr(base, name) != value

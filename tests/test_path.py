@@ -37,7 +37,7 @@ def options(plan: KernelPath) -> set:
 @pytest.mark.parametrize("name, sampler, ks, kernel, expected", DOCUMENTED,
                          ids=[f"{d[0]}-{d[1]}-K{d[2][0]}" for d in DOCUMENTED])
 def test_documented_configurations_get_their_plan(name, sampler, ks, kernel, expected):
-    sim = Simulator(make_stand_in(name), sampler, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(make_stand_in(name), sampler, **REFERENCE.engine())
     for k in ks:
         plan = sim.path(1000 // k, k, 0.3, null=False, perturbation=REFERENCE.perturbation)
         assert plan.kernel == kernel, k
@@ -45,36 +45,36 @@ def test_documented_configurations_get_their_plan(name, sampler, ks, kernel, exp
 
 
 def test_s3_at_k1_gathers_and_defers_only_at_large_budgets():
-    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3", **REFERENCE.engine())
     assert {"gather", "defer"} <= options(sim.path(50000, 1, 0.3, null=True, perturbation=REFERENCE.perturbation))
     assert not {"masks", "rater_loop"} & options(sim.path(50000, 1, 0.3, null=True, perturbation=REFERENCE.perturbation))  # deferred slots use neither
     assert not {"gather", "defer"} & options(sim.path(100, 1, 0.3, null=True, perturbation=REFERENCE.perturbation))
 
 
 def test_s1_draws_from_the_column_law_where_slots_outnumber_the_triples():
-    sim = Simulator(make_stand_in("dices-synthetic"), "S1", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(make_stand_in("dices-synthetic"), "S1", **REFERENCE.engine())
     assert "column_law" in options(sim.path(10000 // 3, 3, 0.3, null=True, perturbation=REFERENCE.perturbation))
     assert "column_law" not in options(sim.path(2500 // 3, 3, 0.3, null=True, perturbation=REFERENCE.perturbation))
     assert "column_law" not in options(sim.path(50000, 1, 0.0, null=True, perturbation=REFERENCE.perturbation))  # no perturbation tables without noise
 
 
 def test_s1_reads_labels_rater_by_rater_where_slots_are_many_for_the_items():
-    sim = Simulator(make_stand_in("dices-synthetic"), "S1", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)  # 350 items
+    sim = Simulator(make_stand_in("dices-synthetic"), "S1", **REFERENCE.engine())  # 350 items
     assert "rater_major" in options(sim.path(50000 // 40, 40, 0.3, null=True, perturbation=REFERENCE.perturbation))
     assert "rater_major" not in options(sim.path(2500 // 40, 40, 0.3, null=True, perturbation=REFERENCE.perturbation))
 
 
 def test_forced_methods_that_cannot_serve_a_cell_say_what_to_use(crossed):
     with pytest.raises(ParameterError, match="method='counts'"):
-        Simulator(crossed, "S2", method="law", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).path(10, 40, 0.3, null=False, perturbation=REFERENCE.perturbation)
+        Simulator(crossed, "S2", method="law", **REFERENCE.engine()).path(10, 40, 0.3, null=False, perturbation=REFERENCE.perturbation)
     with pytest.raises(ParameterError, match="S2 only"):
-        Simulator(crossed, "S1", method="counts", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).path(10, 2, 0.3, null=False, perturbation=REFERENCE.perturbation)
+        Simulator(crossed, "S1", method="counts", **REFERENCE.engine()).path(10, 2, 0.3, null=False, perturbation=REFERENCE.perturbation)
     with pytest.raises(ParameterError, match="S1 and S3"):
-        Simulator(crossed, "S2", method="items", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).path(10, 2, 0.3, null=False, perturbation=REFERENCE.perturbation)
+        Simulator(crossed, "S2", method="items", **REFERENCE.engine()).path(10, 2, 0.3, null=False, perturbation=REFERENCE.perturbation)
 
 
 def test_the_cost_estimate_grows_with_the_work():
-    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(make_stand_in("toxicity-synthetic"), "S3", **REFERENCE.engine())
     small, large = (sim.path(n, 10, 0.3, null=False, perturbation=REFERENCE.perturbation) for n in (100, 5000))
     assert work(large, sim.design, 5000, 10) == 50 * work(small, sim.design, 100, 10) == 3 * 5000 * 10
     assert estimated_seconds(large, sim.design, 5000, 10, 1000) > estimated_seconds(small, sim.design, 100, 10, 1000)

@@ -46,7 +46,7 @@ def test_power_agrees_with_an_independent_simulation(pilot):
     n, k, epsilon, alpha = 30, 4, 0.3, 0.05
     result = power.plan(pilot, sampler="S2", epsilon=epsilon, ns=[n], ks=[k], n_samples=200, seed=0)
     planned = result.designs.set_index("metric")["power"]
-    alt, null = simulate_cell(Simulator(pilot, "S2", smoothing=BOOK.smoothing, null_mixing=BOOK.null_mixing, metrics=BOOK.metrics),  # the planner's
+    alt, null = simulate_cell(Simulator(pilot, "S2", **BOOK.engine(), metrics=BOOK.metrics),  # the planner's
                               Cell("S2", "dirichlet", epsilon, n * k, k), 400, 11)
     independent = share_significant(alt, null, alpha)
     for m, metric in enumerate(check_metrics(BOOK.metrics)):
@@ -61,7 +61,7 @@ def test_the_cheapest_design_is_the_brute_force_one(pilot):
     ns, ks, cost_item, cost_rating, target = [8, 16, 32, 64], [1, 2, 4], 3.0, 1.0, 0.6
     result = power.plan(pilot, sampler="S2", epsilon=0.4, ns=ns, ks=ks, cost_item=cost_item,
                         cost_rating=cost_rating, power=target, n_samples=100, seed=2)
-    simulator = Simulator(pilot, "S2", smoothing=BOOK.smoothing, null_mixing=BOOK.null_mixing, metrics=BOOK.metrics)
+    simulator = Simulator(pilot, "S2", **BOOK.engine(), metrics=BOOK.metrics)
     found = {}
     for n in ns:
         for k in ks:

@@ -105,7 +105,7 @@ def same_law(got: np.ndarray, ref: np.ndarray, metrics=METRICS) -> list[str]:
 def planned(monkeypatch, sampler, data, method, n, k, epsilon, rule, patches, null) -> tuple[Simulator, KernelPath]:
     for module, name, value in patches:
         monkeypatch.setattr(MODULES[module], name, value)
-    sim = Simulator(DATA[data](), sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(DATA[data](), sampler, method=method, **REFERENCE.engine())
     return sim, sim.path(n, k, epsilon, null, rule)
 
 
@@ -141,7 +141,7 @@ def test_reading_labels_rater_by_rater_gives_the_same_draws(monkeypatch, sampler
     runs = []
     for threshold in (0.0, 1e9):
         monkeypatch.setattr(path, "BY_RATER_FROM", threshold)
-        sim = Simulator(DATA[data](), sampler, method="items", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(DATA[data](), sampler, method="items", **REFERENCE.engine())
         for null in (False, True):
             assert sim.path(n, k, epsilon, null, rule).rater_major == (threshold == 0.0)
             runs.append(sim.draw(n, k, epsilon, 300, np.random.default_rng(5), null, rule))
@@ -165,7 +165,7 @@ def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsi
     (the prior centred on skewed label shares; one label per slot, which at K = 10 moves B's plurality far more), so
     the configurations above test each law."""
     ds = data()
-    sim = Simulator(ds, "S2", method="counts", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(ds, "S2", method="counts", **REFERENCE.engine())
     got = sim.replicates(20, k, epsilon, N_PLAN, np.random.default_rng(3), null=False, perturbation="dirichlet")
     own = reference_deltas(ds, "S2", 20, k, epsilon, N_REF, np.random.default_rng(4), False, "dirichlet")
     theirs = reference_deltas(ds, "S2", 20, k, epsilon, N_REF, np.random.default_rng(4), False, other)
@@ -181,7 +181,7 @@ def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, walk_c
     """METHOD section 2: on a fully crossed table every item's first K' raters in the stream are the stream's
     first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (both ways of reading)."""
     monkeypatch.setattr(path, "WALK_COST", walk_cost)
-    got = Simulator(DATA["crossed"](), "S4", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(n, k, 0.3, N_PLAN, np.random.default_rng(23), null=null,
+    got = Simulator(DATA["crossed"](), "S4", **REFERENCE.engine()).replicates(n, k, 0.3, N_PLAN, np.random.default_rng(23), null=null,
                                                          perturbation=rule)
     assert not same_law(got, reference("crossed", "S1", n, k, 0.3, rule, null))
 
@@ -189,7 +189,7 @@ def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, walk_c
 def test_s4_keeps_raters_that_s2_treats_as_new_people():
     """Power of the comparison: on a sparse table S4's replicates spread wider than S2's (a rater's leaning is
     shared by every item they rated), so the S4 configurations above do tell the two laws apart."""
-    got = Simulator(DATA["sparse"](), "S4", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(29), null=False, perturbation=REFERENCE.perturbation)
+    got = Simulator(DATA["sparse"](), "S4", **REFERENCE.engine()).replicates(20, 5, 0.3, N_PLAN, np.random.default_rng(29), null=False, perturbation=REFERENCE.perturbation)
     failed = same_law(got, reference("sparse", "S2", 20, 5, 0.3, "dirichlet", False))
     assert len(failed) >= 2 and all(" sd " in f for f in failed), failed
 

@@ -155,7 +155,7 @@ def test_null_is_calibrated_at_epsilon_zero(request, sampler, method, fixture, k
     sqrt(0.05 * 0.95 * (1/n + 1/n)). Ties count toward the null, so discrete metrics may only fall short of 5 %.
     """
     n_samples = 2000
-    sim = Simulator(request.getfixturevalue(fixture), sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(request.getfixturevalue(fixture), sampler, method=method, **REFERENCE.engine())
     alt, null = _calibration(sim, 200, k, n_samples, seed=100 + k)
     for m in range(len(METRICS)):
         if alt[:, m].std() == 0:  # e.g. accuracy is always 0 when no vote can differ
@@ -172,7 +172,7 @@ def test_null_is_calibrated_at_epsilon_zero(request, sampler, method, fixture, k
 def test_the_old_with_replacement_pool_was_too_narrow_at_k1(crossed):
     """Why the null is a permutation: drawing A* and B* with replacement from the two pooled columns makes them
     share their only column half of the time, so the null's spread shrinks by about sqrt(1/2)."""
-    sim = Simulator(crossed, "S2", method="responses", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(crossed, "S2", method="responses", **REFERENCE.engine())
     alt, null = _calibration(sim, 40, 1, 2000, seed=3)
     rng = np.random.default_rng(4)
     mae = METRICS.index("mae")
@@ -192,10 +192,10 @@ def test_s2_counts_path_agrees_with_the_response_path(dices, perturbation, null,
     within 15 % (the sd of a ratio of two sds from 800 replicates is about 0.035). K = 3 and 20 draw their
     multinomials from alias tables, K = 60 as binomial chains."""
     n_samples = 800
-    assert paths.alias_fits(Simulator(dices, "S2", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).design, k) == (k < 60)
+    assert paths.alias_fits(Simulator(dices, "S2", **REFERENCE.engine()).design, k) == (k < 60)
     out = {}
     for method in ("counts", "responses"):
-        sim = Simulator(dices, "S2", method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(dices, "S2", method=method, **REFERENCE.engine())
         out[method] = sim.replicates(30, k, 0.3, n_samples, np.random.default_rng(9), null=null,
                                      perturbation=perturbation)
     assert_same_law(out["counts"], out["responses"])
@@ -247,7 +247,7 @@ def test_item_kernel_agrees_with_the_response_kernel(request, sampler, fixture, 
     ds = request.getfixturevalue(fixture)
     out = {}
     for method in ("items", "responses"):
-        sim = Simulator(ds, sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(ds, sampler, method=method, **REFERENCE.engine())
         out[method] = sim.replicates(n, k, epsilon, n_samples, np.random.default_rng(21), null=null,
                                      perturbation=perturbation)
     skip = ("kl_div",) if fixture.startswith("unanimous") else ()  # KL's spread there hangs on the few slots where B lost every gold label
@@ -280,10 +280,10 @@ def test_direct_kernel_tables_agree_with_the_response_kernel(request, monkeypatc
     if not paired:
         monkeypatch.setattr(paths, "PAIR_ROWS", 0)
     ds = request.getfixturevalue(fixture)
-    assert paths.auto_method(Simulator(ds, "S3", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).design, k) == "tables"
+    assert paths.auto_method(Simulator(ds, "S3", **REFERENCE.engine()).design, k) == "tables"
     out = {}
     for method in ("tables", "responses"):
-        out[method] = Simulator(ds, "S3", method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(n, k, 0.3, n_samples, np.random.default_rng(31),
+        out[method] = Simulator(ds, "S3", method=method, **REFERENCE.engine()).replicates(n, k, 0.3, n_samples, np.random.default_rng(31),
                                                                    null=null, perturbation=perturbation)
     skip = ("kl_div",) if fixture.startswith("unanimous") else ()
     assert_same_law(out["tables"], out["responses"], skip)
@@ -302,7 +302,7 @@ def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture
     ds = request.getfixturevalue(fixture)
     out = {}
     for method in ("tables", "responses"):
-        out[method] = Simulator(ds, "S2", method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(n, k, 0.3, 1500, np.random.default_rng(17),
+        out[method] = Simulator(ds, "S2", method=method, **REFERENCE.engine()).replicates(n, k, 0.3, 1500, np.random.default_rng(17),
                                                                    null=null, perturbation=perturbation)
     # at K = 70, KL's spread hangs on rare slots where the gold has a label B lacks: from 6000 replicates it
     # varies from 0.032 to 0.035 between seeds of one method
@@ -310,7 +310,7 @@ def test_s2_direct_kernel_tables_agree_with_the_response_kernel(request, fixture
 
 
 def test_s2_kernel_choice_on_many_item_distributions():
-    sim = Simulator(make_stand_in("d3code-synthetic"), "S2", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(make_stand_in("d3code-synthetic"), "S2", **REFERENCE.engine())
     assert [paths.auto_method(sim.design, k) for k in (4, 5, 40, 63, 64)] == ["law", "tables", "tables", "tables", "counts"]
 
 
@@ -329,10 +329,10 @@ def test_kernels_draw_noise_beyond_their_tables_by_chain(request, monkeypatch, s
     monkeypatch.setattr(paths, "NOISE_ENTRIES", 5)
     monkeypatch.setattr(paths, "ROW_TABLE_ENTRIES", 0)  # no perturbation tables: the thinned path throughout
     ds = request.getfixturevalue(fixture)
-    sim = Simulator(ds, sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(ds, sampler, method=method, **REFERENCE.engine())
     assert sim.noise_tables(k, "dirichlet").most == most
     out = {method: sim.replicates(60, k, epsilon, 1500, np.random.default_rng(7), null=null, perturbation=REFERENCE.perturbation)}
-    out["responses"] = Simulator(ds, sampler, method="responses", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(60, k, epsilon, 1500,
+    out["responses"] = Simulator(ds, sampler, method="responses", **REFERENCE.engine()).replicates(60, k, epsilon, 1500,
                                                                             np.random.default_rng(7), null=null, perturbation=REFERENCE.perturbation)
     assert_same_law(out[method], out["responses"], skip=("kl_div",))
 
@@ -343,10 +343,10 @@ def test_pair_tables_change_no_number(request, monkeypatch, sampler, fixture, k)
     """Adding a slot by its rows in the pair tables draws the same random numbers as counting its labels, so the
     deltas agree to rounding."""
     ds = request.getfixturevalue(fixture)
-    paired = Simulator(ds, sampler, method="responses", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    paired = Simulator(ds, sampler, method="responses", **REFERENCE.engine())
     assert paired.pair_tables(k).paired
     monkeypatch.setattr(paths, "PAIR_ROWS", 0)
-    counted = Simulator(ds, sampler, method="responses", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    counted = Simulator(ds, sampler, method="responses", **REFERENCE.engine())
     assert not counted.pair_tables(k).paired
     for null in (False, True):
         a, b = (sim.replicates(40, k, 0.3, 50, np.random.default_rng(8), null=null, perturbation=REFERENCE.perturbation) for sim in (paired, counted))
@@ -364,12 +364,12 @@ def test_s2_from_the_slot_law_agrees_with_the_response_path(request, fixture, n,
     tolerances as above, from 1500 replicates."""
     n_samples = 1500
     ds = request.getfixturevalue(fixture)
-    sim = Simulator(ds, "S2", method="law", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(ds, "S2", method="law", **REFERENCE.engine())
     chain = paths.chain(n, sim.law_tables(k, 0.3, perturbation, null).order.size)
     assert chain == (n >= 900)
     out = {}
     for method in ("law", "responses"):
-        out[method] = Simulator(ds, "S2", method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(n, k, 0.3, n_samples, np.random.default_rng(5),
+        out[method] = Simulator(ds, "S2", method=method, **REFERENCE.engine()).replicates(n, k, 0.3, n_samples, np.random.default_rng(5),
                                                                      null=null, perturbation=perturbation)
     assert_same_law(out["law"], out["responses"])
 
@@ -398,7 +398,7 @@ def test_dirichlet_effect_on_votes_grows_with_k_and_uniform_effect_does_not():
 
 @pytest.mark.parametrize("sampler", ["S1", "S2"])
 def test_null_deltas_centre_on_zero_and_alternative_on_a_positive_mae(crossed, sampler):
-    sim = Simulator(crossed, sampler, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(crossed, sampler, **REFERENCE.engine())
     alt = sim.replicates(60, 5, 0.3, 400, np.random.default_rng(2), null=False, perturbation=REFERENCE.perturbation)
     null = sim.replicates(60, 5, 0.3, 400, np.random.default_rng(3), null=True, perturbation=REFERENCE.perturbation)
     mae = METRICS.index("mae")
@@ -408,7 +408,7 @@ def test_null_deltas_centre_on_zero_and_alternative_on_a_positive_mae(crossed, s
 
 
 def test_bad_simulation_parameters_are_rejected(crossed):
-    sim = Simulator(crossed, "S2", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+    sim = Simulator(crossed, "S2", **REFERENCE.engine())
     with pytest.raises(ParameterError, match="epsilon"):
         sim.replicates(10, 2, 1.5, 10, np.random.default_rng(0), null=False, perturbation=REFERENCE.perturbation)
     with pytest.raises(ParameterError, match="K"):
@@ -416,7 +416,7 @@ def test_bad_simulation_parameters_are_rejected(crossed):
     with pytest.raises(ParameterError, match="perturbation"):
         sim.replicates(10, 2, 0.1, 10, np.random.default_rng(0), null=False, perturbation="gauss")
     with pytest.raises(ParameterError, match="method"):
-        Simulator(crossed, "S2", method="fast", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        Simulator(crossed, "S2", method="fast", **REFERENCE.engine())
 
 
 def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
@@ -427,10 +427,10 @@ def test_counts_too_wide_to_pack_go_to_the_kernels_that_count():
     ds = from_table(batched_table(n_labels=13, seed=4), batch="batch", name="many labels")
     assert ds.n_labels == 13
     assert not paths.packs(19, 13) and paths.packs(15, 13)
-    assert paths.auto_method(Simulator(ds, "S3", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).design, 19) == "items"
-    assert paths.auto_method(Simulator(ds, "S3", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).design, 15) == "tables"
+    assert paths.auto_method(Simulator(ds, "S3", **REFERENCE.engine()).design, 19) == "items"
+    assert paths.auto_method(Simulator(ds, "S3", **REFERENCE.engine()).design, 15) == "tables"
     with pytest.raises(ParameterError, match="method='items'"):
-        Simulator(ds, "S3", method="responses", smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(12, 19, 0.3, 5, np.random.default_rng(0), null=False, perturbation=REFERENCE.perturbation)
-    out = {method: Simulator(ds, "S3", method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing).replicates(12, 15, 0.3, 800, np.random.default_rng(2), null=True, perturbation=REFERENCE.perturbation)
+        Simulator(ds, "S3", method="responses", **REFERENCE.engine()).replicates(12, 19, 0.3, 5, np.random.default_rng(0), null=False, perturbation=REFERENCE.perturbation)
+    out = {method: Simulator(ds, "S3", method=method, **REFERENCE.engine()).replicates(12, 15, 0.3, 800, np.random.default_rng(2), null=True, perturbation=REFERENCE.perturbation)
            for method in ("responses", "items")}
     assert_same_law(out["responses"], out["items"])
