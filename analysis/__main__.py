@@ -245,8 +245,8 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"the constant added to every count before KL and JSD (default: {BOOK.smoothing:g}, as in "
                           "the book; 1e-12 is VET's)")
     run.add_argument("--null-mixing", choices=NULL_MIXINGS, default=BOOK.null_mixing,
-                     help=f"how the null mixes A's and B's rater columns (default: {BOOK.null_mixing}, a uniform half of "
-                          "them to A*; pairs: a coin per pair of A's and B's columns)")
+                     help=f"how the null mixes A's and B's rater columns (default: {BOOK.null_mixing}, a uniform "
+                          "half of them to A*; pairs: a coin per pair of A's and B's columns)")
     run.add_argument("--n-samples", type=int, default=1000, help="replicates for the alternative and for the null (default: 1000)")
     run.add_argument("--seed", type=int, default=0, help="random seed, an integer >= 0 (default: 0)")
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")

@@ -67,7 +67,7 @@ def main() -> None:
         saved = [(reference.MODULES[m], name, getattr(reference.MODULES[m], name)) for m, name, _ in patches]
         for m, name, value in patches:
             setattr(reference.MODULES[m], name, value)
-        sim = Simulator(reference.DATA[data](), sampler, method=method, smoothing=REFERENCE.smoothing, null_mixing=REFERENCE.null_mixing)
+        sim = Simulator(reference.DATA[data](), sampler, method=method, **REFERENCE.engine())
         for null in (False, True):
             sim.draw(n, k, epsilon, 2, np.random.default_rng(0), null, rule)
         for module, name, value in saved:

@@ -83,7 +83,7 @@ class Simulator:
     ``method`` forces a kernel (:data:`analysis.engine.path.METHODS`); ``"auto"``, the default, lets
     :func:`analysis.engine.path.choose_path` take the fastest measured for each cell. ``smoothing`` is the constant added to
     every count before KL and JSD (one of :data:`analysis.engine.metrics.SMOOTHINGS`); ``null_mixing`` how the null
-mixes A's and B's columns (:data:`analysis.engine.split.NULL_MIXINGS`); ``metrics`` the names of the
+    mixes A's and B's columns (:data:`analysis.engine.split.NULL_MIXINGS`); ``metrics`` the names of the
     registry (:data:`analysis.engine.metrics.REGISTRY`) its replicates are scored on by default.
     """
 
@@ -169,7 +169,8 @@ mixes A's and B's columns (:data:`analysis.engine.split.NULL_MIXINGS`); ``metric
         rule = self.rule(perturbation)
         return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null), self.null_mixing),
                      LAW_CACHE_ENTRIES,
-                     lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null, self.null_mixing)))
+                     lambda: LawTables.build(slot_law(self.layout.item_share, k, epsilon, rule, null,
+                                                      self.null_mixing)))
 
     def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""
@@ -222,7 +223,8 @@ mixes A's and B's columns (:data:`analysis.engine.split.NULL_MIXINGS`); ``metric
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
             pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool, paths.WALK_COST, draw,
-                                  self.null_mixing == "pairs", chances, divergence, self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
+                                  self.null_mixing == "pairs", chances, divergence,
+                                  self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
                                   cell.pigeonhole_options(), tables,
                                   self.noise_tables(k if cell.noise_tables else 0, perturbation), out, confusion)
         elif cell.kernel == "law":

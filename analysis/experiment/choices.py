@@ -2,8 +2,8 @@
 
 :class:`Choices` holds one value of each switch of the methods page's "choices the paper leaves unstated": the
 averaging of precision, recall and F1, the KL/JSD smoothing, the noise law, how the null mixes A's and B's
-columns, and three about the stand-ins. Its
-field defaults are the reference choices, written down before the paper's numbers were read. :data:`BOOK` is the
+columns, and three about the stand-ins. Its field defaults are the reference choices, written down before the
+paper's numbers were read. :data:`BOOK` is the
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
 default of every entry point: the chapters, :func:`analysis.experiment.grid.run`, ``python -m analysis run`` (with
 ``--explain``), :func:`~analysis.experiment.calibration.calibrate` and :func:`~analysis.experiment.timing.time_cells`.

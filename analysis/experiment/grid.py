@@ -398,7 +398,8 @@ _SIMULATORS: dict = {}
 
 def _simulator(dataset: AnnotationDataset, sampler: str, engine: dict, metrics: tuple) -> Simulator:
     """The simulator of a run, kept for the next runs on the same data (by its sha256), sampler, the engine's
-    settings of the run's choices (:meth:`~analysis.experiment.choices.Choices.engine`) and metrics: a chapter that runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
+    settings of the run's choices (:meth:`~analysis.experiment.choices.Choices.engine`) and metrics: a chapter that
+    runs the grid budget by budget, or cell by cell, builds its layout and tables once. A
     simulator holds only tables that its inputs determine; every draw takes its own seeded generator."""
     key = (dataset.sha256, check_sampler(sampler), tuple(sorted(engine.items())), tuple(metrics))
     if key not in _SIMULATORS:

@@ -83,10 +83,10 @@ def cells_to_simulate(cells: pd.DataFrame) -> pd.DataFrame:
 def simulate(cells: pd.DataFrame, choices: Choices = BOOK, seeds: Iterable[int] = (0, 1, 2), n_samples: int = 1000,
              n_jobs: int = 1, loaded: dict | None = None) -> pd.DataFrame:
     """Our results at the paper's cells and one step below each (:func:`cells_to_simulate`), under ``choices``,
-    for each seed, through the cell cache (:func:`analysis.paper.effect_sizes.simulate`). The data, noise law,
-    smoothing, null mixing and metrics are the ones the why-chapter simulates the same choices with, so each cell it has computed
-    is read back, not drawn again; precision, recall and F1 come back as ``choices`` average them, under the
-    paper's names. ``loaded``: datasets already loaded, by name."""
+    for each seed, through the cell cache (:func:`analysis.paper.effect_sizes.simulate`). The data, the grid
+    settings and the metrics are the ones the why-chapter simulates the same choices with, so each cell it has
+    computed is read back, not drawn again; precision, recall and F1 come back as ``choices`` average them, under
+    the paper's names. ``loaded``: datasets already loaded, by name."""
     data = {paper: choices.dataset(datasets.paper_or_stand_in(effect_sizes.REGISTRY_NAMES[paper]))
             for paper in set(cells["dataset"])}
     found = effect_sizes.simulate(cells_to_simulate(cells), seeds=seeds, n_samples=n_samples, choices=choices,
@@ -339,10 +339,12 @@ def mixing_table(counted: Mapping[str, pd.DataFrame], spread: Mapping[str, pd.Da
 
 def readings_summary(readings: pd.DataFrame) -> pd.DataFrame:
     """Per run, metric family and reading of the null (``benchmarks/null_readings.py``'s CSV): the median of our
-    spread over the paper's, ``ratio``, over the cells. Columns ``run``, ``family``, ``reading``, ``cells``,
-    ``ratio``."""
-    return readings.groupby(["run", "family", "reading"], sort=False).agg(
+    spread over the paper's, ``ratio``, over the cells, and ``book``, the same group's ratio under the book's null
+    (``"half"``). Columns ``run``, ``family``, ``reading``, ``cells``, ``ratio``, ``book``."""
+    out = readings.groupby(["run", "family", "reading"], sort=False).agg(
         cells=("ratio", "size"), ratio=("ratio", "median")).reset_index()
+    book = out[out["reading"] == "half"].set_index(["run", "family"])["ratio"]
+    return out.assign(book=book.reindex(list(zip(out["run"], out["family"]))).to_numpy())
 
 
 def readings_table(readings: pd.DataFrame) -> tables.Table:
@@ -364,11 +366,8 @@ def readings_sentence(readings: pd.DataFrame, factor: float = FACTOR) -> str:
     range of the other readings' and how many of them lie within ×``factor`` of the paper's spread."""
     summary = readings_summary(readings)
     n_samples = int(readings["n_samples"].min())
-    half = summary[summary["reading"] == "half"].set_index(["run", "family"])["ratio"]
     others = summary[summary["reading"] != "half"]
-    moved = others.assign(move=(others["ratio"] - half.reindex(list(zip(others["run"], others["family"])))
-                                .to_numpy()).abs())
-    top = moved.loc[moved["move"].idxmax()]
+    top = others.loc[(others["ratio"] - others["book"]).abs().idxmax()]
     parts = []
     for family, part in summary.groupby("family", sort=False):
         by_reading = part.groupby("reading", sort=False)["ratio"].median()
@@ -380,7 +379,8 @@ def readings_sentence(readings: pd.DataFrame, factor: float = FACTOR) -> str:
                      f"×{factor:g} of the paper's spread")
     runs = ", ".join(dict.fromkeys(readings["run"]))
     return (f"Over the Table 1 cells of {runs} ({n_samples} replicates per hypothesis and reading), no reading moves "
-            f"a run's median ratio for a metric family by more than {top['move']:.2f} from the book's null (the "
+            f"a run's median ratio for a metric family by more than {abs(top['ratio'] - top['book']):.2f} from the "
+            "book's null (the "
             f"largest: {FAMILY_WORDS[top['family']]} of {top['run']}, {MIXING_WORDS[top['reading']]}); "
             + "; ".join(parts) + ".")
 
@@ -392,14 +392,12 @@ def readings_verdict(readings: pd.DataFrame, factor: float = FACTOR) -> str:
     closes are named; else the sentence says that no reading does."""
     summary = readings_summary(readings)
     noise = 2 / np.sqrt(readings["n_samples"].min())
-    half = summary[summary["reading"] == "half"].set_index(["run", "family"])["ratio"]
-    gap = {key for key, ratio in half.items() if not 1 / factor <= ratio <= factor}
-    base = half.reindex(list(zip(summary["run"], summary["family"]))).to_numpy()
-    closed = summary[(summary["reading"] != "half") & summary["ratio"].between(1 / factor, factor)
-                     & np.array([key in gap for key in zip(summary["run"], summary["family"])])
-                     & ((summary["ratio"] - base).abs() > noise * base)]
+    beyond = ~summary["book"].between(1 / factor, factor)
+    closed = summary[(summary["reading"] != "half") & summary["ratio"].between(1 / factor, factor) & beyond
+                     & ((summary["ratio"] - summary["book"]).abs() > noise * summary["book"])]
+    gap = int((beyond & (summary["reading"] == "half")).sum())
     if closed.empty:
-        return (f"No reading of the null brings any of the {counted(len(gap), 'group')} of runs and metric families "
+        return (f"No reading of the null brings any of the {counted(gap, 'group')} of runs and metric families "
                 f"beyond ×{factor:g} under the book's null within ×{factor:g} of the paper's spread, beyond its "
                 "Monte Carlo error: the null's mixing is not what separates our crossings from the paper's.")
     named = "; ".join(f"{FAMILY_WORDS[r.family]} of {r.run} under {MIXING_WORDS[r.reading]} ({r.ratio:.2f})"

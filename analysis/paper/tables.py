@@ -97,7 +97,8 @@ def simulate(pairs, budgets, ks, epsilons, metrics="all", n_samples=PAPER_N_SAMP
     (:func:`origin`) and ``imitates`` (the paper dataset the data are or imitate, see :func:`imitates`).
     No progress bar is drawn, so executed notebooks hold none. ``scheduler`` sends the cells to a Dask cluster;
     ``choices`` are the global switches the grid runs under (:meth:`~analysis.experiment.choices.Choices.grid`), by
-    default the book's (:data:`analysis.experiment.choices.BOOK`). With several jobs, the kernels the grids need are compiled side by side first (:mod:`analysis.experiment.warmup`).
+    default the book's (:data:`analysis.experiment.choices.BOOK`). With several jobs, the kernels the grids need are
+    compiled side by side first (:mod:`analysis.experiment.warmup`).
     """
     if scheduler is None:
         warmup.warm(pairs, budgets, ks, epsilons, n_jobs, choices, metrics=metrics,

@@ -46,7 +46,8 @@ VALUES = {"averaging": {"weighted": "weighted averaging", "macro": "macro averag
           "stand_ins": {"v2": "stand-ins v2", "v3": "stand-ins v3 (a0 from the K = 1 cells)"},
           "dices_labels": {"three": "three labels (DICES)", "unsure-as-no": "DICES's Unsure merged into No",
                            "unsure-as-yes": "DICES's Unsure merged into Yes"},
-          "null_mixing": {"half": "the null's columns split in half", "pairs": "the null's columns swapped pair by pair"}}
+          "null_mixing": {"half": "the null's columns split in half",
+                          "pairs": "the null's columns swapped pair by pair"}}
 SWITCH_WORDS = {"averaging": "averaging", "smoothing": "smoothing", "perturbation": "noise law",
                 "granularity": "granularity", "stand_ins": "stand-ins", "dices_labels": "DICES's labels",
                 "null_mixing": "null's mixing"}
@@ -136,8 +137,8 @@ def simulate(by_alternative: Mapping[str, Choices], budgets, ks, epsilons, seeds
     to the paper's columns (:func:`analysis.paper.effect_sizes.select`). Returns ``{alternative: {seed: results}}``; results columns
     as :func:`analysis.paper.tables.simulate`'s and ``part`` (:data:`GRID` or :data:`PAPER_CELLS`). ``loaded``:
     datasets already loaded, by name. Without a ``scheduler``, the simulations (one per group of alternatives
-    that share data and every grid setting but the averaging) run in ``n_jobs`` worker processes, a group's seeds one after another
-    in one process, which then builds the drawing tables of the group's data once for all its seeds: the same tables
+    that share data and every grid setting but the averaging) run in ``n_jobs`` worker processes, a group's seeds
+    one after another in one process, which then builds the drawing tables of the group's data once for all its seeds: the same tables
     as one by one, since every cell is seeded by itself."""
     cells = effect_sizes.paper_cells(appendix_epsilon=appendix_epsilon)
     loaded = {} if loaded is None else loaded
