@@ -31,7 +31,6 @@ import hashlib
 import math
 import sys
 from dataclasses import replace
-from fractions import Fraction
 from functools import partial
 from pathlib import Path
 
@@ -53,7 +52,6 @@ from analysis.engine.samplers import (check_sampler, default_sampler, design_rea
                                       make_layout)
 
 CHUNK_RESPONSES = 4_000_000  # labels drawn per chunk of replicates (bounds memory)
-TAIL = Fraction(1, 40)  # each tail of the 95 % interval, exactly
 SAMPLER_WORDS = {"S1": "items and raters resampled", "S2": "items and raters within items resampled",
                  "S3": "batches, items and batch raters resampled",
                  "S4": "items and the pool's raters resampled, each item keeping its drawn raters' ratings"}
@@ -270,7 +268,7 @@ def interval_rank(n_samples: int) -> int:
     """The order statistic (1-based) of the 95 % interval's lower end among ``n_samples`` replicates:
     ``ceil((B + 1) / 40) - 1``, the rank at which "the interval excludes 0" and "two-sided p < 0.05" are the same
     event; 0 when ``B < 40``, too few replicates for any p below 0.05 (the interval is then unbounded)."""
-    return math.ceil(TAIL * (n_samples + 1)) - 1
+    return math.ceil(rater_level.EXACT_TAIL * (n_samples + 1)) - 1
 
 
 def replicate_test(replicates: np.ndarray, delta: float, two_sided: bool,

@@ -37,6 +37,7 @@ even odds of detecting a difference of the observed size.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats
@@ -45,8 +46,11 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.engine.metrics import DISTRIBUTION_METRICS
 from analysis.engine.samplers import make_layout
 
-LEVEL = 0.95
-TAIL = (1 - LEVEL) / 2
+#: Each side's share outside the 95 % interval, exactly: a one-sided p is compared with it, a two-sided p (twice
+#: one side's) with 0.05, and the two must agree to the last bit (a float 1 - 0.95 halved is 0.025 + 2e-17).
+EXACT_TAIL = Fraction(1, 40)
+TAIL = float(EXACT_TAIL)
+LEVEL = 1 - 2 * TAIL
 MAX_RATERS = 10_000  # the largest pool raters_for_even_odds considers
 MAX_ITEM_GROUPS = 200  # the item jackknife leaves out one of at most this many groups of items
 MAX_RATER_GROUPS = 200  # ... and the pool's (S4) one of at most this many groups of raters
