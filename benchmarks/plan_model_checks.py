@@ -17,8 +17,11 @@ Outside ``make test`` (it takes minutes; tests/test_population.py and tests/test
     of the designs, the power of 1,500 fresh studies, of the planner's panels drawn from the true parameters, and
     of panels drawn from each of ``--n-pilots`` pilots' fitted parameters. Writes ``OUT_pilots_LAW.csv``.
 
-Writes ``OUT_coverage.csv`` and ``OUT_power.csv`` (``OUT_power_LAW.csv`` under another ``--law`` than plan's) and
-prints both tables.
+``--design sparse`` runs (a) and (b) on sparse pilots under S4 instead (each item rated by a few raters of a pool:
+300 items, 5 of 40 raters; and 400 items, 3 of 60), the designs' R being modelled pools (40 and 160).
+
+Writes ``OUT_coverage.csv`` and ``OUT_power.csv`` (``OUT_power_LAW.csv`` under another ``--law`` than plan's; ``_sparse`` before
+the suffix for sparse pilots) and prints both tables.
 """
 
 from __future__ import annotations
@@ -42,23 +45,31 @@ from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import power  # noqa: E402
 from analysis.tools.modelled import PANELS, pooled_power, study  # noqa: E402
 
-# (name, population, items, raters) of the pilots whose interval is checked
-COVERAGE = [("3 labels, rho 0.25, 60 x 6", Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0, 0)), 60, 6),
-            ("2 labels 87/13, rho 0.5, 150 x 6", Population((0, 1), (0.87, 0.13), 2.0, 0.5, (0, 0)), 150, 6),
-            ("3 labels, rho 0.1, 100 x 12", Population((0, 1, 2), (0.6, 0.1, 0.3), 8.8, 0.1, (0, 0)), 100, 12)]
+# (name, population, items, raters, raters per item: 0 where crossed) of the pilots whose interval is checked
+COVERAGE = [("3 labels, rho 0.25, 60 x 6", Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0, 0)), 60, 6, 0),
+            ("2 labels 87/13, rho 0.5, 150 x 6", Population((0, 1), (0.87, 0.13), 2.0, 0.5, (0, 0)), 150, 6, 0),
+            ("3 labels, rho 0.1, 100 x 12", Population((0, 1, 2), (0.6, 0.1, 0.3), 8.8, 0.1, (0, 0)), 100, 12, 0)]
 TRUTH = Population((0, 1, 2), (0.5, 0.3, 0.2), 3.0, 0.25, (0.25, 0.25))
-DESIGNS = [(100, 5, 12), (200, 10, 12), (100, 5, 48), (200, 10, 48), (200, 20, 48)]  # (N, K, R)
+SPARSE_COVERAGE = [("3 labels, rho 0.25, 300 items, 5 of 40 raters", TRUTH, 300, 40, 5),
+                   ("2 labels 87/13, rho 0.5, 400 items, 3 of 60 raters",
+                    Population((0, 1), (0.87, 0.13), 2.0, 0.5, (0, 0)), 400, 60, 3)]
+# per design of pilot: (sampler, the pilot's items, raters and raters per item, the designs (N, K, R), study items)
+CHECKED = {"crossed": ("S1", 200, 12, 0, [(100, 5, 12), (200, 10, 12), (100, 5, 48), (200, 10, 48), (200, 20, 48)],
+                       200),
+           "sparse": ("S4", 300, 40, 5, [(100, 3, 40), (300, 5, 40), (100, 3, 160), (300, 5, 160), (600, 5, 160)],
+                      600)}
+DESIGNS = CHECKED["crossed"][4]
 SHOWN = ("accuracy", "f1", "mae", "jsd")
 EPSILON = 0.3
 
 
-def coverage(n_pilots: int) -> pd.DataFrame:
+def coverage(n_pilots: int, pilots) -> pd.DataFrame:
     rows = []
-    for name, truth, items, raters in COVERAGE:
+    for name, truth, items, raters, per_item in pilots:
         hits = {"bootstrap percentile (plan's)": 0, "simulated pilots inverted": 0}
         widths = {method: [] for method in hits}
         for s in range(n_pilots):
-            ds = truth.draw(items, raters, seed=10_000 + s)
+            ds = truth.draw(items, raters, seed=10_000 + s, per_item=per_item)
             found = simulate_pilots(ds, seed=s)
             observed = rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)
             for method, (low, high) in zip(hits, (estimate(ds, found, seed=s).rho_interval,
@@ -73,21 +84,23 @@ def coverage(n_pilots: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def planned_against_true(fresh: int, law: str) -> pd.DataFrame:
-    pilot = TRUTH.draw(200, 12, seed=1, name="pilot")
-    result = power.plan(pilot, sampler="S1", epsilon=EPSILON, ns=sorted({n for n, _, _ in DESIGNS}),
-                        ks=sorted({k for _, k, _ in DESIGNS}), raters=[12, 48], metrics=list(SHOWN), perturbation=law)
+def planned_against_true(fresh: int, law: str, design: str = "crossed") -> pd.DataFrame:
+    sampler, items, raters, per_item, designs, study_items = CHECKED[design]
+    pilot = TRUTH.draw(items, raters, seed=1, name="pilot", per_item=per_item)
+    result = power.plan(pilot, sampler=sampler, epsilon=EPSILON, ns=sorted({n for n, _, _ in designs}),
+                        ks=sorted({k for _, k, _ in designs}), raters=sorted({r for _, _, r in designs}),
+                        metrics=list(SHOWN), perturbation=law)
     print(f"fitted: {result.provenance['population']['description']}", file=sys.stderr)
     planned = result.designs[result.designs["modelled"]].set_index(["N", "K", "R", "metric"])
     fitted = Population(**{k: v for k, v in result.provenance["population"].items() if k != "description"})
-    n_samples, rng, study_items = result.provenance["parameters"]["n_samples"], np.random.default_rng(0), 200
+    n_samples, rng = result.provenance["parameters"]["n_samples"], np.random.default_rng(0)
     rows = []
-    for n, k, r in DESIGNS:
-        cell = Cell("S1", law, EPSILON, n * k, k)
-        true, true_se = pooled_power([study(TRUTH, pilot, "S1", study_items, r, 7, p) for p in range(fresh)],
-                                     "S1", cell, fresh, 70_000, rng)
-        _, plan_se = pooled_power([study(fitted, pilot, "S1", study_items, r, 8, p) for p in range(PANELS)],
-                                  "S1", cell, n_samples, 80_000, rng)
+    for n, k, r in designs:
+        cell = Cell(sampler, law, EPSILON, n * k, k)
+        true, true_se = pooled_power([study(TRUTH, pilot, sampler, study_items, r, 7, p) for p in range(fresh)],
+                                     sampler, cell, fresh, 70_000, rng)
+        _, plan_se = pooled_power([study(fitted, pilot, sampler, study_items, r, 8, p) for p in range(PANELS)],
+                                  sampler, cell, n_samples, 80_000, rng)
         true_low, true_high = power.wilson(np.rint(true * fresh), fresh)
         for metric in SHOWN:
             m, row = METRICS.index(metric), planned.loc[(n, k, r, metric)]
@@ -138,7 +151,11 @@ def main() -> None:
     parser.add_argument("--only", choices=("coverage", "power", "pilots"),
                         help="run one of the checks: (c), pilots, runs only when named")
     parser.add_argument("--n-pilots", type=int, default=8, help="pilots fitted for (c)")
+    parser.add_argument("--design", choices=sorted(CHECKED), default="crossed",
+                        help="the pilots' design for (a) and (b): crossed (S1), or sparse (S4: each item rated by a few "
+                             "of a pool)")
     args = parser.parse_args()
+    suffix = "" if args.design == "crossed" else f"_{args.design}"
     if args.only == "pilots":
         found = across_pilots(args.n_pilots, args.law)
         write_atomic(f"{args.out}_pilots_{args.law}.csv", found.to_csv(index=False))
@@ -146,13 +163,13 @@ def main() -> None:
         print(found.groupby(["R", "metric", kind])["power"].median().unstack().to_string())
         return
     if args.only != "power":
-        found = coverage(args.pilots)
-        write_atomic(f"{args.out}_coverage.csv", found.to_csv(index=False))
+        found = coverage(args.pilots, SPARSE_COVERAGE if args.design == "sparse" else COVERAGE)
+        write_atomic(f"{args.out}_coverage{suffix}.csv", found.to_csv(index=False))
         print(found.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.only == "coverage":
         return
-    checked = planned_against_true(args.fresh, args.law)
-    write_atomic(f"{args.out}_power{'' if args.law == PLAN.perturbation else '_' + args.law}.csv",
+    checked = planned_against_true(args.fresh, args.law, args.design)
+    write_atomic(f"{args.out}_power{suffix}{'' if args.law == PLAN.perturbation else '_' + args.law}.csv",
                  checked.to_csv(index=False))
     print(checked.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     inside = int(checked["true in the plan's band"].sum())
