@@ -157,6 +157,8 @@ def main() -> None:
     args = parser.parse_args()
     suffix = "" if args.design == "crossed" else f"_{args.design}"
     if args.only == "pilots":
+        if args.design != "crossed":
+            parser.error("--only pilots reads crossed pilots (S1) alone; leave out --design")
         found = across_pilots(args.n_pilots, args.law)
         write_atomic(f"{args.out}_pilots_{args.law}.csv", found.to_csv(index=False))
         kind = found["from"].where(~found["from"].str.startswith("pilot"), "median over pilots")
