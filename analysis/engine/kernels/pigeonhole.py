@@ -11,8 +11,7 @@ A replicate draws how many slots each item gets, then reads every distinct drawn
 stream until every drawn item has its ``K'``: the whole stream, each rater drawn giving a column to every drawn item
 of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters, in which a rater whose drawn items
 are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
-an iid uniform stream of them, so the law is the same). The whole stream hands its last few short items over to
-such a walk: past a stopping time the rest of an iid stream is again iid, so the law is unchanged. An item's slots differ only in B's perturbation, and are
+an iid uniform stream of them, so the law is the same). An item's slots differ only in B's perturbation, and are
 drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
 ``2K'`` columns of A and B (positions in their streams) are pooled and mixed once per replicate, as S1's one group
 is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
@@ -48,16 +47,17 @@ class Walk(NamedTuple):
 
 
 @numba.njit(cache=True)
-def turn_round(k, rater_start, matrix, raters, scratch, items, n_items, filled):
-    """Lay out the ratings of ``items[:n_items]`` still short of ``K'`` (``filled`` below ``k``) rater by rater in
-    ``scratch`` (:class:`Walk`): each touched rater's count, the start of its segment, and its items and labels
-    there. Returns how many raters were touched (listed first in ``scratch.active``)."""
+def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled, labels):
+    """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream restricted to the
+    drawn items: their ratings turned round rater by rater, each rater drawn gives the next column to each of their
+    items still short of ``K'`` and drops the full ones from their segment, and a rater left with none leaves the
+    stream. The stream restricted to the raters that can still give a column is an iid uniform stream of them, so
+    this is :func:`read_by_stream`'s law; its work grows with the drawn ratings and columns, not the pool."""
     count, start, live, active = scratch.count, scratch.start, scratch.live, scratch.active
+    seg_item, seg_label = scratch.items, scratch.labels
     n_touched = 0
-    for d in range(n_items):
-        if filled[ix(items[d])] >= k:
-            continue
-        for e in range(rater_start[ix(items[d])], rater_start[ix(items[d] + 1)]):
+    for d in range(n_drawn):
+        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
             rater = raters[ix(e)]
             if count[ix(rater)] == 0:
                 active[ix(n_touched)] = rater
@@ -68,67 +68,42 @@ def turn_round(k, rater_start, matrix, raters, scratch, items, n_items, filled):
         start[ix(active[t])] = at
         live[ix(active[t])] = 0
         at += count[ix(active[t])]
-    for d in range(n_items):
-        if filled[ix(items[d])] >= k:
-            continue
-        for e in range(rater_start[ix(items[d])], rater_start[ix(items[d] + 1)]):
+    for d in range(n_drawn):
+        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
             rater = raters[ix(e)]
             q = start[ix(rater)] + live[ix(rater)]
-            scratch.items[ix(q)] = items[d]
-            scratch.labels[ix(q)] = matrix[ix(e)]
+            seg_item[ix(q)] = drawn[d]
+            seg_label[ix(q)] = matrix[ix(e)]
             live[ix(rater)] += 1
-    return n_touched
-
-
-@numba.njit(cache=True)
-def walk(rng, k, model, scratch, n_touched, short, filled, labels):
-    """Give one model's columns to the items laid out in ``scratch`` (:func:`turn_round`) until none of the
-    ``short`` items lacks one: each rater drawn, uniformly among those with an item still short, gives the next
-    column to each of their items still short of ``K'`` and drops the full ones from their segment; a rater left
-    with none leaves the stream. The stream restricted to the raters that can still give a column is an iid uniform
-    stream of them, so this is the whole stream's law from wherever ``filled`` stands."""
-    count, start, live, active = scratch.count, scratch.start, scratch.live, scratch.active
-    seg_item, seg_label = scratch.items, scratch.labels
-    for t in range(n_touched):
-        live[ix(active[t])] = count[ix(active[t])]
-    n_active = n_touched
-    while short > 0:
-        t = uniform_index(rng, n_active)
-        rater = active[ix(t)]
-        q, end = start[ix(rater)], start[ix(rater)] + live[ix(rater)]
-        while q < end:
-            item = seg_item[ix(q)]
-            f = filled[ix(item)]
-            if f < k:
-                labels[ix(item), ix(model), ix(f)] = seg_label[ix(q)]
-                filled[ix(item)] = f + 1
-                if f + 1 < k:
-                    q += 1
-                    continue
-                short -= 1
-            end -= 1  # a full item leaves the segment: the last live one takes its place
-            seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
-            seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
-        live[ix(rater)] = end - start[ix(rater)]
-        if end == start[ix(rater)]:  # the rater leaves the stream: the last active one takes its place
-            n_active -= 1
-            active[ix(t)], active[ix(n_active)] = active[ix(n_active)], rater
-
-
-@numba.njit(cache=True)
-def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled, labels):
-    """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream restricted to the
-    drawn items (:func:`walk`), their ratings turned round once for the three models (:func:`turn_round`); this is
-    :func:`read_by_stream`'s law, and its work grows with the drawn ratings and columns, not the pool."""
-    for d in range(n_drawn):
-        filled[ix(drawn[d])] = 0
-    n_touched = turn_round(k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled)
     for model in range(3):
         for d in range(n_drawn):
             filled[ix(drawn[d])] = 0
-        walk(rng, k, model, scratch, n_touched, n_drawn, filled, labels)
+        for t in range(n_touched):
+            live[ix(active[t])] = count[ix(active[t])]
+        n_active, short = n_touched, n_drawn
+        while short > 0:
+            t = uniform_index(rng, n_active)
+            rater = active[ix(t)]
+            q, end = start[ix(rater)], start[ix(rater)] + live[ix(rater)]
+            while q < end:
+                item = seg_item[ix(q)]
+                f = filled[ix(item)]
+                if f < k:
+                    labels[ix(item), model, ix(f)] = seg_label[ix(q)]
+                    filled[ix(item)] = f + 1
+                    if f + 1 < k:
+                        q += 1
+                        continue
+                    short -= 1
+                end -= 1  # a full item leaves the segment: the last live one takes its place
+                seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
+                seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
+            live[ix(rater)] = end - start[ix(rater)]
+            if end == start[ix(rater)]:  # the rater leaves the stream: the last active one takes its place
+                n_active -= 1
+                active[ix(t)], active[ix(n_active)] = active[ix(n_active)], rater
     for t in range(n_touched):
-        scratch.count[ix(scratch.active[t])] = 0
+        count[ix(active[t])] = 0
     for d in range(n_drawn):
         filled[ix(drawn[d])] = -1
 
@@ -223,18 +198,15 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
 
 
 @numba.njit(cache=True)
-def read_by_stream(rng, k, n_pool, turned, rater_start, matrix, raters, scratch, hand_over, drawn, n_drawn, filled,
-                   labels):
+def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
     """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream itself: each
     rater drawn gives the next column to every drawn item of theirs still short of ``K'`` (cheaper than
-    :func:`read_by_walk` where the drawn items are many and hold most of the pool between them). Once no more than
-    ``hand_over`` items are short, the stream's last stretch, where most raters drawn have no short item, is
-    walked over those items' own raters instead (:func:`walk`, from where the stream stopped: the same law)."""
+    :func:`read_by_walk` where the drawn items are many and hold most of the pool between them)."""
     for model in range(3):
         for d in range(n_drawn):
             filled[ix(drawn[d])] = 0
         short = n_drawn
-        while short > hand_over:
+        while short > 0:
             rater = uniform_index(rng, n_pool)
             for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
                 item = turned.items[ix(e)]
@@ -243,11 +215,6 @@ def read_by_stream(rng, k, n_pool, turned, rater_start, matrix, raters, scratch,
                     labels[ix(item), model, ix(f)] = turned.labels[ix(e)]
                     filled[ix(item)] = f + 1
                     short -= f + 1 == k
-        if short > 0:
-            n_touched = turn_round(k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled)
-            walk(rng, k, model, scratch, n_touched, short, filled, labels)
-            for t in range(n_touched):
-                scratch.count[ix(scratch.active[t])] = 0
     for d in range(n_drawn):
         filled[ix(drawn[d])] = -1
 
@@ -262,8 +229,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     pair (:func:`draw_split`). A replicate draws how many slots each item gets and reads
     its drawn items by walking the whole stream (:func:`read_by_stream`) or the stream of their own raters
     (:func:`read_by_walk`), whichever its expected work is the smaller, a visit of the drawn items' own walk
-    counting ``walk_cost`` visits of the whole stream's (:data:`analysis.engine.path.WALK_COST`), the whole stream
-    handing its last short items over to their own raters' walk: the same law.
+    counting ``walk_cost`` visits of the whole stream's (:data:`analysis.engine.path.WALK_COST`): the same law.
     Then each distinct item's slots are drawn as the by-item kernel draws a group's: B's perturbation in one draw
     from the perturbation tables (``options.perturbation_tables``) or response by response, slots that come out
     alike added once; with ``options.gather`` (K' = 1) they are counted per (gold, A*, B*) triple of labels and
@@ -306,11 +272,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
         by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
         if by_stream < by_walk:
-            # hand the short items over to the walk once walking them costs less than a round of the stream (each
-            # item one column on average: n_items visits of an item); with a walk_cost of 1e9 never
-            hand_over = int(n_items / (walk_cost * (k + 2.0 * per_item))) if walk_cost > 0 else n_drawn
-            read_by_stream(rng, k, n_pool, turned, rater_start, matrix, raters, scratch, hand_over, held, n_drawn,
-                           filled, labels)
+            read_by_stream(rng, k, n_pool, turned, held, n_drawn, filled, labels)
         else:
             read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, filled, labels)
         if gather:
