@@ -35,8 +35,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.data import population as populations  # noqa: E402
-from analysis.data.population import Population, estimate, simulate_pilots, rater_consistency  # noqa: E402
+from analysis.data.population import Population, estimate, fit, rater_consistency, simulate_pilots  # noqa: E402
 from analysis.engine.metrics import METRIC_LABELS, METRICS  # noqa: E402
 from analysis.engine.rule import PERTURBATIONS  # noqa: E402
 from analysis.experiment.choices import PLAN  # noqa: E402
@@ -58,7 +57,6 @@ CHECKED = {"crossed": ("S1", 200, 12, 0, [(100, 5, 12), (200, 10, 12), (100, 5, 
                        200),
            "sparse": ("S4", 300, 40, 5, [(100, 3, 40), (300, 5, 40), (100, 3, 160), (300, 5, 160), (600, 5, 160)],
                       600)}
-DESIGNS = CHECKED["crossed"][4]
 SHOWN = ("accuracy", "f1", "mae", "jsd")
 EPSILON = 0.3
 
@@ -114,26 +112,21 @@ def planned_against_true(fresh: int, law: str, design: str = "crossed") -> pd.Da
 
 
 def across_pilots(n_pilots: int, law: str) -> pd.DataFrame:
-    """(c) Where the check's misses come from: at two designs (12 and 48 raters), the power from the true
-    population measured on 1,500 fresh studies, the same through the planner's own panels (200 of them, 2,000
+    """(c) Where the check's misses come from: at two of the crossed designs (12 and 48 raters), the power from the
+    true population measured on 1,500 fresh studies, the same through the planner's own panels (200 of them, 2,000
     replicates), and from each of ``n_pilots`` pilots' fitted populations (100 panels, 1,000 replicates)."""
+    sampler, items, raters, _, designs, study_items = CHECKED["crossed"]
     rng, rows = np.random.default_rng(0), []
-    pilot = TRUTH.draw(200, 12, seed=1, name="pilot")
-    fits = [("true parameters", TRUTH, pilot)]
-    for s in range(1, n_pilots + 1):
-        one = TRUTH.draw(200, 12, seed=s, name="pilot")
-        fits.append((f"pilot {s}", populations.fit(one, seed=0), one))
-    for n, k, r in DESIGNS[1::2]:
-        cell = Cell("S1", law, EPSILON, n * k, k)
-        true, se = pooled_power([study(TRUTH, pilot, "S1", 200, r, 7, p) for p in range(1500)], "S1", cell, 1500,
-                                70_000, rng)
-        rows += [{"N": n, "K": k, "R": r, "law": law, "from": "fresh studies", "rho": TRUTH.rho, "a0": TRUTH.a0,
-                  "metric": METRIC_LABELS[m], "power": true[METRICS.index(m)], "mc_se": se[METRICS.index(m)]}
-                 for m in SHOWN]
-        for name, population, one in fits:
-            panels, reps = (200, 2000) if population is TRUTH else (100, 1000)
-            found, se = pooled_power([study(population, one, "S1", 200, r, 8, p) for p in range(panels)], "S1",
-                                     cell, reps, 80_000, rng)
+    pilots = [TRUTH.draw(items, raters, seed=s, name="pilot") for s in range(1, n_pilots + 1)]
+    # (source, population, pilot, studies, replicates, seed of the studies' draws, of their simulations)
+    sources = [("fresh studies", TRUTH, pilots[0], 1500, 1500, 7, 70_000),
+               ("true parameters", TRUTH, pilots[0], 200, 2000, 8, 80_000)]
+    sources += [(f"pilot {s}", fit(one, seed=0), one, 100, 1000, 8, 80_000) for s, one in enumerate(pilots, 1)]
+    for n, k, r in designs[1::2]:
+        cell = Cell(sampler, law, EPSILON, n * k, k)
+        for name, population, pilot, count, replicates, draws, seed in sources:
+            found, se = pooled_power([study(population, pilot, sampler, study_items, r, draws, p)
+                                      for p in range(count)], sampler, cell, replicates, seed, rng)
             rows += [{"N": n, "K": k, "R": r, "law": law, "from": name, "rho": population.rho, "a0": population.a0,
                       "metric": METRIC_LABELS[m], "power": found[METRICS.index(m)], "mc_se": se[METRICS.index(m)]}
                      for m in SHOWN]
