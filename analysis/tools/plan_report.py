@@ -151,12 +151,14 @@ def law_words(result: Plan) -> str:
 
 
 def method_note(result: Plan) -> str:
-    """How the powers were read: fitted to rise with N, the effect held at every K, and the designs on which
-    ``compare``'s own test cannot reject."""
+    """How the powers were read: fitted to rise with N, of the paper's test rather than ``compare``'s, the effect
+    held at every K, and the designs on which ``compare``'s own test cannot reject."""
     how = result.provenance["parameters"]
     words = ("Power is fitted to rise with N at each K (an isotonic fit through the simulated designs, each "
              "weighted by its Monte Carlo precision); its 95 % bands hold the Monte Carlo error of the simulated "
-             "null as well as of the studies.")
+             "null as well as of the studies. It is the power of the paper's test, A and B simulated as raters' "
+             "responses; compare's test of two fixed systems' outputs has proved more powerful at the same Δ on "
+             "MAE and JSD (the methods page, \"How a plan reads its power\").")
     if how["target_delta"]:
         words += f" ε is chosen at each K so that Δ stays {how['target_delta'][1]:g}"
         lost = result.provenance.get("out_of_reach_ks") or []
