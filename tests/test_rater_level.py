@@ -1,6 +1,8 @@
 """compare's rater-level test: the two jackknives, the rater-column bootstrap, the widened percentile and the one
 rule that keeps p and interval together."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -131,3 +133,32 @@ def test_the_two_way_variance_takes_the_residual_off_once_and_never_falls_below_
     item, rater = np.array([4.0, 4.0, 1.0]), np.array([3.0, 3.0, 5.0])
     residual = np.array([1.0, 3.5, 2.0])
     np.testing.assert_array_equal(rater_level.two_way(item, rater, residual), [6.0, 4.0, 5.0])
+
+
+def test_the_methods_pages_account_of_the_s4_variance_is_the_recorded_measurement():
+    """The methods page explains the vote metrics' low power and the 8-rater level on crowd data from the parts of
+    S4's variance; its figures are those of the recorded run of benchmarks/s4_variance_parts.py, and the two rules
+    it weighs fail where it says: the larger-part floor high with 9 ratings of 100, the items' floor low with 3 of
+    1,000, both low with sets of 3 from 8."""
+    root = Path(__file__).resolve().parents[1]
+    found = pd.read_csv(root / "benchmarks" / "s4_variance_parts.csv")
+    methods = " ".join((root / "book" / "methods.md").read_text().split())
+    vote = found["metric"].isin(["accuracy", "precision_macro", "recall_macro", "f1_macro"])
+
+    def span(design: str, column: str, rows=vote) -> str:
+        values = found.loc[rows & found["design"].str.startswith(design), column]
+        low, high = f"{values.min():.2f}", f"{values.max():.2f}"
+        return low if low == high else f"{low} to {high}"
+
+    nine, thousand, eight = "9 of 100 raters", "3 of 1000 raters", "30 overlapping sets of 3 from 8"
+    equal = found["design"] == "9 of 100 raters, N 200"
+    claims = [f"averaged {span(nine, 'V_two_way', vote & equal)} times",
+              f"and {span(nine, 'V_two_way', vote & ~equal)} where A is better ({span(nine, 'V_two_way', ~vote)} on",
+              f"bring it to {span(nine, 'V_floor_item')} on that design, but to {span(thousand, 'V_floor_item')} with",
+              f"(a t-test level of {span(thousand, 'share_floor_item')} there)",
+              f"{span(eight, 'V_two_way')} of the truth on the vote metrics ({span(eight, 'V_floor_item')} with"]
+    for claim in claims:
+        assert claim in methods, claim
+    assert found.loc[vote & found["design"].str.startswith(nine), "V_two_way"].min() > 1.5
+    assert found.loc[vote & found["design"].str.startswith(thousand), "V_floor_item"].max() < 0.9
+    assert found.loc[vote & found["design"].str.startswith(eight), ["V_two_way", "V_floor_item"]].max().max() < 0.8

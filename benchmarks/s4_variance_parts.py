@@ -1,0 +1,95 @@
+"""Where S4's t-test variance comes from on crowd data: its three jackknife parts against the true variance of the
+difference. Outside ``make test`` (about ten minutes on one core):
+
+    .venv/bin/python benchmarks/s4_variance_parts.py --sets 200 --out benchmarks/s4_variance_parts.csv
+
+On simulated test sets of the compare calibration's populations (``analysis.tools.compare_calibration``), each
+metric's item part I (items left out), pool's rater part R (raters left out of every item they rated) and ratings'
+part Res (single ratings left out) are averaged over the test sets and divided by the variance of the observed
+difference over the same sets (the truth the parts estimate). The test combines them as ``two_way`` (I + R - Res,
+never below the larger of I and R); beside it, the same combination floored at I alone. Each row also gives both
+rules' share of two-sided t-test p < 0.05 (the t-test alone: the distribution metrics' test adds the widened
+percentile, which this leaves out). With A and B equally good that share is the level; with A better, the power.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis.engine.metrics import BY_NAME  # noqa: E402
+from analysis.experiment.choices import BOOK, selected  # noqa: E402
+from analysis.io import write_atomic  # noqa: E402
+from analysis.tools import rater_level  # noqa: E402
+from analysis.tools.compare import _delta_matrix, full_counts, observed  # noqa: E402
+from analysis.tools.compare_calibration import Scenario, draw_test_set  # noqa: E402
+from analysis.tools.outputs import read_outputs  # noqa: E402
+
+DESIGNS = {  # name: population (A and B equally good unless B leans otherwise)
+    "3 of 30 raters, N 200": Scenario(n_items=200, n_raters=3, n_labels=3, pool=30),
+    "9 of 30 raters, N 100": Scenario(n_items=100, n_raters=9, n_labels=3, pool=30),
+    "3 of 100 raters, N 500": Scenario(n_items=500, n_raters=3, n_labels=3, pool=100),
+    "9 of 100 raters, N 200": Scenario(n_items=200, n_raters=9, n_labels=2, pool=100),
+    "9 of 100 raters, N 200, A better": Scenario(n_items=200, n_raters=9, n_labels=2, pool=100, lean=0.0,
+                                                 lean_b=0.3),
+    "5 of 100 raters, N 1000": Scenario(n_items=1000, n_raters=5, n_labels=5, pool=100),
+    "3 of 1000 raters, N 1000": Scenario(n_items=1000, n_raters=3, n_labels=3, pool=1000),
+    "30 overlapping sets of 3 from 8, N 500": Scenario(n_items=500, n_raters=3, n_labels=3, pool=8, sets=30),
+}
+
+
+def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
+    """Per test set and metric: the observed delta, the three parts, and both rules' two-sided t-test p."""
+    names = selected("all", BOOK)
+    deltas = partial(_delta_matrix, names=names)
+    rows = []
+    for seed in range(n_sets):
+        ds, frame_a, frame_b = draw_test_set(population, seed)
+        share_a = read_outputs(ds, frame_a, "A", "item", "label", False).share
+        share_b = read_outputs(ds, frame_b, "B", "item", "label", False).share
+        k = int(np.median(ds.raters_per_item))
+        item = rater_level.item_jackknife(full_counts(ds, share_a, share_b, k), deltas)
+        rater, df_raters, _ = rater_level.rater_part(rater_level.pool_jackknife(ds, share_a, share_b, k, deltas))
+        residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(ds, share_a, share_b, k, deltas))
+        df = rater_level.degrees(ds.n_items, min(df_raters, ds.n_raters - 1))
+        rules = {"two_way": rater_level.two_way(item, rater, residual),
+                 "floor_item": np.maximum(item + rater - residual, item)}
+        seen = observed(ds, share_a, share_b, k, names)
+        for m, metric in enumerate(names):
+            delta, bound = seen[metric][2], BY_NAME[metric].bound(ds.n_labels)
+            p = {rule: min(1.0, 2 * min(rater_level.t_test(delta, v[m], df, bound)[:2])) for rule, v in rules.items()}
+            rows.append({"set": seed, "metric": metric, "delta": delta, "I": item[m], "R": rater[m],
+                         "Res": residual[m], "p_two_way": p["two_way"], "p_floor_item": p["floor_item"],
+                         "V_two_way": rules["two_way"][m], "V_floor_item": rules["floor_item"][m]})
+    return pd.DataFrame(rows)
+
+
+def summary(found: pd.DataFrame, design: str) -> pd.DataFrame:
+    """Per metric: each part's mean over the true variance, and each rule's share of p < 0.05."""
+    grouped = found.groupby("metric", sort=False)
+    truth = grouped["delta"].var()
+    out = pd.DataFrame({column: grouped[column].mean() / truth for column in ("I", "R", "Res", "V_two_way",
+                                                                               "V_floor_item")})
+    for rule in ("two_way", "floor_item"):
+        out[f"share_{rule}"] = grouped[f"p_{rule}"].apply(lambda p: (p < 0.05).mean())
+    out["sets"] = grouped.size()
+    return out.reset_index().assign(design=design)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", type=int, default=200)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    table = pd.concat([summary(parts(population, args.sets), name) for name, population in DESIGNS.items()],
+                      ignore_index=True)
+    if args.out:
+        write_atomic(args.out, table.to_csv(index=False))
+    print(table.round(3).to_string(index=False))
