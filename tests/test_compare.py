@@ -3,6 +3,7 @@ B are exchangeable, the interval and the p agree on every row, system files matc
 are refused with one line (more cases in test_bad_inputs_compare.py)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -390,6 +391,23 @@ def test_on_crowd_data_compare_keeps_raters_across_items_and_says_why(pool, sets
     assert reading.startswith(design) and "S4 keeps each rater across the items they rated" in reading
     assert f"for the {ds.n_raters} raters" in sentence(result)
     assert (result.set_index("metric").loc[["accuracy", "f1_macro"], "p_value"] < 0.05).all()
+
+
+def test_a_pool_of_8_raters_or_fewer_is_read_as_the_calibration_found_it():
+    """Under S4 a pool of at most LIBERAL_POOL raters gets a note that its p runs a little liberal, about 0.08 at a
+    nominal 0.05, as the recorded crowd calibration measured on both 8-rater designs (their median shares over the
+    metrics lie near 0.08, and the pool of 20 held its level); a pool of 30 gets no such note."""
+    from analysis.tools.compare import LIBERAL_POOL
+
+    notes = {pool: " ".join(compare(*_crowd(pool=pool, sets=sets)[:3], n_samples=100, seed=2).attrs["notes"])
+             for pool, sets in ((LIBERAL_POOL, 12), (30, None))}
+    assert "with a pool of 8 raters the test runs a little liberal" in notes[LIBERAL_POOL]
+    assert "read a p near 0.05 as about 0.08" in notes[LIBERAL_POOL] and "liberal" not in notes[30]
+    found = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "compare_calibration_sparse.csv")
+    size = found[(found["kind"] == "size") & (found["sampler"] == "S4") & (found["test"] == "rater-level")]
+    medians = size.groupby("pool")["share"].median()
+    assert 0.07 <= medians[LIBERAL_POOL] <= 0.09 and medians.drop(LIBERAL_POOL).max() <= 0.06
+    assert (size.groupby("pool")["share"].max().drop(LIBERAL_POOL) <= size["band_high"].max()).all()
 
 
 def test_s2_on_crowd_data_runs_when_asked_and_says_what_it_assumes():
