@@ -1,6 +1,7 @@
 """plan --html: one self-contained page per plan, on a crossed, a batched and a sparse pilot, opened offline in a
 headless browser; and the bad inputs of --html, each refused with one line before any work."""
 
+import html
 import json
 
 import pandas as pd
@@ -8,6 +9,7 @@ import pytest
 
 from analysis.__main__ import main
 from analysis.engine.metrics import METRIC_LABELS
+from analysis.tools.power import WHOSE_TEST
 from analysis.data.annotations import from_table
 from conftest import batched_table, crossed_table, sparse_table
 from test_book import _browser
@@ -50,6 +52,7 @@ def test_the_page_holds_every_metric_and_the_command_and_fetches_nothing(tmp_pat
     text = page.read_text()
     assert "--html" in text and f"{design}.csv" in text  # the command that reproduces it
     assert not external_sources(text)  # plotly's JavaScript is in the page
+    assert html.escape(WHOSE_TEST) in text  # whose test the power is, as the report says it
     for metric in METRICS:
         assert json.dumps(METRIC_LABELS[metric]) in text
 

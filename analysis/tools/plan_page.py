@@ -17,7 +17,7 @@ import pandas as pd
 
 from analysis.engine.metrics import METRIC_LABELS
 from analysis.errors import ParameterError
-from analysis.tools.power import Plan, beyond_pilot
+from analysis.tools.power import WHOSE_TEST, Plan, beyond_pilot
 
 COLUMNS = 4  # panels per row
 SUFFIXES = (".html", ".htm")
@@ -113,5 +113,6 @@ def page(result: Plan, command: str) -> str:
             f"<h1>{html.escape(title)}</h1><table>{rows}</table>"
             f"<p>Reproduce this page with:</p><pre>{html.escape(command)}</pre>"
             "<p>Hollow markers extrapolate beyond the pilot (more items, ratings per item or raters than it has); "
-            "the star is the cheapest design reaching the target power; shaded: each line's 95 % band.</p>"
+            "the star is the cheapest design reaching the target power; shaded: each line's 95 % band. "
+            f"{html.escape(WHOSE_TEST)}</p>"
             f"{body}</body></html>\n")

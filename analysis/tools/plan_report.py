@@ -19,7 +19,7 @@ from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
 from analysis.tools import plan_page
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
-from analysis.tools.power import Plan, beyond_pilot, check_plan, cheapest, plan
+from analysis.tools.power import WHOSE_TEST, Plan, beyond_pilot, check_plan, cheapest, plan
 
 def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation (:func:`.beyond_pilot`): more items
@@ -156,9 +156,7 @@ def method_note(result: Plan) -> str:
     how = result.provenance["parameters"]
     words = ("Power is fitted to rise with N at each K (an isotonic fit through the simulated designs, each "
              "weighted by its Monte Carlo precision); its 95 % bands hold the Monte Carlo error of the simulated "
-             "null as well as of the studies. It is the power of the paper's test, A and B simulated as raters' "
-             "responses; compare's test of two fixed systems' outputs has proved more powerful at the same Δ on "
-             "MAE and JSD (the methods page, \"How a plan reads its power\").")
+             f"null as well as of the studies. {WHOSE_TEST}")
     if how["target_delta"]:
         words += f" ε is chosen at each K so that Δ stays {how['target_delta'][1]:g}"
         lost = result.provenance.get("out_of_reach_ks") or []

@@ -44,6 +44,10 @@ BISECTION_STEPS = 7  # epsilon to within 1/128
 DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
 PROGRESS_DELAY = 1.0  # seconds before the progress bar shows: none for a plan that is quick
 NULL_RESAMPLES = 100  # resamples of the null that measure its part of a power's Monte Carlo error
+#: Whose test a plan's power is, for every place that reports one (benchmarks/plan_against_compare.py measured it).
+WHOSE_TEST = ("It is the power of the paper's test, A and B simulated as raters' responses; compare's test of two "
+              "fixed systems' outputs has proved more powerful at the same Δ on MAE and JSD (the methods page, "
+              "\"How a plan reads its power\").")
 
 
 def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
