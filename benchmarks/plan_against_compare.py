@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis.data import datasets  # noqa: E402
 from analysis.data.annotations import AnnotationDataset, from_table  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
-from analysis.tools import power  # noqa: E402
+from analysis.tools import power, rater_level  # noqa: E402
 from analysis.tools.compare import compare, observed  # noqa: E402
 
 PILOT = "dices-synthetic"
@@ -45,11 +45,12 @@ MATCH_STUDIES = 200  # studies whose mean delta sets epsilon at each K
 
 
 def ratings(ds: AnnotationDataset) -> np.ndarray:
-    """The crossed pilot's labels, (items, raters)."""
-    table = np.full((ds.n_items, ds.n_raters), -1)
-    table[ds.item, ds.rater] = ds.label
-    if (table < 0).any():
+    """The crossed pilot's labels, (items, raters): S1's one group (:func:`analysis.tools.rater_level.groups`)."""
+    (items, labels), = rater_level.groups(ds, "S1")
+    if (labels < 0).any():
         raise ValueError(f"{ds.name} is not fully crossed")
+    table = np.empty_like(labels, dtype=int)
+    table[items] = labels
     return table
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -30,19 +31,24 @@ from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import rater_level  # noqa: E402
 from analysis.tools.compare import _delta_matrix, full_counts, observed  # noqa: E402
 from analysis.tools.compare_calibration import Scenario, draw_test_set  # noqa: E402
+from compare_calibration import sparse_designs  # noqa: E402
 from analysis.tools.outputs import read_outputs  # noqa: E402
 
-DESIGNS = {  # name: population (A and B equally good unless B leans otherwise)
-    "3 of 30 raters, N 200": Scenario(n_items=200, n_raters=3, n_labels=3, pool=30),
-    "9 of 30 raters, N 100": Scenario(n_items=100, n_raters=9, n_labels=3, pool=30),
-    "3 of 100 raters, N 500": Scenario(n_items=500, n_raters=3, n_labels=3, pool=100),
-    "9 of 100 raters, N 200": Scenario(n_items=200, n_raters=9, n_labels=2, pool=100),
-    "9 of 100 raters, N 200, A better": Scenario(n_items=200, n_raters=9, n_labels=2, pool=100, lean=0.0,
-                                                 lean_b=0.3),
-    "5 of 100 raters, N 1000": Scenario(n_items=1000, n_raters=5, n_labels=5, pool=100),
-    "3 of 1000 raters, N 1000": Scenario(n_items=1000, n_raters=3, n_labels=3, pool=1000),
-    "30 overlapping sets of 3 from 8, N 500": Scenario(n_items=500, n_raters=3, n_labels=3, pool=8, sets=30),
-}
+# the crowd calibration's designs (compare_calibration.py), named without their label count; one also with A better
+KEPT = ("3 of 30 raters, N 200", "9 of 30 raters, N 100", "3 of 100 raters, N 500", "9 of 100 raters, N 200",
+        "9 of 100 raters, N 200, A better", "5 of 100 raters, N 1000", "3 of 1000 raters, N 1000",
+        "30 overlapping sets of 3 from 8, N 500")
+
+
+def designs() -> dict[str, Scenario]:
+    """:data:`KEPT`'s populations, as the crowd calibration draws them (B leaning as its power run does where A is
+    better)."""
+    found = {}
+    for name, _, population, lean_b in sparse_designs():
+        short = name.split(", ", 1)[1]
+        found[short] = population
+        found[f"{short}, A better"] = replace(population, lean=0.0, lean_b=lean_b)
+    return {name: found[name] for name in KEPT}
 
 
 def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
@@ -88,7 +94,7 @@ if __name__ == "__main__":
     parser.add_argument("--sets", type=int, default=200)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    table = pd.concat([summary(parts(population, args.sets), name) for name, population in DESIGNS.items()],
+    table = pd.concat([summary(parts(population, args.sets), name) for name, population in designs().items()],
                       ignore_index=True)
     if args.out:
         write_atomic(args.out, table.to_csv(index=False))
