@@ -564,8 +564,10 @@ def test_the_answer_in_words_follows_the_sub_claims_and_says_what_is_missing():
     agree, partly, none = _rq4(APART, APART), _rq4(APART, TOGETHER), _rq4(TOGETHER, TOGETHER)
     assert agree.answer().startswith("Yes. On this build, as the paper says, a pool of a few raters separates")
     assert "all 4 sub-claims hold" in agree.answer()
+    form = ("holds in its main form on this build" if all(c.holds for c in partly.claims if c.main) else
+            "holds on this build in part of its main form")  # "its main form" only where every main one holds
     assert partly.answer().startswith("In part. The claim “A pool of a few raters separates the K curves, as on "
-                                      "Toxicity” holds in its main form")
+                                      f"Toxicity” {form}")
     failed = [c.shown_name for c in partly.claims if c.holds is False]
     assert all(name in partly.answer() for name in failed) and "do not." in partly.answer()
     assert none.answer().startswith("No. On this build the claim") and "(the book's reading)" in none.answer()
@@ -590,3 +592,17 @@ def test_the_answer_names_a_sub_claim_that_could_not_be_measured():
     assert alone.verdict == findings.PARTLY and not [c for c in alone.claims if c.holds is False]
     assert alone.answer().endswith("while S2: like Toxicity and S2: Toxicity's curves apart too (the book's reading) "
                                    "could not be measured.")
+
+
+def test_a_partial_answer_claims_the_main_form_only_where_every_main_sub_claim_holds():
+    main, other = verdicts.VerdictRule("one", "q", "h", "s", main=True), verdicts.VerdictRule("two", "q", "h", "s")
+    second = verdicts.VerdictRule("three", "q", "h", "s", main=True)
+
+    def answer(*holds):
+        claims = [verdicts.SubClaim(rule, "p", "o", held, "x") for rule, held in zip((main, second, other), holds)]
+        finding = verdicts.Finding("Q", "p", "o", claims=claims, claim="C")
+        assert finding.verdict == verdicts.PARTLY
+        return finding.answer()
+    assert "“C” holds in its main form on this build, but not in every respect" in answer(True, True, False)
+    assert answer(True, False, True).endswith("“C” holds on this build in part of its main form: x: one and x: two "
+                                             "hold, while x: three does not.")

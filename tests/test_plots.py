@@ -141,5 +141,5 @@ def test_a_figure_caption_explains_hollow_markers_only_where_a_design_is_beyond_
     results["beyond_data"] = False
     assert "Hollow" not in tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1")
     results.loc[results["K"] == 20, "beyond_data"] = True
-    assert "Hollow markers are designs beyond the data" in tables.figure_caption(results, [("x", "S2")], "DICES",
-                                                                                "Figure 1")
+    caption = tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1")
+    assert "Hollow markers are a design these data cannot supply" in caption and "or N above the items" in caption

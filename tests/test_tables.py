@@ -6,6 +6,7 @@ import pytest
 
 from analysis.engine import metrics
 from analysis.paper import effect_sizes as es
+from analysis.paper import marks
 from analysis.paper import tables
 from analysis.__main__ import main
 from analysis.engine.metrics import METRICS
@@ -66,11 +67,11 @@ def test_the_regenerated_table_marks_agreement_by_the_rules_of_the_delta_tables_
             assert delta.startswith(f"{like.mean():.3f} ({theirs['delta']:.3f}) ")
             assert delta.endswith(es.ratio_mark(like.mean() / theirs["delta"]))
         else:  # it does not: our own cell's Δ, marked as not comparable
-            assert delta.endswith(" †")
+            assert delta.endswith(f" {marks.LACKS_MARK}")
         k_mark = table.loc["K", label].split()[-1]
         ours_k = float(table.loc["K", label].split()[0])
         assert k_mark == ("✓" if (ours_k <= 10) == (theirs["K"] <= 10) else "✗")
-        assert not {"✓", "✗", "†"} & set(table.loc["p-value", label])  # no rule compares p-values
+        assert not {"✓", "✗", "†", marks.LACKS_MARK} & set(table.loc["p-value", label])  # no rule compares p-values
     assert seen == {True, False}
 
 

@@ -424,10 +424,10 @@ def few_raters_split_curves(results: pd.DataFrame | None, full: str | None, cut:
     closer to Toxicity's than to the full run's; *Toxicity's curves apart too*: Toxicity's is larger than the full
     run's. The closing advice follows the measured spreads and states what resampling a few raters cannot show.
     """
-    paper = ("With DICES cut to 5 raters, the p-values behave like those of the Toxicity data, and the curves for "
-             "different K separate in both, which the paper puts down to the small number of raters (Figure 3; no "
-             "number for the separation, and no budgets for the cut data). It recommends collecting more annotators "
-             "per item.")
+    paper = ("With DICES cut to 5 raters, the p-values behave like those of the Toxicity data, and the p-values across "
+             "budgets show a separation in both, which the paper puts down to the small number of raters (Figure 3; "
+             "no number for the separation, and no budgets for the cut data; that the separation is one between the "
+             "curves of different K is the book's reading). It recommends collecting more annotators per item.")
     if results is None or not len(results) or full is None or cut is None or not samplers:
         return Finding(QUESTIONS["rq4"], paper, missing or "No cut dataset ran.", UNCHECKED, claim=CLAIMS["rq4"])
     further, like, apart = RULES["rq4"]

@@ -36,11 +36,12 @@ def ratio_mark(ratio: float) -> str:
     return "✓" if within(ratio) else f"×{on_its_side(ratio, within, 2)}"
 
 
+LACKS_MARK = "‡"  # a Δ read at our own cell where the grid lacks the paper's († marks a design beyond the data)
 # the marks of the regenerated tables (tables.compare_with_paper), by the rules effect_sizes counts with
 MARKS_WORDS = (f"✓ or ✗: our budget within one step of the paper's grid, our K on the paper's side of {FEW_K} "
                f"(budget and best-K rules); Δ: ours at the paper's own N×K and K, ✓ within ×{FACTOR:g} or the "
-               "ratio ours / the paper's; † : the grid lacks the paper's cell, so ours is at our own N×K and K, "
-               "not comparable")
+               f"ratio ours / the paper's; {LACKS_MARK}: the grid lacks the paper's cell, so ours is at our own N×K "
+               "and K, not comparable")
 
 
 def agreement_mark(stat: str, ours, paper) -> str:
@@ -52,7 +53,7 @@ def agreement_mark(stat: str, ours, paper) -> str:
     if stat == "delta":
         if missing(paper) or not float(paper):
             return ""
-        return " †" if missing(ours) else f" {ratio_mark(float(ours) / float(paper))}"
+        return f" {LACKS_MARK}" if missing(ours) else f" {ratio_mark(float(ours) / float(paper))}"
     if stat == "NK":
         holds = (missing(ours) and missing(paper)) or (not missing(ours) and not missing(paper)
                                                         and abs(budget_step(ours) - budget_step(paper)) <= 1)

@@ -27,15 +27,15 @@ def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float 
                 for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
                 if tables.imitated(results, d) is not None)
     if found.empty:
-        return (f"None of the {total} (run, metric) pairs with a paper value departs from it by a factor of "
-                f"{factor:g} or more in budget or best K.")
+        return (f"None of the {total} (run, metric) pairs the paper's Table 1 reports (its dashes included) departs "
+                f"from it by a factor of {factor:g} or more in budget or best K.")
     parts = []
     for (dataset, sampler), group in found.groupby(["dataset", "sampler"], sort=False):
         parts.append(f"{tables.run_label(dataset, sampler)}: {len(group)} metric{'' if len(group) == 1 else 's'}, e.g. "
                      f"{METRIC_LABELS[group['metric'].iloc[0]]} ({group['how'].iloc[0]})")
-    return (f"{len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a factor of "
-            f"{factor:g} or more in budget or best K, or reach significance on one side only (the regenerated Table 1 "
-            "shows each): " + "; ".join(parts) +
+    return (f"{len(found)} of the {total} (run, metric) pairs the paper's Table 1 reports (its dashes included) "
+            f"depart from it by a factor of {factor:g} or more in budget or best K, or reach significance on one "
+            "side only (the regenerated Table 1 shows each): " + "; ".join(parts) +
             ". Known causes that move these numbers are the stand-ins (fitted to published statistics of the data, "
             "never to its ratings), the perturbation rule and the permutation null "
             "({doc}`../book/differences`); {ref}`chapter-why` reruns the departures under alternatives to each and "
@@ -104,8 +104,9 @@ def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float
     total = sum(tables.paper_value_exists(tables.imitated(results, d), s, m)
                 for d, s, m in zip(summary["dataset"], summary["sampler"], summary["metric"])
                 if tables.imitated(results, d) is not None)
-    return (f"In this build, {len(found)} of the {total} (run, metric) pairs with a paper value depart from it by a "
-            f"factor of {factor:g} or more in budget or best K, or reach significance on one side only.")
+    return (f"In this build, {len(found)} of the {total} (run, metric) pairs the paper's Table 1 reports (its dashes "
+            f"included) depart from it by a factor of {factor:g} or more in budget or best K, or reach significance on "
+            "one side only.")
 
 
 def widest_null_note(results: pd.DataFrame | None, first, second, epsilon: float) -> str:

@@ -482,9 +482,8 @@ def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure
     if regenerated is None:
         regenerated = bool(runs) and all(imitated(results, d) == paper_dataset for d, _ in runs)
     chosen = pd.concat([select(results, r) for r in runs]) if runs and results is not None else pd.DataFrame()
-    hollow = (" Hollow markers are designs beyond the data: a K above the raters an item has, so that each item's "
-              "ratings repeat its few raters." if "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
-              else "")
+    beyond = "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
+    hollow = f" Hollow markers are {BEYOND_WORDS}." if beyond else ""
     if regenerated:
         return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026multilevel` on {names}: p-value against budget "
                 f"for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.{hollow}")

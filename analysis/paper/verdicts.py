@@ -212,8 +212,11 @@ class Finding:
             unmeasured = [c.shown_name for c in self.claims if c.holds is None]
             short = [f"{verb(failed, 'does', 'do')} not"] if failed else []
             short += [f"{listed(unmeasured)} could not be measured"] if unmeasured else []
-            text = (f"In part. The claim “{claim}” holds in its main form on this build, but not in every respect "
-                    f"the paper states: {verb(held, 'holds', 'hold')}, while {' and '.join(short)}.")
+            # "its main form" holds only where every main sub-claim does; else only part of it does
+            form = ("holds in its main form on this build, but not in every respect the paper states"
+                    if all(c.holds for c in self.claims if c.main) else "holds on this build in part of its main form")
+            text = (f"In part. The claim “{claim}” {form}: {verb(held, 'holds', 'hold')}, while "
+                    f"{' and '.join(short)}.")
         else:
             mains = [c.shown_name for c in self.claims if c.main and c.holds is False]
             text = (f"No. On this build the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "

@@ -206,7 +206,7 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
         if any(c.empty for c in chosen):
             continue
         (low, high), (weak, strong) = ((c["share"].min(), c["share"].max()) for c in chosen)
-        # read from the power itself: its best metric, and whether any metric lags far behind it
+        # read from the power itself: its best metric, and whether any metric lags behind it
         if strong < 0.2:
             reading = (f"with so few raters the test almost never detects a difference of this size, so a p above "
                        f"{alpha:g} says nothing about whether A and B differ")
@@ -214,15 +214,21 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
             reading = (f"on some metrics the test almost never detects a difference of this size, and on the best "
                        f"it misses it in {1 - strong:.0%} of test sets, so a p above {alpha:g} says little about "
                        "whether A and B differ")
-        elif strong < 0.8:
-            reading = (f"the test misses a difference of this size in {1 - strong:.0%} to {1 - weak:.0%} of test "
+        elif weak < 0.8:  # a metric that misses it in over a fifth of test sets says little by its p alone
+            reading = (f"the test misses a difference of this size in {_span(1 - strong, 1 - weak)} of test "
                        f"sets, so a p above {alpha:g} is weak evidence of no difference")
         else:
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
-        lines.append(f"- **{design}**: a p below {alpha:g} came in {low:.0%} to {high:.0%} of test sets where "
-                     f"neither model was better (the level is {alpha:.0%}), and in {weak:.0%} to {strong:.0%} where A "
+        lines.append(f"- **{design}**: a p below {alpha:g} came in {_span(low, high)} of test sets where "
+                     f"neither model was better (the level is {alpha:.0%}), and in {_span(weak, strong)} where A "
                      f"was better; {reading}.")
     return "\n".join(lines)
+
+
+def _span(low: float, high: float) -> str:
+    """A range of shares in percent, one value where both ends print alike ("3%", not "3% to 3%")."""
+    ends = f"{low:.0%}", f"{high:.0%}"
+    return ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
 
 
 def held_by(part: pd.DataFrame, alpha: float) -> int:
