@@ -467,7 +467,7 @@ def test_a_target_delta_is_the_effect_at_every_k(pilot):
     assert designs["epsilon"].nunique() > 1
     se = designs["delta"] * 0 + 0.02  # the Monte Carlo error of a mean Delta over 100 replicates, generously
     assert (abs(designs["delta"] - target) < 3 * se + 0.01).all(), designs[["epsilon", "delta"]]
-    assert "ε is chosen at each K so that Δ stays 0.1" in plan_report.summary(result)
+    assert "ε is chosen at each K so that Accuracy's Δ stays 0.1; the other metrics" in plan_report.summary(result)
 
 
 def test_a_six_rater_pilot_plans_no_distribution_metric_compare_cannot_pass(pilot):
@@ -508,8 +508,9 @@ def test_the_plan_names_the_noise_law_it_plans_under(monotone_plan):
     from analysis.experiment.choices import BOOK, PLAN
 
     text = plan_report.summary(monotone_plan)
-    assert f"B perturbed under {PLAN.perturbation} noise, the law the planner's population model is checked" in text
-    assert f"the book's chapters use {BOOK.perturbation}" in text and PLAN.perturbation != BOOK.perturbation
+    law = PLAN.perturbation.replace("dirichlet", "Dirichlet")
+    assert f"B perturbed with {law} noise, the law the planner's population model is checked under;" in text
+    assert f"the book's other chapters use {BOOK.perturbation} noise" in text and PLAN.perturbation != BOOK.perturbation
 
 
 def test_the_table_and_the_figure_agree_on_which_cheapest_design_extrapolates(planned_r):

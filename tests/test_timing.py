@@ -21,6 +21,9 @@ def test_build_time_sums_the_executed_chapters_and_says_when_they_ran_small():
     assert "took 30 s" in small and "1 of them ran with parameters changed" in small
     assert "no total" in timing.build_time(runs({}))
     assert "the other 1 chapter of" in timing.build_time(runs({"rq1": 25.0}))  # the count's noun agrees
+    # the page's own record is the previous build's (it runs last): left out of the count, the total and the span
+    assert "the other 2 chapters" in timing.build_time(runs({"rq1": 250.0, "rq2": 130.4, "speed": 30.0}))
+    assert "took 6 min 20 s" in timing.build_time(runs({"rq1": 250.0, "rq2": 130.4, "speed": 30.0}))
 
 
 def test_build_time_gives_the_span_of_chapters_that_ran_side_by_side():

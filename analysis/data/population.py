@@ -102,8 +102,8 @@ class Population:
     def describe(self) -> str:
         """The fitted parameters in one line."""
         low, high = self.rho_interval
-        return (f"a population model with label shares {' / '.join(f'{s:.2f}' for s in self.shares)}, a0 "
-                f"{self.a0:.3g} and rater share rho {self.rho:.3g} ({100 * self.level:.0f} % interval "
+        return (f"a population model with label shares {' / '.join(f'{s:.2f}' for s in self.shares)}, item "
+                f"concentration a0 {self.a0:.3g} and rater share rho {self.rho:.3g} ({100 * self.level:.0f} % interval "
                 f"{low:.3g} to {high:.3g})")
 
 

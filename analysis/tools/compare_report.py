@@ -60,7 +60,7 @@ def _p_words(row) -> str:
     """The row's p for the sentence: ``= 0.034``, or at the floor ``<= 0.002``, the smallest the test can give."""
     if not at_floor(row):
         return _equals(row["p_value"])
-    return f"<= {p_text(row['p_floor'])}, the smallest p this test can give with these replicates and raters"
+    return f"<= {p_text(row['p_floor'])} (the smallest p this test can give with these replicates and raters)"
 
 
 def metric_label(metric: str) -> str:
@@ -81,7 +81,7 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
             f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_p_words(row)} from "
             f"{_test_words(row, table.attrs.get('raters_in_data'))}; with "
-            f"these raters' labels held fixed, p {_equals(row['p_given_ratings'])}; {row['signature']})."
+            f"these raters' labels held fixed, p {_given_words(row)}; {row['signature']})."
             + _small_pool(row))
 
 
@@ -133,9 +133,15 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
 
 
 def given_at_floor(row) -> bool:
-    """Whether ``p_given_ratings`` is the smallest its swaps can give: (1 + 0) / (1 + swaps), twice two-sided."""
+    """Whether ``p_given_ratings`` is the smallest its swaps can give: (1 + 0) / (1 + swaps), twice two-sided (the
+    same float the p is computed as: doubling is exact, so the two compare equal at the floor)."""
     sides = 2 if "test:two-sided" in row["signature"] else 1
-    return row["p_given_ratings"] <= sides / (1 + row["n_samples"]) + 1e-12
+    return row["p_given_ratings"] <= sides * (1 / (1 + row["n_samples"]))
+
+
+def _given_words(row) -> str:
+    """``p_given_ratings`` for the sentence: ``= 0.034``, or ``<= 0.002`` at the smallest its swaps can give."""
+    return f"<= {p_text(row['p_given_ratings'])}" if given_at_floor(row) else _equals(row["p_given_ratings"])
 
 
 def text_table(table: pd.DataFrame) -> str:

@@ -146,8 +146,11 @@ def summary(result: Plan) -> str:
 def law_words(result: Plan) -> str:
     """The noise law B is perturbed under, in words, and why where it is not the book's."""
     law = result.provenance["parameters"]["perturbation"]
-    return (f"B perturbed under {law} noise" + ("" if law == BOOK.perturbation else
-            f", the law the planner's population model is checked under (the book's chapters use {BOOK.perturbation})"))
+    def named(name):  # Dirichlet is a name
+        return name.replace("dirichlet", "Dirichlet")
+    return (f"B perturbed with {named(law)} noise" + ("" if law == BOOK.perturbation else
+            f", the law the planner's population model is checked under; the book's other chapters use "
+            f"{named(BOOK.perturbation)} noise"))
 
 
 def method_note(result: Plan) -> str:
@@ -158,7 +161,9 @@ def method_note(result: Plan) -> str:
              "weighted by its Monte Carlo precision); its 95 % bands hold the Monte Carlo error of the simulated "
              f"null as well as of the studies. {WHOSE_TEST}")
     if how["target_delta"]:
-        words += f" ε is chosen at each K so that Δ stays {how['target_delta'][1]:g}"
+        metric, delta = how["target_delta"]
+        words += (f" ε is chosen at each K so that {METRIC_LABELS[metric]}'s Δ stays {delta:.3g}; the other metrics "
+                  "are planned at that ε, so their Δ may change with K")
         lost = result.provenance.get("out_of_reach_ks") or []
         words += (f"; at K = {', '.join(map(str, lost))} no ε up to 1 gives it, and those designs are left out."
                   if lost else ".")
