@@ -410,6 +410,32 @@ def test_a_pool_of_8_raters_or_fewer_is_read_as_the_calibration_found_it():
     assert (size.groupby("pool")["share"].max().drop(LIBERAL_POOL) <= size["band_high"].max()).all()
 
 
+
+def test_the_methods_pages_crowd_table_is_the_recorded_calibration():
+    """Each row of the methods page's table of sparse and overlapping designs is computed here from the recorded run
+    (benchmarks/compare_calibration_sparse.csv): S4's size range and median, the shares below, inside and above the
+    99 % band, power beside the oracle's, power over the oracle's where the oracle's lies in 0.2-0.95, and S2's size
+    where it was measured (– where not)."""
+    root = Path(__file__).resolve().parents[1]
+    found = pd.read_csv(root / "benchmarks" / "compare_calibration_sparse.csv")
+    rows = {line.split(" | ")[0].strip("| "): line.strip() for line in (root / "book" / "methods.md").read_text()
+            .splitlines() if line.startswith("| ") and " of " in line and ", N " in line}
+    assert len(rows) == found["design"].nunique()
+    for design, group in found.groupby("design"):
+        size = group[(group["kind"] == "size") & (group["test"] == "rater-level")]["share"]
+        band = group[(group["kind"] == "size") & (group["test"] == "rater-level")]
+        power = group[(group["kind"] == "power") & (group["test"] == "rater-level")]
+        judged = power[power["oracle"].between(0.2, 0.95)]
+        ratio = judged["share"] / judged["oracle"]
+        s2 = group[(group["kind"] == "size") & (group["sampler"] == "S2")]["share"]
+        below, above = int((band["share"] < band["band_low"]).sum()), int((band["share"] > band["band_high"]).sum())
+        expected = (f"| {design} | {size.min():.3f}-{size.max():.3f}, {size.median():.3f} | "
+                    f"{below} / {len(band) - below - above} / {above} | {power['share'].min():.2f}-"
+                    f"{power['share'].max():.2f} ({power['oracle'].min():.2f}-{power['oracle'].max():.2f}) | "
+                    f"{ratio.min():.2f}-{ratio.max():.2f} (median {ratio.median():.2f}) | "
+                    + (f"{s2.min():.3f}-{s2.max():.3f} |" if len(s2) else "– |"))
+        assert rows[design] == expected
+
 def test_s2_on_crowd_data_runs_when_asked_and_says_what_it_assumes():
     ds, a, b = _crowd()
     result = compare(ds, a, b, sampler="S2", n_samples=200, seed=2)

@@ -364,9 +364,18 @@ def load_annotations(
     ----------
     path : str or pathlib.Path
         The file: ``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``, and the first three compressed (``.gz``, ...).
-    item, rater, label, batch, label_order, duplicates
-        The file's columns, the label order and what a repeated (item, rater) pair does, as :func:`from_table`
-        takes them.
+    item : str, default "item"
+        The item column.
+    rater : str, default "rater"
+        The rater column.
+    label : str, default "label"
+        The label column.
+    batch : str, optional
+        The batch column, if the design has batches.
+    label_order : sequence, optional
+        The labels in order, as :func:`from_table` takes it.
+    duplicates : {"error", "first", "last"}, default "error"
+        What a repeated (item, rater) pair does, as :func:`from_table` takes it.
     normalize_labels : bool, default False
         Count labels that differ only in case or surrounding spaces as one label, spelt as most of its ratings
         spell it.

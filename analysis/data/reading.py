@@ -117,7 +117,8 @@ def read_table(path: str | Path, columns: Sequence[str] | None = None, dtype=Non
     ``text`` names columns read as text in every format (ids: ``012`` stays ``012``; numbers from JSON or Parquet
     become their text, :func:`ids_as_text`; text stays as written). ``dtype`` is passed to the CSV reader (``str``
     keeps every field as written); ``hint`` ends the message of missing columns. Errors give the line of a CSV row
-    longer than the header, and say to name ``.tsv`` a CSV read as one column whose name holds tabs (``;``: a hint).
+    longer than the header; a CSV read as one column whose name holds tabs is told to be named ``.tsv``, and one
+    whose name holds semicolons that it is semicolon-separated.
 
     Keeping only the needed columns keeps memory proportional to (rows x those columns).
 

@@ -438,7 +438,7 @@ def run(
     dataset : AnnotationDataset
         The annotation dataset.
     sampler : str
-        ``"S1"``, ``"S2"`` or ``"S3"``.
+        ``"S1"``, ``"S2"``, ``"S3"`` or ``"S4"`` (the methods page).
     budgets : sequence of int
         The total budgets N × K of the grid (default the paper's nine).
     ks : sequence of int
@@ -464,8 +464,10 @@ def run(
     progress : bool
         Show a progress bar on the standard error stream (stderr).
     perturbation : str
-        How B is perturbed: ``"one-label"`` (the default, one label per perturbed item), ``"dirichlet"``
-        (Dirichlet(1/C) noise, the rule of the authors' toolkit), ``"uniform"`` or ``"dirichlet-shares"``.
+        How B is perturbed: ``"one-label"`` (the default: one random label per item slot,
+        which each of its responses takes with probability epsilon), ``"dirichlet"`` (Dirichlet(1/C) noise, the
+        rule of the authors' toolkit), ``"uniform"`` or ``"dirichlet-shares"`` (Dirichlet noise centred on the
+        label shares).
     scheduler : str, optional
         The address of a ``dask.distributed`` scheduler (``tcp://host:8786``); the cells then run on that
         cluster, in chunks, with the same per-cell seeds, so the table is identical to a local run's.

@@ -356,8 +356,10 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         registry (``f1_micro``, say) choose their own averaging.
     two_sided : bool, default False
         A two-sided p (default: one-sided, A better than B).
-    item, label : str, default "item", "label"
-        The systems' id column (the annotations' own, or ``"item"``) and label column.
+    item : str, default "item"
+        The systems' id column (the annotations' own, or ``"item"``).
+    label : str, default "label"
+        The systems' label column.
     normalize_labels : bool, default False
         Match the systems' labels whatever their case and surrounding spaces.
     progress : bool, default False

@@ -2,10 +2,10 @@
 and the smallest effect a given design detects.
 
 The power of a design (N items, K ratings each) is the share of its alternative replicates whose own p-value
-(:func:`analysis.experiment.pvalues.replicate_p_values`) lies below ``alpha``, with a Wilson 95 % band for its Monte
-Carlo error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design
+(:func:`analysis.experiment.pvalues.replicate_p_values`) lies below ``alpha``, with a 95 % band for its Monte Carlo
+error: Wilson's band of the studies, widened for the finite null's own error. Replicates come from the pilot data through :func:`analysis.experiment.grid.simulate_cell`, so a design
 with more items than the pilot has resamples its items with replacement: an extrapolation, and labelled so. The effect
-is ``epsilon`` or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at the pilot's own design. A
+is ``epsilon`` or a target ``Delta`` for one metric, turned into ``epsilon`` by bisection at each K. A
 design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds the raters a replicate can draw from
 (:func:`.raters_available`: an item's raters under S2 and S4, the pool under S1, a batch's raters under S3) redraws
 the same people: it is marked as an extrapolation too, in the table, the summary and the figure. Under S1, S3 and S4
@@ -238,11 +238,13 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     epsilon : float, optional
         The perturbation strength to plan for; or give ``target_delta``.
     target_delta : (str, float), optional
-        A metric and the effect Delta on it to detect; the epsilon that gives it at the pilot's design is planned.
+        A metric and the effect Delta on it to detect; at each K the epsilon that gives it is planned.
     ns, ks : sequence of int, optional
         Items N and ratings per item K of the grid (default: around the pilot's design).
-    cost_item, cost_rating : float, default 0 and 1
-        The cost of an item and of a rating.
+    cost_item : float, default 0
+        The cost of an item.
+    cost_rating : float, default 1
+        The cost of a rating.
     power : float, default 0.8
         The power a design must reach.
     alpha : float, default 0.05
@@ -253,8 +255,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         The seed; the same seed gives the same plan.
     metrics : "all" or sequence of str, default "all"
         The metrics; ``"all"``: the eight, with precision, recall and F1 averaged by ``averaging``.
-    perturbation : str, default PLAN's
-        The noise law of B (Dirichlet noise, the law the population model is checked under).
+    perturbation : str, default "dirichlet"
+        The noise law of B (Dirichlet noise, the law the population model is checked under; ``PLAN.perturbation``).
     progress : bool, default False
         A bar of simulated designs on standard error.
     raters : sequence of int, optional
@@ -270,8 +272,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     Returns
     -------
     Plan
-        ``designs``: one row per metric and design: metric, N, K, cost, power, power_low, power_high (its Wilson
-        95 % band), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
+        ``designs``: one row per metric and design: metric, N, K, cost, power, power_low, power_high (its 95 %
+        band: Wilson's, widened for the null's Monte Carlo error), delta (the mean Delta), extrapolated (N above the pilot's items) and beyond_raters (K above
         :func:`.raters_available`); with ``raters``, also R and modelled (True for the modelled designs, False for
         the pilot's own, whose R is :func:`.raters_available`). ``cheapest``: the cheapest design per metric.
         ``pilot``: the pilot's own power, and with ``raters`` the best power a design of the pilot's own R reaches
