@@ -301,7 +301,8 @@ def test_the_halves_sentence_says_which_spread_falls_short():
 
 def test_a_reading_closes_the_gap_only_where_it_brings_a_group_inside_the_factor():
     far = _readings({("A", "distribution"): {"half": 0.5, "pairs": 0.6}, ("A", "vote"): {"half": 1.0, "pairs": 1.4}})
-    assert crossings.readings_verdict(far).startswith("No reading of the null brings any of the 1 group ")
+    assert crossings.readings_verdict(far).startswith("Of the 1 group of runs and metric families whose spread lies "
+                                                      "beyond ×1.25 of the paper's under the book's null, no reading")
     near = _readings({("A", "distribution"): {"half": 0.5, "pairs": 0.85}, ("A", "vote"): {"half": 1.0, "pairs": 1.0},
                       ("B", "vote"): {"half": 1.27, "pairs": 1.24}})  # B: inside, but within Monte Carlo error
     assert crossings.readings_verdict(near) == ("Some readings close part of the gap: the distribution metrics of A "

@@ -606,3 +606,16 @@ def test_a_partial_answer_claims_the_main_form_only_where_every_main_sub_claim_h
     assert "“C” holds in its main form on this build, but not in every respect" in answer(True, True, False)
     assert answer(True, False, True).endswith("“C” holds on this build in part of its main form: x: one and x: two "
                                              "hold, while x: three does not.")
+
+
+def test_the_rule_note_reads_each_rules_ratio_of_delta_at_the_largest_k_to_the_smallest():
+    from analysis.paper import notes
+
+    def run(grow):  # Δ at K = 1, 10, 100 for every vote metric of one run
+        rows = [{"dataset": "x", "sampler": "S2", "metric": m, "epsilon": 0.3, "NK": 1000, "K": k,
+                 "delta": 0.1 * grow ** i} for m in ("accuracy", "f1") for i, k in enumerate((1, 10, 100))]
+        return pd.DataFrame(rows)
+    note = notes.rule_effect_note({"one-label": run(2.0), "uniform": run(0.5)}, 0.3, 1000)
+    assert note == ("At N×K = 1,000 and ε = 0.3, the vote metrics' Δ at K = 100 is 4.00 times its K = 1 value under "
+                    "the one-label rule, and 0.25 times its K = 1 value under the uniform rule (median over runs and "
+                    "vote metrics).")

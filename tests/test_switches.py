@@ -140,3 +140,12 @@ def test_a_set_of_choices_names_every_setting_the_engine_and_the_grid_take_from_
     assert set(BOOK.engine()) == required
     assert set(BOOK.grid()) <= set(inspect.signature(grid.run).parameters)
     assert {k: getattr(BOOK, k) for k in BOOK.grid()} == BOOK.grid()
+
+
+def test_the_choices_in_words_tie_the_label_granularity_to_the_stand_ins():
+    """A page of real data shows the choices too: the binary split is worded as the stand-ins', never as if the
+    real files were binarised."""
+    from analysis.experiment.choices import BOOK, Choices
+
+    assert "stand-ins v2 with the published binary split" in BOOK.label()
+    assert "stand-ins v2 with their own labels" in Choices().label() and "binary" not in Choices().label()

@@ -295,7 +295,8 @@ def cluster_heatmap(accuracy: pd.DataFrame, members: pd.DataFrame, title: str) -
                 if not np.isfinite(values[y, x]):
                     continue
                 dark = (values[y, x] - low) / max(1e-9, 100 - low) > 0.6
-                ax.text(x, y, f"{values[y, x]:.0f}", ha="center", va="center", fontsize=FONT - 1,
+                # one decimal: 89.6 (outside the first cluster) and 89.9 (inside) must not both read 90
+                ax.text(x, y, f"{values[y, x]:.1f}", ha="center", va="center", fontsize=FONT - 2,
                         color="white" if dark else "black", fontweight="bold" if inside[y, x] else "normal")
                 if inside[y, x]:
                     ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, ec="darkorange", lw=1.6))

@@ -103,8 +103,8 @@ COUNTS = _registered_counts()
 
 
 _FILES = _registry_files()
-_TRUTHINFER = "answer.csv from zhydhkcws/crowd_truth_infer; no licence stated at the origin"
-_LEWIDI = "LeWiDi shared task release (Le-Wi-Di/le-wi-di.github.io); no licence stated at the origin"
+_TRUTHINFER = "none stated at the origin (zhydhkcws/crowd_truth_infer, its answer.csv)"
+_LEWIDI = "none stated at the origin (the LeWiDi shared task release, Le-Wi-Di/le-wi-di.github.io)"
 _DICES_URL = ("https://raw.githubusercontent.com/google-research-datasets/dices-dataset/main/350/"
               "diverse_safety_adversarial_dialog_350.csv")
 
@@ -150,11 +150,11 @@ ENTRIES: dict[str, Entry] = {entry.name: entry for entry in [
     Entry("lewidi25_varierrnli", "VariErrNLI: 488 NLI items, 1-4 of 4 annotators, NLI label sets", _LEWIDI,
           parsers.lewidi("VariErrNLI_[dt]*.json"), _FILES["lewidi25_varierrnli"]),
     Entry("popquorn_offensiveness", "POPQUORN offensiveness: 1500 comments, 5-10 of 262 raters, 1-5 (sparse)",
-          "as stated by Jiaxin-Pei/Potato-Prolific-Dataset", parsers.columns("raw_data.csv", "instance_id", "user_id",
-                                                                      "offensiveness"),
+          "none stated at the origin (Jiaxin-Pei/Potato-Prolific-Dataset: no LICENSE file, none in its README)",
+          parsers.columns("raw_data.csv", "instance_id", "user_id", "offensiveness"),
           _FILES["popquorn_offensiveness"]),
     Entry("prolific_toxicity_gender", "Prolific toxicity pilot: 120 comments, about 109 of 545 raters each, 1/-1",
-          "as stated by duanxiaoni/cost-effective-subjective-assessment-dataset",
+          "none stated at the origin (duanxiaoni/cost-effective-subjective-assessment-dataset: no LICENSE file)",
           parsers.columns("pilot_annotations.csv", "comment", "workerId", "answer"), _FILES["prolific_toxicity_gender"]),
     Entry("dawid_skene_anesthesia", "Dawid & Skene anaesthesia: 45 patients x 5 anaesthetists, 1-4 (first of "
           "rater 1's three ratings kept)", "R package rater (GPL); converted to CSV, local only",

@@ -390,15 +390,13 @@ def measured_a0(ds: AnnotationDataset, spec: StandIn) -> dict[str, dispersion.Fi
 
 
 def dispersion_against_published(tolerance: float = 0.2) -> pd.DataFrame:
-    """Each stand-in's measured ``a0`` (both versions) beside the published fit's, one row per fitted split."""
+    """Each stand-in's measured ``a0`` beside the published fit's, one row per fitted split."""
     rows = []
     for name, spec in _CURRENT.items():
-        old = measured_a0(make_stand_in(name + V1), spec)
         for split, found in measured_a0(make_stand_in(name), spec).items():
             within = abs(found.a0 / spec.published_a0 - 1) <= tolerance
             rows.append({"stand-in": name, "imitates": spec.imitates, "labels": split,
                          "published a0": f"{spec.published_a0:.2f}",
                          "measured a0 (± s.e.)": f"{found.a0:.2f} ± {found.a0_se:.2f}",
-                         f"within ±{100 * tolerance:.0f} %": "yes" if within else "no",
-                         "version 1": f"{old[split].a0:.2f}"})
+                         f"within ±{100 * tolerance:.0f} %": "yes" if within else "no"})
     return pd.DataFrame(rows)

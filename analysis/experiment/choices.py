@@ -82,9 +82,11 @@ class Choices:
         return name
 
     def label(self) -> str:
-        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, levels, stand-ins v2``."""
+        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, stand-ins v2 with their own
+        labels`` (the granularity reads only on stand-ins: a dataset's own files keep their labels)."""
         return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
-                f"{'binary labels' if self.granularity == 'binary' else 'own labels'}, stand-ins {self.stand_ins}"
+                f"stand-ins {self.stand_ins} with "
+                f"{'the published binary split' if self.granularity == 'binary' else 'their own labels'}"
                 + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}")
                 + ("" if self.null_mixing == NULL_MIXINGS[0] else f", null mixed by {self.null_mixing}"))
 

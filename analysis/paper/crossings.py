@@ -397,9 +397,10 @@ def readings_verdict(readings: pd.DataFrame, factor: float = FACTOR) -> str:
                      & ((summary["ratio"] - summary["book"]).abs() > noise * summary["book"])]
     gap = int((beyond & (summary["reading"] == "half")).sum())
     if closed.empty:
-        return (f"No reading of the null brings any of the {counted(gap, 'group')} of runs and metric families "
-                f"beyond ×{factor:g} under the book's null within ×{factor:g} of the paper's spread, beyond its "
-                "Monte Carlo error: the null's mixing is not what separates our crossings from the paper's.")
+        return (f"Of the {counted(gap, 'group')} of runs and metric families whose spread lies beyond ×{factor:g} of "
+                f"the paper's under the book's null, no reading of the null brings one within ×{factor:g} by more "
+                f"than twice its Monte Carlo error ({noise:.0%} of the ratio): the null's mixing is not what "
+                "separates our crossings from the paper's.")
     named = "; ".join(f"{FAMILY_WORDS[r.family]} of {r.run} under {MIXING_WORDS[r.reading]} ({r.ratio:.2f})"
                       for r in closed.itertuples())
     return f"Some readings close part of the gap: {named}."

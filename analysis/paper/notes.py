@@ -66,9 +66,10 @@ def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: i
     ks = sorted(set(first.loc[first["NK"] == budget, "K"]))
     if len(ks) < 2 or any(np.isnan(v) for v in effects.values()):
         return "The grid has too few K at this budget to measure how Δ changes with K."
-    parts = [f"{ratio:.2f} times under the {rule} rule" for rule, ratio in effects.items()]
-    return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + " and ".join(parts) +
-            f" its value at K = {ks[0]} (median over runs and vote metrics).")
+    parts = [f"{ratio:.2f} times its K = {ks[0]} value under the {rule.replace('dirichlet', 'Dirichlet')} rule"
+             for rule, ratio in effects.items()]
+    return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + ", and ".join(parts)
+            + " (median over runs and vote metrics).")
 
 
 def kl_note(results: pd.DataFrame | None, epsilon: float) -> str:
