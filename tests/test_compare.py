@@ -436,6 +436,20 @@ def test_the_methods_pages_crowd_table_is_the_recorded_calibration():
                     + (f"{s2.min():.3f}-{s2.max():.3f} |" if len(s2) else "– |"))
         assert rows[design] == expected
 
+
+def test_the_readmes_crowd_sentence_is_the_recorded_calibration():
+    """README's figures for 3 of 30 raters (S2's share of p < 0.05 and S4's, ranges over the metrics, in whole
+    percent) are the recorded run's."""
+    root = Path(__file__).resolve().parents[1]
+    found = pd.read_csv(root / "benchmarks" / "compare_calibration_sparse.csv")
+    size = found[(found["kind"] == "size") & found["design"].str.contains(" 3 of 30 raters")]
+    s2 = size[size["sampler"] == "S2"]["share"]
+    s4 = size[(size["sampler"] == "S4") & (size["test"] == "rater-level")]["share"]
+    readme = " ".join((root / "README.md").read_text().split())
+    def span(shares):
+        return f"{100 * shares.min():.0f} to {100 * shares.max():.0f} %"
+    assert f"fell below 0.05 in {span(s2)} of test sets" in readme and f"rater-level test in {span(s4)}" in readme
+
 def test_s2_on_crowd_data_runs_when_asked_and_says_what_it_assumes():
     ds, a, b = _crowd()
     result = compare(ds, a, b, sampler="S2", n_samples=200, seed=2)

@@ -123,8 +123,9 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
         "large_k": (large, "the large-K check",
                     "{numref}`fig-real-large-k` shows JSD's p-value over every (budget, K) cell."),
         "sparse": (sparse if pairs["sparse"] else None, "the sparse section",
-                   f"The check runs S4 beside S2 at K = {', '.join(map(str, sparse_ks))}; the table below gives S2's "
-                   "smallest significant budgets on the chapter's whole grid, the ones an analysis that treats an "
+                   f"The check runs S4 beside S2 at K = {', '.join(map(str, sparse_ks))}: the first table below "
+                   "counts, cell by cell, how often S4's p-value is the higher; the second gives S2's smallest "
+                   "significant budgets on the chapter's whole grid (every K), the ones an analysis that treats an "
                    "item's raters as new people would report."),
     }
     from analysis.book import missing as gaps
