@@ -87,6 +87,7 @@ def test_figures_fit_the_column_at_the_papers_grid():
             for s in ("S1", "S2") for nk in budgets for k in ks for m in plots.METRICS]
     import pandas as pd
     results = pd.DataFrame(rows)
+    results["beyond_data"] = results["NK"] // results["K"] > 350  # hollow markers: the title's longest form
     figures = [plots.p_value_figure(results, [("dices-synthetic", "S1"), ("dices-synthetic", "S2")], 0.3),
                plots.p_value_heatmaps(results, 0.3, "mae"), plots.effect_sizes(results, 0.3),
                plots.effect_by_rule({"dirichlet": results, "uniform": results}, 0.3, 5000),

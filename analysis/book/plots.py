@@ -134,8 +134,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
         fig.legend(handles=handles, loc="outside lower center", ncol=_ncol(len(handles)), frameon=False)
         beyond = "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
         fig.suptitle((title or f"p-value against budget, ε = {epsilon:g}")
-                     + ("; hollow markers: beyond the data (K above an item's raters, or N above the items)"
-                        if beyond else ""))
+                     + ("; hollow markers: designs beyond the data" if beyond else ""))  # the caption says which
     return fig
 
 
