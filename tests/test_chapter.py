@@ -293,12 +293,3 @@ def test_on_a_users_own_file_the_k_grid_stops_at_its_raters(tmp_path, monkeypatc
     stand_in = chapter.setup("rqX", ["toxicity-synthetic"], params)
     assert stand_in.params["ks"] == ks and stand_in.ks_note is None
 
-
-def test_the_large_k_check_reads_only_the_designs_the_data_can_supply():
-    """A verdict about what many real raters per item buy is judged without the cells whose N exceeds the items
-    (resampled comments) or whose K exceeds the raters; the frame keeps every other row as it was."""
-    frame = pd.DataFrame({"NK": [250, 250, 1000], "K": [1, 3, 200], "beyond_data": [True, False, True]})
-    kept = realdata.within_data(frame)
-    assert list(kept.index) == [1] and kept.equals(frame.loc[[1]])
-    assert realdata.within_data(None) is None and realdata.within_data(frame.drop(columns="beyond_data")).equals(
-        frame.drop(columns="beyond_data"))

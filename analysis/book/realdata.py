@@ -75,14 +75,6 @@ def section_text(finding, data: list, missing: list[str], what: str, figure: str
     return "\n\n".join(parts)
 
 
-def within_data(results: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The cells the data can supply (no K above the raters a drawn item comes from, no N above the items): what
-    a claim about the data as they are is judged on."""
-    if results is None or "beyond_data" not in results:
-        return results
-    return results[~results["beyond_data"].astype(bool)]
-
-
 def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 2, 3, 5, 10)) -> tuple[dict, dict, dict]:
     """Run and check the real-data chapter's four groups (crossed, batched, large_k, sparse).
 
@@ -111,8 +103,7 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
     modelled, independent = pairs["batched"][0] if pairs["batched"] else (None, None)
     batched = checked("batched", lambda r: findings.batches_raise_budget(r, modelled, independent, epsilon))
     batched_raters = checked("batched", lambda r: findings.raters_raise_p_values(r, pairs["batched"], epsilon))
-    # judged within the data: the section asks what many real raters per item buy, not what resampled items do
-    large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(within_data(r), epsilon))
+    large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(r, epsilon))
     sparse = findings.raters_raise_p_values(results["sparse_raters"], pairs["sparse"], epsilon,
                                             missing="No sparse set in the cache has raters who rate several items.")
     sections = {

@@ -100,8 +100,8 @@ def build_time(runs: pd.DataFrame, page: str = "speed") -> str:
     slowest = timed.loc[timed["seconds"].idxmax()]
     total = timed["seconds"].sum()
     # this page runs after the others, alone, so it counts them without itself: "the other 9", never "the 9"
-    text = (f"Executing the other {counted(len(timed), 'chapter')} of this build (all but this page, which runs "
-            f"after them) took {_duration(total)} in all on this machine")
+    text = (f"Executing the other {counted(len(timed), 'chapter')} of this build (all but this page and the "
+            f"provenance page, which run after them) took {_duration(total)} in all on this machine")
     span = _span(timed)
     if span is not None and span < SIDE_BY_SIDE * total:
         text += f"; they ran side by side, {_duration(span)} from the first start to the last end"

@@ -213,7 +213,8 @@ def epsilon_sentence(found: Inference) -> str:
                            for p, v in (low, high))
     return (f"ε = {found.answer:g} is the closest candidate in {closest[found.answer]} of {int(closest.sum())} "
             f"pairs of cells; the ratio of Table 1's Δ to the appendix's runs from {ends(pairs['paper_ratio'])} in "
-            f"the paper's pairs, and ours, Δ({tables.PAPER_EPSILON:g}) / Δ({found.answer:g}), from "
+            f"the paper's pairs, and ours (reference choices, first seed), Δ({tables.PAPER_EPSILON:g}) / "
+            f"Δ({found.answer:g}), from "
             f"{ends(pairs[column])}")
 
 
