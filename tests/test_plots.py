@@ -144,3 +144,20 @@ def test_a_figure_caption_explains_hollow_markers_only_where_a_design_is_beyond_
     results.loc[results["K"] == 20, "beyond_data"] = True
     caption = tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1")
     assert "Hollow markers are a design these data cannot supply" in caption and "or N above the items" in caption
+
+
+def test_a_run_keeps_its_colour_marker_and_line_style_in_every_figure():
+    """Styles follow the run, not its place in a figure: the same run drawn beside other runs in another figure is
+    drawn alike, and the runs of one figure never share a style."""
+    from analysis.book import plots
+
+    runs = [("dices-synthetic", "S1"), ("dices-synthetic", "S2"), ("toxicity-synthetic-binary", "S3"),
+            ("dices-5raters", "S1"), ("d3code-synthetic-binary", "S2")]
+    together = plots.run_styles(runs)
+    assert len(set(together.values())) == len(runs)
+    for run in runs:  # alone or beside one other run, unless that one took its slot first
+        assert plots.run_styles([run])[run] == plots.run_styles([run, runs[0]])[run] or run == runs[0]
+    assert plots.run_styles(runs[::-1])[runs[2]] == together[runs[2]] or len(set(
+        plots.run_styles([r])[r] for r in runs)) < len(runs)  # only a collision can move a run's slot
+    many = [("d", f"S{i}") for i in range(plots.STYLE_SLOTS)]
+    assert sorted(plots.run_styles(many).values()) == list(range(plots.STYLE_SLOTS))

@@ -11,6 +11,8 @@ the many-panel grid, meant for a collapsed section.
 
 from __future__ import annotations
 
+import zlib
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
@@ -32,6 +34,21 @@ STYLE = {"figure.dpi": DPI, "savefig.dpi": DPI, "font.size": FONT, "axes.titlesi
          "figure.titlesize": FONT + 2, "legend.title_fontsize": FONT}
 LINESTYLES = ("-", "--", ":", "-.")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+STYLE_SLOTS = 10  # a run's slot is its colour (tab10), its marker (slot mod 7) and its line style (slot mod 4)
+
+
+def run_styles(runs) -> dict:
+    """Each run's style slot in the effect-size figures, the same in every chapter: a stable hash of the run's label
+    picks it, and where two runs of one figure would share a slot the later takes the next free one. (The p-value
+    figures, whose colours are the K, style runs by place: their captions read the first solid, the second dashed.)"""
+    taken, slots = set(), {}
+    for run in runs:
+        slot = zlib.crc32(tables.run_label(*run).encode()) % STYLE_SLOTS
+        while slot in taken and len(taken) < STYLE_SLOTS:
+            slot = (slot + 1) % STYLE_SLOTS
+        taken.add(slot)
+        slots[run] = slot
+    return slots
 RATIO_TICKS = (0.05, 0.1, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 10.0, 20.0)  # a ratio axis's labelled values
 
 
@@ -106,7 +123,7 @@ def p_value_figure(results: pd.DataFrame, runs, epsilon: float, metrics=None, ks
     with plt.rc_context(STYLE):
         fig, axes = _panel_grid(len(metrics))
         for i, (ax, metric) in enumerate(zip(axes, metrics)):
-            for r, run in enumerate(runs):
+            for r, run in enumerate(runs):  # by place, as the captions read them: the first solid, the second dashed
                 cell = tables.select(chosen, run)
                 cell = cell[cell["metric"] == metric]
                 for c, k in enumerate(ks):
@@ -188,6 +205,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
     first = next(iter(by_rule.values()))
     runs = tables.runs(first)
     colours = plt.get_cmap("tab10")
+    slot = run_styles(runs)
     metrics = list(metrics)
     with plt.rc_context(STYLE):
         fig, axes = _panel_grid(len(metrics), 2.0, sharey=False)
@@ -197,20 +215,21 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                     cell = tables.select(results, run, epsilon)
                     cell = cell[(cell["metric"] == metric) & (cell["NK"] == budget)].sort_values("K")
                     if not cell.empty:
-                        ax.plot(cell["K"], cell["delta"], color=colours(r % 10), ls=LINESTYLES[s % 4],
-                                marker=MARKERS[r % 7], ms=2.5 + 1.5 * r, mfc="none" if r else None, lw=1.2)
+                        ax.plot(cell["K"], cell["delta"], color=colours(slot[run]), ls=LINESTYLES[s % 4],
+                                marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r, mfc="none" if r else None, lw=1.2)
                 paper_name = tables.imitated(first, run[0])
                 if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
                     k = tables.paper_value(paper_name, run[1], metric, "K")
                     delta = tables.paper_value(paper_name, run[1], metric, "delta")
                     if k is not None and delta is not None:
-                        ax.plot([k], [delta], marker="*", ms=10, color=colours(r % 10), mec="black", mew=0.5, ls="")
+                        ax.plot([k], [delta], marker="*", ms=10, color=colours(slot[run]), mec="black", mew=0.5,
+                                ls="")
             ax.axhline(0, color="grey", lw=0.6)
             ax.set_xscale("log")
             ax.minorticks_off()
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
-        handles = [Line2D([], [], color=colours(r % 10), lw=2, marker=MARKERS[r % 7], ms=2.5 + 1.5 * r,
+        handles = [Line2D([], [], color=colours(slot[run]), lw=2, marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r,
                           mfc="none" if r else None, label=tables.run_label(*run)) for r, run in enumerate(runs)]
         handles += [Line2D([], [], color="black", ls=LINESTYLES[s % 4], label=f"{rule} rule")
                     for s, rule in enumerate(by_rule)]
@@ -228,6 +247,7 @@ def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Fig
     metrics = [m for m in (metrics or METRICS) if m in set(chosen["metric"])]
     runs = tables.runs(chosen)
     colours = plt.get_cmap("tab10")
+    slot = run_styles(runs)
     with plt.rc_context(STYLE):
         fig, axes = _panel_grid(len(metrics), sharey=False)
         for i, (ax, metric) in enumerate(zip(axes, metrics)):
@@ -236,15 +256,16 @@ def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Fig
                 mean = cell[cell["metric"] == metric].groupby("K")["delta"].mean()
                 # runs whose Δ coincide (S2 and S3 of one dataset) would hide each other: later runs draw larger,
                 # hollow markers, so every run shows
-                ax.plot(mean.index, mean.to_numpy(), color=colours(r % 10), marker=MARKERS[r % 7], ms=3 + 1.5 * r,
-                        mfc="none" if r else None, lw=1.2, ls=LINESTYLES[r % 4])
+                ax.plot(mean.index, mean.to_numpy(), color=colours(slot[run]), marker=MARKERS[slot[run] % 7],
+                        ms=3 + 1.5 * r, mfc="none" if r else None, lw=1.2, ls=LINESTYLES[slot[run] % 4])
             ax.axhline(0, color="grey", lw=0.6)
             ax.set_xscale("log")
             ax.minorticks_off()
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
-        handles = [Line2D([], [], color=colours(r % 10), marker=MARKERS[r % 7], ls=LINESTYLES[r % 4], ms=3 + 1.5 * r,
-                          mfc="none" if r else None, label=tables.run_label(*run)) for r, run in enumerate(runs)]
+        handles = [Line2D([], [], color=colours(slot[run]), marker=MARKERS[slot[run] % 7], ls=LINESTYLES[slot[run] % 4],
+                          ms=3 + 1.5 * r, mfc="none" if r else None, label=tables.run_label(*run))
+                   for r, run in enumerate(runs)]
         fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), frameon=False)
         fig.suptitle(f"Effect size Δ against K, mean over budgets, ε = {epsilon:g}")
     return fig
