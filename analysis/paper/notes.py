@@ -11,6 +11,7 @@ from analysis.engine.metrics import METRIC_LABELS, VOTE_METRICS
 from analysis.experiment.table1 import table1
 from analysis.paper import tables
 from analysis.paper.verdicts import _label
+from analysis.wording import law_name
 
 
 def departures_note(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
@@ -66,7 +67,7 @@ def rule_effect_note(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: i
     ks = sorted(set(first.loc[first["NK"] == budget, "K"]))
     if len(ks) < 2 or any(np.isnan(v) for v in effects.values()):
         return "The grid has too few K at this budget to measure how Δ changes with K."
-    parts = [f"{ratio:.2f} times its K = {ks[0]} value under the {rule.replace('dirichlet', 'Dirichlet')} rule"
+    parts = [f"{ratio:.2f} times its K = {ks[0]} value under the {law_name(rule)} rule"
              for rule, ratio in effects.items()]
     return (f"At N×K = {budget:,} and ε = {epsilon:g}, the vote metrics' Δ at K = {ks[-1]} is " + ", and ".join(parts)
             + " (median over runs and vote metrics).")

@@ -18,6 +18,7 @@ from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
 from analysis.tools import plan_page
+from analysis.wording import law_name
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.power import WHOSE_TEST, Plan, beyond_pilot, check_plan, cheapest, plan
 
@@ -146,11 +147,9 @@ def summary(result: Plan) -> str:
 def law_words(result: Plan) -> str:
     """The noise law B is perturbed under, in words, and why where it is not the book's."""
     law = result.provenance["parameters"]["perturbation"]
-    def named(name):  # Dirichlet is a name
-        return name.replace("dirichlet", "Dirichlet")
-    return (f"B perturbed with {named(law)} noise" + ("" if law == BOOK.perturbation else
+    return (f"B perturbed with {law_name(law)} noise" + ("" if law == BOOK.perturbation else
             f", the law the planner's population model is checked under; the book's other chapters use "
-            f"{named(BOOK.perturbation)} noise"))
+            f"{law_name(BOOK.perturbation)} noise"))
 
 
 def method_note(result: Plan) -> str:
