@@ -129,25 +129,37 @@ def falling(scale=1.0):
 
 
 
-# Cells that make each engine kernel compile, in two groups of about equal compile time (measured on a fresh cache:
-# 32 and 31 s): S1 the by-item kernel (S3 uses it from K = 25), S2 the slot law and counts, S3 the direct kernel
-WARM_UP = ((("dices-synthetic", "S1", (2000,), (1, 5, 30)),),
-           (("dices-synthetic", "S2", (100,), (1, 20)), ("toxicity-synthetic", "S3", (100,), (1,))))
+# Where the session's first compile of the kernels leaves its count of index wraps, for tests/test_indices.py
+WRAPS_ENV = "ANALYSIS_TEST_WRAPS"
 
 
 def pytest_sessionstart(session):
-    """Under ``pytest -n`` (make test), compile the engine's numba kernels once before the workers start, in two
-    processes at once: every worker and notebook kernel then loads them from numba's cache instead of compiling its
-    own copy (about 40 s of a core each on a fresh clone)."""
+    """Under ``pytest -n`` (make test), compile the engine's numba kernels once before the workers start, a group of
+    :data:`analysis.experiment.warmup.KERNEL_GROUPS` in each of two processes: every worker and notebook kernel then
+    loads them from numba's cache instead of compiling its own copy. The processes are tests/wrap_probe.py's, so
+    that a compile made anyway is also read for index wraps (their counts under $ANALYSIS_TEST_WRAPS)."""
     import subprocess
     import sys
+    import tempfile
+
+    from analysis.experiment.warmup import KERNEL_GROUPS
 
     if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(session.config.option, "numprocesses", None):
         return
-    code = ("import ast, sys; from analysis import datasets, grid\n"
-            "for name, sampler, budgets, ks in ast.literal_eval(sys.argv[1]):\n"
-            "    grid.run(datasets.load(name), sampler, budgets=budgets, ks=ks, epsilons=[0.3], n_samples=4,\n"
-            "             use_cache=False, progress=False)")
-    processes = [subprocess.Popen([sys.executable, "-c", code, repr(group)]) for group in WARM_UP]
+    folder = Path(tempfile.mkdtemp(prefix="wrap-counts-"))
+    os.environ[WRAPS_ENV] = str(folder)  # the workers start after this hook and inherit it
+    probe = Path(__file__).with_name("wrap_probe.py")
+    processes = []
+    for i, group in enumerate(KERNEL_GROUPS):
+        with open(folder / f"group-{i}.json", "w") as out:
+            processes.append(subprocess.Popen([sys.executable, str(probe), "--kernels", ",".join(group)], stdout=out))
     for process in processes:
         process.wait()
+
+
+def pytest_sessionfinish(session):
+    import shutil
+
+    folder = os.environ.get(WRAPS_ENV)
+    if folder and not os.environ.get("PYTEST_XDIST_WORKER"):
+        shutil.rmtree(folder, ignore_errors=True)

@@ -246,7 +246,8 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     labels = np.zeros((n_items, 3, k), dtype=np.int8)
     filled = np.full(n_items, -1, dtype=np.int64)  # -1: not drawn in this replicate
     to_a = np.zeros(2 * k, dtype=np.bool_)
-    work = item_work(n_items, min(n, n_items), k, n_labels, 1, 1, np.max(perturbation.n_out), 1)
+    one = np.int64(1)  # literal 1s, or a literal 0 below, would compile second versions of the callees
+    work = item_work(n_items, min(n, n_items), k, n_labels, one, one, np.max(perturbation.n_out), one)
     mult, held = work.mult, work.held
     tabled, gather = options.perturbation_tables, options.gather
     triples = np.zeros(2 * n_labels**3 if gather else 1, dtype=np.int64)
@@ -263,7 +264,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
         for c in range(k):
             work.pert_side[c] = 1 if to_a[ix(k + c)] else 2
         draw_multiplicities(rng, n, n_items, mult)
-        n_drawn = 0
+        n_drawn = np.int64(0)
         for i in range(n_items):
             if mult[i] > 0:
                 filled[i] = 0
