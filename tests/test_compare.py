@@ -532,11 +532,12 @@ def test_the_averaging_names_the_vote_scores_and_macro_is_scikit_learns():
 def test_the_swap_p_at_its_floor_reads_as_a_floor_exactly(n_swaps, two_sided):
     """No swap reaching the observed delta gives the smallest p the swaps can give, and the report says "<=" there
     and only there: the same float, compared without a tolerance."""
-    from analysis.tools.compare import permutation_p
+    from analysis.tools.compare import permutation_p, swap_floor
     from analysis.tools.compare_report import given_at_floor
 
     signature = "test:two-sided" if two_sided else "test:one-sided"
     null = np.linspace(-1, 0.5, n_swaps)
     floor = {"p_given_ratings": permutation_p(null, 0.9, two_sided), "n_samples": n_swaps, "signature": signature}
     above = {**floor, "p_given_ratings": permutation_p(null, 0.45, two_sided)}  # one swap at or above the delta
+    assert floor["p_given_ratings"] == swap_floor(n_swaps, two_sided)
     assert given_at_floor(floor) and not given_at_floor(above)

@@ -310,6 +310,12 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
     return out
 
 
+def swap_floor(n_swaps: int, two_sided: bool) -> float:
+    """The smallest ``p_given_ratings`` that ``n_swaps`` swaps can give: (1 + 0) / (1 + n), twice two-sided, the very
+    float :func:`permutation_p` returns there (doubling is exact)."""
+    return (2 if two_sided else 1) * ((1 + 0) / (1 + n_swaps))
+
+
 def permutation_p(null: np.ndarray, delta: float, two_sided: bool = False) -> float:
     """``p_given_ratings``: ``(1 + #{null_i >= delta}) / (1 + n)`` over the swap replicates, the observed answers
     counting as one of the equally likely swaps, so that ``P(p <= a) <= a`` holds exactly (ties count toward the

@@ -16,7 +16,7 @@ from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
 from analysis.io import output_file, write_atomic
 from analysis.tools import rater_level
-from analysis.tools.compare import N_SAMPLES, RATER_LEVEL, SAMPLER_WORDS, compare
+from analysis.tools.compare import N_SAMPLES, RATER_LEVEL, SAMPLER_WORDS, compare, swap_floor
 from analysis.tools.options import data_arguments, load_data, sampler_argument
 from analysis.wording import counted
 
@@ -133,10 +133,8 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
 
 
 def given_at_floor(row) -> bool:
-    """Whether ``p_given_ratings`` is the smallest its swaps can give: (1 + 0) / (1 + swaps), twice two-sided (the
-    same float the p is computed as: doubling is exact, so the two compare equal at the floor)."""
-    sides = 2 if "test:two-sided" in row["signature"] else 1
-    return row["p_given_ratings"] <= sides * (1 / (1 + row["n_samples"]))
+    """Whether ``p_given_ratings`` is the smallest its swaps can give (:func:`analysis.tools.compare.swap_floor`)."""
+    return row["p_given_ratings"] <= swap_floor(row["n_samples"], "test:two-sided" in row["signature"])
 
 
 def _given_words(row) -> str:
