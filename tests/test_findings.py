@@ -496,6 +496,11 @@ def test_kl_note_measures_the_small_k_delta_and_the_cells_where_b_wins():
     note = notes.kl_note(results, 0.3)
     assert "Δ at K = 1 is 1.90" in note and "12 of its 24 cells have a negative Δ" in note
     assert "K = 5–20 (d, S2)" in note and "median p-value is 0.99" in note
+    one = results.index[kl & (results["K"] == 20)][0]
+    results.loc[kl, "delta"] = 0.2
+    results.loc[one, "delta"] = -0.02
+    single = notes.kl_note(results, 0.3)
+    assert "1 of its 24 cells has a negative Δ" in single and "at K = 20 (d, S2); its p-value is 0.99." in single
     results.loc[kl, "delta"] = 0.2
     assert "No cell has a negative Δ" in notes.kl_note(results, 0.3)
     assert notes.kl_note(None, 0.3) == ""

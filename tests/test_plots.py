@@ -161,3 +161,18 @@ def test_a_run_keeps_its_colour_marker_and_line_style_in_every_figure():
         plots.run_styles([r])[r] for r in runs)) < len(runs)  # only a collision can move a run's slot
     many = [("d", f"S{i}") for i in range(plots.STYLE_SLOTS)]
     assert sorted(plots.run_styles(many).values()) == list(range(plots.STYLE_SLOTS))
+
+
+def test_effect_size_figures_draw_no_hollow_marker():
+    """Hollow markers mean a design beyond the data in the p-value figures; the effect-size figures keep later runs
+    visible with larger, see-through markers instead, filled in their legend as on the axes."""
+    from matplotlib.colors import to_rgba
+
+    results = results_for({("x", "S2"): falling(), ("y", "S2"): falling(2.0), ("z", "S3"): falling(3.0)},
+                          (100, 1000), (1, 5, 20))
+    figures = [plots.effect_sizes(results, 0.3), plots.effect_by_rule({"one": results, "other": results}, 0.3, 1000)]
+    for fig in figures:
+        lines = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() not in ("None", "", "*")]
+        lines += [h for legend in fig.legends for h in legend.legend_handles if hasattr(h, "get_markerfacecolor")]
+        faces = [line.get_markerfacecolor() for line in lines if line.get_marker() not in ("None", "")]
+        assert faces and all(face != "none" and to_rgba(face)[3] > 0 for face in faces), faces

@@ -37,6 +37,13 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 STYLE_SLOTS = 10  # a run's slot is its colour (tab10), its marker (slot mod 7) and its line style (slot mod 4)
 
 
+def _see_through(colour, r: int):
+    """The face of run ``r``'s markers in an effect-size figure: the first run's filled, later runs' (drawn larger,
+    so that runs whose Δ coincide all show) a translucent fill of their colour. Never hollow: a hollow marker means
+    a design beyond the data in the p-value figures."""
+    return None if r == 0 else (*colour[:3], 0.3)
+
+
 def run_styles(runs) -> dict:
     """Each run's style slot in the effect-size figures, the same in every chapter: a stable hash of the run's label
     picks it, and where two runs of one figure would share a slot the later takes the next free one. (The p-value
@@ -216,7 +223,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                     cell = cell[(cell["metric"] == metric) & (cell["NK"] == budget)].sort_values("K")
                     if not cell.empty:
                         ax.plot(cell["K"], cell["delta"], color=colours(slot[run]), ls=LINESTYLES[s % 4],
-                                marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r, mfc="none" if r else None, lw=1.2)
+                                marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r, mfc=_see_through(colours(slot[run]), r), lw=1.2)
                 paper_name = tables.imitated(first, run[0])
                 if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
                     k = tables.paper_value(paper_name, run[1], metric, "K")
@@ -230,7 +237,7 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
         handles = [Line2D([], [], color=colours(slot[run]), lw=2, marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r,
-                          mfc="none" if r else None, label=tables.run_label(*run)) for r, run in enumerate(runs)]
+                          mfc=_see_through(colours(slot[run]), r), label=tables.run_label(*run)) for r, run in enumerate(runs)]
         handles += [Line2D([], [], color="black", ls=LINESTYLES[s % 4], label=f"{rule} rule")
                     for s, rule in enumerate(by_rule)]
         if np.isclose(epsilon, tables.PAPER_EPSILON):
@@ -255,16 +262,16 @@ def effect_sizes(results: pd.DataFrame, epsilon: float, metrics=None) -> plt.Fig
                 cell = tables.select(chosen, run)
                 mean = cell[cell["metric"] == metric].groupby("K")["delta"].mean()
                 # runs whose Δ coincide (S2 and S3 of one dataset) would hide each other: later runs draw larger,
-                # hollow markers, so every run shows
+                # see-through markers, so every run shows
                 ax.plot(mean.index, mean.to_numpy(), color=colours(slot[run]), marker=MARKERS[slot[run] % 7],
-                        ms=3 + 1.5 * r, mfc="none" if r else None, lw=1.2, ls=LINESTYLES[slot[run] % 4])
+                        ms=3 + 1.5 * r, mfc=_see_through(colours(slot[run]), r), lw=1.2, ls=LINESTYLES[slot[run] % 4])
             ax.axhline(0, color="grey", lw=0.6)
             ax.set_xscale("log")
             ax.minorticks_off()
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
         handles = [Line2D([], [], color=colours(slot[run]), marker=MARKERS[slot[run] % 7], ls=LINESTYLES[slot[run] % 4],
-                          ms=3 + 1.5 * r, mfc="none" if r else None, label=tables.run_label(*run))
+                          ms=3 + 1.5 * r, mfc=_see_through(colours(slot[run]), r), label=tables.run_label(*run))
                    for r, run in enumerate(runs)]
         fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), frameon=False)
         fig.suptitle(f"Effect size Δ against K, mean over budgets, ε = {epsilon:g}")

@@ -90,9 +90,17 @@ def kl_note(results: pd.DataFrame | None, epsilon: float) -> str:
     negative = kl[kl["delta"] < 0]
     runs = ", ".join(_label(r) for r in tables.runs(negative))
     return (f"In this run KL-Div's Δ at K = {k0} is {at_k0:.2f} (median over runs and budgets). "
-            + (f"{len(negative)} of its {len(kl)} cells have a negative Δ, B scoring better than A, at K = "
-               f"{int(negative['K'].min())}–{int(negative['K'].max())} ({runs}); their median p-value is "
-               f"{negative['p_value'].median():.2f}." if len(negative) else "No cell has a negative Δ."))
+            + (f"{len(negative)} of its {len(kl)} cells {'has' if len(negative) == 1 else 'have'} a negative Δ, B "
+               f"scoring better than A, at K = {_k_span(negative['K'])} ({runs}); "
+               + (f"its p-value is {negative['p_value'].iloc[0]:.2f}." if len(negative) == 1 else
+                  f"their median p-value is {negative['p_value'].median():.2f}.")
+               if len(negative) else "No cell has a negative Δ."))
+
+
+def _k_span(ks: pd.Series) -> str:
+    """``"20"`` for one K, ``"5–20"`` for several."""
+    low, high = int(ks.min()), int(ks.max())
+    return f"{low}" if low == high else f"{low}–{high}"
 
 
 def departures_count(results: pd.DataFrame | None, epsilon: float, factor: float = 4.0) -> str:
