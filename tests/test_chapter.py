@@ -55,6 +55,18 @@ def test_banner_flags_stand_ins_and_small_grids(dices, crossed):
     assert '<div class="admonition' in full._repr_html_()
 
 
+def test_a_stand_in_banner_names_the_papers_set_missing_from_the_cache_and_how_to_get_it(dices, monkeypatch):
+    from analysis.data import datasets
+
+    monkeypatch.setattr(datasets, "available", lambda name: False)
+    text = repr(chapter.banner([dices], [100], [1], [0.3], 50, None, BOOK.perturbation))
+    assert "`dices350` is not in the dataset cache, so this chapter runs on its stand-in; run `make data`" in text
+    assert "d3code" not in text
+    monkeypatch.setattr(datasets, "available", lambda name: True)  # the set is there; the chapter chose a stand-in
+    assert "not in the dataset cache" not in repr(chapter.banner([dices], [100], [1], [0.3], 50, None,
+                                                                 BOOK.perturbation))
+
+
 def test_banner_states_what_the_chapter_ran_with(crossed):
     text = repr(chapter.banner([crossed], [100, 1000], [1, 5], [0.2], 40, seed=7, perturbation="uniform",
                                epsilon=0.2))

@@ -22,6 +22,7 @@ from analysis import __version__
 from analysis.data import datasets
 from analysis.paper import tables
 from analysis.data.annotations import AnnotationDataset, keep_raters
+from analysis.data.synthetic import base_name
 from analysis.errors import TopologyError
 from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
 from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES, one_blas_thread
@@ -134,6 +135,11 @@ def banner(data: list[AnnotationDataset], budgets, ks, epsilons, n_samples, seed
     if synthetic:
         lines.append(f"Synthetic stand-ins, not the paper's data: {', '.join(dict.fromkeys(synthetic))}. "
                      "Compare patterns with the paper, not numbers.")
+        absent = [real for real, stand_in in datasets.PAPER_STAND_INS.items()
+                  if any(base_name(name) == stand_in for name in synthetic) and not datasets.available(real)]
+        if absent:
+            lines.append(missing_sentence(absent, "this chapter runs on " + ("its stand-in" if len(absent) == 1
+                                                                             else "their stand-ins")))
     paper = [ds.name for ds in data if ds.name in datasets.PAPER_STAND_INS]
     if paper:
         lines.append(f"The paper's data, from the dataset cache: {', '.join(dict.fromkeys(paper))}.")
