@@ -7,6 +7,7 @@ its rule, so each rule is exercised both where it holds and where it does not.
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -428,6 +429,23 @@ def claim_of(finding, name):
 
 
 # ------------------------------------------------------------------------------------------ the margin over seeds
+
+def test_a_finding_on_stand_ins_says_so_in_its_box_answer_and_summary():
+    base = results_for({("c", "S1"): curve(3), ("c", "S2"): curve()})
+
+    def check(results):
+        return findings.raters_raise_p_values(results, [(("c", "S1"), ("c", "S2"))], 0.3)
+    real = findings.with_margin(check, base.assign(origin="registry"), 0, {})
+    assert real.verdict == findings.AGREES and "stand-in" not in real.markdown() + real.answer()
+    assert real.answer().startswith("Yes. On this build, as the paper says")
+    synthetic = findings.with_margin(check, base.assign(origin="stand-in"), 0, {})
+    assert synthetic.markdown().startswith(f":::{{admonition}} Finding on synthetic stand-ins: {findings.AGREES}")
+    assert "**Verdict.** Our run on synthetic stand-ins agrees with the paper." in synthetic.markdown()
+    assert synthetic.answer().startswith("Yes. On this build's synthetic stand-ins, as the paper says")
+    assert "our run on synthetic stand-ins agrees with the paper" in findings.summary([("RQ", synthetic)])
+    mixed = base.assign(origin=np.where(base["sampler"] == "S1", "registry", "stand-in"))
+    assert findings.with_margin(check, mixed, 0, {}).data == "synthetic stand-ins in part"
+
 
 def test_over_seeds_shows_each_sub_claims_spread_and_whether_it_flips():
     base = results_for({("c", "S1"): curve(3), ("c", "S2"): curve()})

@@ -17,7 +17,7 @@ from analysis.experiment.table1 import table1
 from analysis.engine.metrics import DISTRIBUTION_METRICS, METRIC_LABELS, METRICS, VOTE_METRICS
 from analysis.paper.verdicts import (AGREES, DISAGREES, PARTLY, UNCHECKED,  # noqa: F401 (the verdicts)
                                CLAIMS, QUESTIONS, RULES, Finding, VerdictRule, SubClaim, _label, _names, _pct, _x,
-                               over_seeds)
+                               data_words, over_seeds)
 from analysis.wording import counted
 
 # ------------------------------------------------------------------------------------------ the budget contrast
@@ -495,8 +495,12 @@ def margin_results(book, pairs) -> dict:
 
 def with_margin(check, results: pd.DataFrame, seed: int, extra: dict) -> Finding:
     """``check`` (a claim function of one results table) on this run, with its margin over the seeds of ``extra``
-    (:func:`margin_results`): see :func:`analysis.paper.verdicts.over_seeds`."""
-    return over_seeds(check(results), seed, {s: check(r) for s, r in extra.items()})
+    (:func:`margin_results`): see :func:`analysis.paper.verdicts.over_seeds`; its words say where the runs were
+    drawn from synthetic stand-ins (:func:`analysis.paper.verdicts.data_words`)."""
+    finding = over_seeds(check(results), seed, {s: check(r) for s, r in extra.items()})
+    if results is not None and "origin" in results:  # None: no data, no run
+        finding.data = data_words(results["origin"].dropna())
+    return finding
 
 
 def summary(checks: list[tuple[str, Finding]]) -> str:

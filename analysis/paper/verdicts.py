@@ -142,6 +142,7 @@ class Finding:
     claims: list[SubClaim] = field(default_factory=list)
     claim: str = ""
     seed_verdicts: dict = field(default_factory=dict)
+    data: str = ""  # what the run's data were where not the real sets: "synthetic stand-ins" (:func:`data_words`)
 
     def __post_init__(self):
         judged = judge(self.claims) if self.claims else None
@@ -183,9 +184,10 @@ class Finding:
         kind = {AGREES: "tip", PARTLY: "note", DISAGREES: "warning", UNCHECKED: "important"}[self.verdict]
         claims = f"**Sub-claims**, by the rules of {{ref}}`verdict-rules`:\n\n{self.claims_markdown()}\n\n" \
             if self.checked and self.claims else ""
-        return (f":::{{admonition}} {title}: {self.verdict}\n:class: {kind} finding\n\n"
+        on = f" on {self.data}" if self.data and self.checked else ""
+        return (f":::{{admonition}} {title}{on}: {self.verdict}\n:class: {kind} finding\n\n"
                 f"**Question.** {self.question}\n\n**The paper** {CITE}. {self.paper}\n\n"
-                f"**This book.** {self.ours}\n\n{claims}**Verdict.** Our run {self.verdict_sentence()}\n:::\n")
+                f"**This book.** {self.ours}\n\n{claims}**Verdict.** Our run{on} {self.verdict_sentence()}\n:::\n")
 
     def answer(self) -> str:
         """The answer to the question in words, from the sub-claims alone (what a chapter closes with): yes, in
@@ -194,6 +196,7 @@ class Finding:
         if not self.checked:
             return f"This build cannot answer the question. {self.ours}"
         claim = self.claim or "the paper's claim"
+        build = f"this build's {self.data}" if self.data else "this build"
         held = [c.shown_name for c in self.claims if c.holds]
         failed = [c.shown_name for c in self.claims if c.holds is False]
 
@@ -205,7 +208,7 @@ class Finding:
         def verb(names, one, many):
             return f"{listed(names)} {one if len(names) == 1 else many}"
         if self.verdict == AGREES:
-            text = (f"Yes. On this build, as the paper says, {claim[:1].lower() + claim[1:]}: "
+            text = (f"Yes. On {build}, as the paper says, {claim[:1].lower() + claim[1:]}: "
                     + (f"the one sub-claim, {held[0]}, holds." if len(held) == 1 else
                        f"all {len(held)} sub-claims hold ({listed(held)})."))
         elif self.verdict == PARTLY:
@@ -213,13 +216,13 @@ class Finding:
             short = [f"{verb(failed, 'does', 'do')} not"] if failed else []
             short += [f"{listed(unmeasured)} could not be measured"] if unmeasured else []
             # "its main form" holds only where every main sub-claim does; else only part of it does
-            form = ("holds in its main form on this build, but not in every respect the paper states"
-                    if all(c.holds for c in self.claims if c.main) else "holds on this build in part of its main form")
+            form = (f"holds in its main form on {build}, but not in every respect the paper states"
+                    if all(c.holds for c in self.claims if c.main) else f"holds on {build} in part of its main form")
             text = (f"In part. The claim “{claim}” {form}: {verb(held, 'holds', 'hold')}, while "
                     f"{' and '.join(short)}.")
         else:
             mains = [c.shown_name for c in self.claims if c.main and c.holds is False]
-            text = (f"No. On this build the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "
+            text = (f"No. On {build} the claim “{claim}” fails in its main form: {verb(mains, 'does', 'do')} not "
                     "hold" + (f", although {verb(held, 'holds', 'hold')}." if held else "."))
         if self.flips:
             text += (" Another seed answers otherwise (" + "; ".join(
@@ -228,10 +231,12 @@ class Finding:
         return text
 
     def verdict_phrase(self) -> str:
-        """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …"."""
+        """``agrees with the paper`` … ``cannot be checked against the paper``, to complete "our run …" (``on
+        synthetic stand-ins agrees with the paper`` where the run's data were those)."""
         if self.verdict == UNCHECKED:
             return "cannot be checked against the paper"
-        return f"{self.verdict} with the paper" + (" (the verdict flips between seeds)" if self.flips else "")
+        return (f"on {self.data} " if self.data else "") + f"{self.verdict} with the paper" + \
+            (" (the verdict flips between seeds)" if self.flips else "")
 
     def verdict_sentence(self) -> str:
         """The verdict as a sentence; "partly agrees" names the sub-claims that hold and those that do not; a
@@ -281,6 +286,16 @@ class Finding:
 
     def __repr__(self) -> str:
         return f"{self.question}\nPaper: {self.paper}\nOurs: {self.ours}\nVerdict: {self.verdict}"
+
+
+def data_words(origins) -> str:
+    """What a finding's runs were drawn from, for its words (:attr:`Finding.data`), given their datasets' origins
+    (:func:`analysis.paper.tables.origin`): ``"synthetic stand-ins"`` where every one is a stand-in, ``"synthetic
+    stand-ins in part"`` where some are, else empty."""
+    origins = set(origins)
+    if "stand-in" not in origins:
+        return ""
+    return "synthetic stand-ins" if origins == {"stand-in"} else "synthetic stand-ins in part"
 
 
 def over_seeds(finding: Finding, seed: int, others: dict) -> Finding:
