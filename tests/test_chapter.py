@@ -88,6 +88,9 @@ def test_setup_loads_runs_and_identifies_runs_by_columns(tmp_path, monkeypatch):
     results = book.simulate(book.pairs(comparisons))
     assert set(results["origin"]) == {"stand-in"} and set(results["imitates"]) == {"Toxicity"}
     assert set(results["perturbation"]) == {"dirichlet"} and list(dict.fromkeys(results["sampler"])) == ["S3", "S2"]
+    # the banner names the further seeds the verdicts read, and their replicates (a quarter of 20)
+    assert "Each verdict also reads seeds 2 and 3 (its margin over the seeds), at the chapter's ε with 5 replicates" \
+        in repr(book.banner())
 
 
 def test_sparse_data_compare_s4_with_s2(sparse):

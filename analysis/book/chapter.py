@@ -31,7 +31,7 @@ from analysis.engine.samplers import allowed_samplers, default_sampler, raters_a
 from analysis.experiment.choices import BOOK, Choices
 from analysis.paper.tables import (Table, budget_ratios, compare_runs, curve_spread, imitates,  # noqa: F401
                              null_spread_ratio)
-from analysis.wording import counted
+from analysis.wording import counted, listed
 
 BUILD_ENV = "BOOK_BUILD_DIR"
 
@@ -118,6 +118,16 @@ def _values(values) -> str:
     values = list(values)
     return ", ".join(f"{v:g}" for v in values) if len(values) <= 6 else \
         f"{len(values)} values from {min(values):g} to {max(values):g}"
+
+
+def margin_note(seed: int, n_samples: int) -> str:
+    """The banner's line on the further seeds behind the verdicts' margins
+    (:func:`analysis.paper.findings.margin_results`)."""
+    from analysis.paper.findings import MARGIN_SEEDS, MARGIN_SHRINK
+
+    others = [seed + i for i in range(1, MARGIN_SEEDS + 1)]
+    return (f"Each verdict also reads seed{'s' if len(others) > 1 else ''} {listed(others)} (its margin over the "
+            f"seeds), at the chapter's ε with {max(1, n_samples // MARGIN_SHRINK):,} replicates per hypothesis.")
 
 
 def short_hashes(text: str) -> str:
@@ -284,6 +294,7 @@ class Setup:
                        self.perturbation, self.epsilon)
         found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines),
                            f"Choices the paper leaves unstated (methods page): {self.choices.label()}.")
+        found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines), margin_note(p["seed"], p["n_samples"]))
         if self.ks_note:
             found.lines.insert(0, self.ks_note)
         return found
