@@ -243,7 +243,7 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
                                                   f", R = {r} ({'modelled' if modelled else 'the pilot'})"))
             ax.set_xlabel("cost")
         row[0].set_ylabel("power")
-        row[-1].legend(fontsize=7, loc="lower right", title="hollow: extrapolated", title_fontsize=7)
+        row[-1].legend(fontsize=7, loc="best", title="hollow: extrapolated", title_fontsize=7)
     fig.tight_layout()
     return fig
 
