@@ -34,6 +34,9 @@ def test_a_permutation_null_passes(calibrated):
     assert check["cells"] <= 2 * 2 * 8 - calibrated.cells["sd_ratio"].isna().sum()
     assert set(summary(calibrated)["sampler"]) == {"S1", "S3"}
     assert len(calibrated.p_values) == 2 * 2 * 8 * 1000
+    low, high = check["limits_range"]  # the widest of the runs' bands, each around 5 %
+    assert low == min(r["share_limits"][0] for r in check["runs"]) and low < 0.05 < high
+    assert all(low <= r["share_continuous"] <= high for r in check["runs"])
 
 
 @pytest.mark.parametrize("scale, passes", [(1.0, True), (0.85, False), (1.15, False)])

@@ -187,4 +187,6 @@ def verdict(result: Calibration) -> dict:
             "widest": spread_band(table["log_ratio_se"].max()) if len(table) else (np.nan, np.nan),
             "k_range": (int(table["K"].min()), int(table["K"].max())) if len(table) else (0, 0),
             "runs": runs, "failed_runs": failed,
-            "share_range": (min(shares), max(shares)) if shares else (np.nan, np.nan)}
+            "share_range": (min(shares), max(shares)) if shares else (np.nan, np.nan),
+            "limits_range": (min(r["share_limits"][0] for r in runs), max(r["share_limits"][1] for r in runs))
+            if runs else (np.nan, np.nan)}
