@@ -223,7 +223,8 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
                     cell = cell[(cell["metric"] == metric) & (cell["NK"] == budget)].sort_values("K")
                     if not cell.empty:
                         ax.plot(cell["K"], cell["delta"], color=colours(slot[run]), ls=LINESTYLES[s % 4],
-                                marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r, mfc=_see_through(colours(slot[run]), r), lw=1.2)
+                                marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r,
+                                mfc=_see_through(colours(slot[run]), r), lw=1.2)
                 paper_name = tables.imitated(first, run[0])
                 if paper_name is not None and np.isclose(epsilon, tables.PAPER_EPSILON):
                     k = tables.paper_value(paper_name, run[1], metric, "K")
@@ -237,7 +238,8 @@ def effect_by_rule(by_rule: dict[str, pd.DataFrame], epsilon: float, budget: int
             ax.set_title(f"{_letter(i)} {METRIC_LABELS[metric]}")
         _label_axes(axes, "K", "Δ")
         handles = [Line2D([], [], color=colours(slot[run]), lw=2, marker=MARKERS[slot[run] % 7], ms=2.5 + 1.5 * r,
-                          mfc=_see_through(colours(slot[run]), r), label=tables.run_label(*run)) for r, run in enumerate(runs)]
+                          mfc=_see_through(colours(slot[run]), r), label=tables.run_label(*run))
+                   for r, run in enumerate(runs)]
         handles += [Line2D([], [], color="black", ls=LINESTYLES[s % 4], label=f"{rule} rule")
                     for s, rule in enumerate(by_rule)]
         if np.isclose(epsilon, tables.PAPER_EPSILON):
