@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import argparse
+import importlib
 import json
 import math
 import multiprocessing
@@ -210,7 +211,41 @@ def _read_csv(path: str, what: str, **options):
         raise AnalysisError(f"cannot read {path} as {what}: {read_error(err)}") from None
 
 
-def _parser() -> argparse.ArgumentParser:
+#: The commands whose options and work load the engine (numba, scipy), with their one-line help. Their options are
+#: built only when the command is named, so that ``--help`` and the other commands start without the engine.
+ENGINE_COMMANDS = {"run": "simulate a grid of budgets and write the tidy p-value table",
+                   "compare": "compare two systems' outputs against multi-rater annotations",
+                   "plan": "plan a study: power of N x K designs, the cheapest reaching a target"}
+
+
+def _named_command(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (the top level has no option that takes a
+    value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _parser(engine_commands=tuple(ENGINE_COMMANDS)) -> argparse.ArgumentParser:
+    """The command line; of the :data:`ENGINE_COMMANDS`, only those in ``engine_commands`` get their options (the
+    others are listed with their help line)."""
+    parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
+    parser.add_argument("--version", action="version", version=f"analysis {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands (python -m analysis COMMAND --help for its options)")
+    for name in ("run", "light", "compare", "plan"):  # in the order --help lists them
+        if name == "light":
+            _add_light_commands(commands)
+        elif name not in engine_commands:
+            commands.add_parser(name, help=ENGINE_COMMANDS[name])
+        elif name == "run":
+            _add_run(commands.add_parser(name, help=ENGINE_COMMANDS[name],
+                                         description="Simulate the N x K grid for one dataset and sampler."))
+        else:
+            importlib.import_module(f"analysis.tools.{name}_report").add_cli(commands, ENGINE_COMMANDS[name])
+    return parser
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    """The options of ``run``."""
     from analysis.engine import PERTURBATIONS
     from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
@@ -218,13 +253,6 @@ def _parser() -> argparse.ArgumentParser:
     from analysis.engine.split import NULL_MIXINGS
     from analysis.engine.samplers import SAMPLERS
 
-    parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_CommandsHelp)
-    parser.add_argument("--version", action="version", version=f"analysis {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     title="commands (python -m analysis COMMAND --help for its options)")
-
-    run = commands.add_parser("run", help="simulate a grid of budgets and write the tidy p-value table",
-                              description="Simulate the N x K grid for one dataset and sampler.")
     data_arguments(run)
     run.add_argument("--sampler", required=True, choices=SAMPLERS, help="bootstrap sampler")
     run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
@@ -262,6 +290,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--explain", action="store_true",
                      help="print each cell's plan (which kernel and tables draw it) and a rough cost, then exit")
 
+
+def _add_light_commands(commands) -> None:
+    """``table1``, ``datasets`` and ``testsuite``, whose work needs no engine."""
     t1 = commands.add_parser("table1", help="print the Table 1 summary of a results CSV",
                              description="Smallest budget with p < alpha per metric, as in the paper's Table 1.")
     t1.add_argument("results", help="a CSV written by 'run'")
@@ -318,11 +349,6 @@ def _parser() -> argparse.ArgumentParser:
     apply.add_argument("--reviews", required=True,
                        help="a reviews CSV (from 'review export', review filled), or 'demo' for the demo's reviews")
     apply.add_argument("--out", required=True, help="judgements CSV with the reviews applied")
-    from analysis.tools import compare_report, plan_report
-
-    compare_report.add_cli(commands)
-    plan_report.add_cli(commands)
-    return parser
 
 
 def _testsuite(args) -> None:
@@ -482,20 +508,22 @@ MEMORY_FLAGS = {"run": "--ks, --budgets, --n-samples or --jobs", "plan": "--ns, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(engine_commands={_named_command(argv)} & set(ENGINE_COMMANDS))
     args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # what reproduces the run (plan --html shows it)
-    from analysis.experiment.grid import one_blas_thread
-    from analysis.tools import compare_report, plan_report
+    args.argv = argv  # what reproduces the run (plan --html shows it)
+    if args.command in ENGINE_COMMANDS:
+        from analysis.experiment.grid import one_blas_thread
 
-    one_blas_thread()
-
-    handlers = {"run": _run, "table1": _table1, "datasets": _datasets, "testsuite": _testsuite,
-                "compare": compare_report.run_cli, "plan": plan_report.run_cli}
+        one_blas_thread()
     try:
         if args.command == "run":
             _check_run(args)
-        handlers[args.command](args)
+            _run(args)
+        elif args.command in ENGINE_COMMANDS:
+            importlib.import_module(f"analysis.tools.{args.command}_report").run_cli(args)
+        else:
+            {"table1": _table1, "datasets": _datasets, "testsuite": _testsuite}[args.command](args)
     except AnalysisError as err:
         print(f"{parser.prog} {args.command}: error: {_cli_words(str(err))}", file=sys.stderr)
         return 2

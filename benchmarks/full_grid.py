@@ -1,5 +1,5 @@
 """One full paper grid (all budgets, K and the four epsilons, 1000 + 1000 replicates, no cache) for one sampler, as
-one process: what ``farm-bench`` times whole, paired against another checkout (``benchmarks/README.md``).
+one process: the command to time whole, paired against another checkout (``benchmarks/README.md``).
 
     python benchmarks/full_grid.py S3 --jobs 2
 """

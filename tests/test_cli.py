@@ -73,6 +73,19 @@ def test_help_documents_every_option():
         assert option in text
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["table1", "--help"], ["datasets", "list"],
+                                  ["testsuite", "report", "--help"], ["compare", "--help"]])
+def test_only_the_engine_commands_load_the_engine(argv):
+    """--help and the commands that need no engine start without numba (a fraction of a second, not 2.5 s); a
+    command that simulates loads it when named."""
+    script = ("import sys\nfrom analysis.__main__ import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n"
+              "    pass\nprint('numba' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, cwd=ROOT)
+    assert done.stderr.splitlines()[-1] == str(argv[0] == "compare"), done.stderr
+    assert ("dices-synthetic" if argv == ["datasets", "list"] else "usage: python -m analysis") in done.stdout
+    if argv[0] == "compare":
+        assert "--two-sided" in done.stdout  # its own options, built when it is named
+
 def test_explain_prints_every_cells_plan_and_writes_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["run", "--data", "toxicity-synthetic", "--sampler", "S3", "--budgets", "100,50000", "--ks", "1,40",

@@ -165,9 +165,9 @@ what the two p-values mean:
 """
 
 
-def add_cli(commands) -> None:
-    """Register ``compare`` on the command line's subparsers."""
-    cli = commands.add_parser("compare", help="compare two systems' outputs against multi-rater annotations",
+def add_cli(commands, line: str) -> None:
+    """Register ``compare`` on the command line's subparsers, with its one-line help."""
+    cli = commands.add_parser("compare", help=line,
                               description="Is system A better than B on a multi-rater test set? Scores both against "
                                           "every rating, with a bootstrap interval and p under a sampler of items "
                                           "and raters.",

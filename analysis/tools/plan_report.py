@@ -284,9 +284,9 @@ def _target_delta(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"expected METRIC=VALUE, e.g. accuracy=0.05, got {text!r}") from None
 
 
-def add_cli(commands) -> None:
-    """Register ``plan`` on the command line's subparsers."""
-    cli = commands.add_parser("plan", help="plan a study: power of N x K designs, the cheapest reaching a target",
+def add_cli(commands, line: str) -> None:
+    """Register ``plan`` on the command line's subparsers, with its one-line help."""
+    cli = commands.add_parser("plan", help=line,
                               description="Power, cost and the smallest detectable effect of N x K designs, simulated "
                                           "from a pilot (see the README's 'Plan a study').")
     data_arguments(cli)
