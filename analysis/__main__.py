@@ -199,18 +199,6 @@ def _cli_words(message: str) -> str:
     return message
 
 
-def _read_csv(path: str, what: str, **options):
-    """A CSV read (a pandas DataFrame) with one-line errors for a missing, empty, binary or malformed file."""
-    import pandas as pd
-
-    from analysis.data.reading import read_error
-
-    try:
-        return pd.read_csv(path, **options)
-    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise AnalysisError(f"cannot read {path} as {what}: {read_error(err)}") from None
-
-
 #: The commands whose options and work load the engine (numba, scipy), with their one-line help. Their options are
 #: built only when the command is named, so that ``--help`` and the other commands start without the engine.
 ENGINE_COMMANDS = {"run": "simulate a grid of budgets and write the tidy p-value table",
@@ -352,6 +340,7 @@ def _add_light_commands(commands) -> None:
 
 
 def _testsuite(args) -> None:
+    from analysis.data.reading import read_csv_as
     from analysis.testsuite import suite as testsuite
     from analysis.io import output_file, write_atomic
 
@@ -365,8 +354,8 @@ def _testsuite(args) -> None:
         print(f"wrote {len(table)} judgements ({len(testsuite.judged(table))} scored) to {args.out}"
               + (f"; not scored: {skipped}" if skipped else ""), file=sys.stderr)
     elif args.action == "review":
-        table = testsuite.check_judgements(_read_csv(args.judgements, "judgements", dtype=str, keep_default_na=False),
-                                           args.judgements)
+        table = testsuite.check_judgements(read_csv_as(args.judgements, "judgements", dtype=str,
+                                                       keep_default_na=False), args.judgements)
         if args.turn == "export":
             rules = testsuite.demo_paths()[0] if args.rules == "demo" else args.rules
             out = output_file(args.out, inputs=[args.judgements, rules])
@@ -386,7 +375,7 @@ def _testsuite(args) -> None:
     else:
         from analysis.testsuite import breakdowns as suite_tables
 
-        table = _read_csv(args.judgements, "judgements", dtype={"item_id": str})
+        table = read_csv_as(args.judgements, "judgements", dtype={"item_id": str})
         testsuite.check_judgements(table, args.judgements)
         rest = testsuite.not_scored(table)
         why = "; ".join(f"{n} {judgement} ({reason})" for (judgement, reason), n in rest.items())
@@ -486,7 +475,9 @@ def _run(args) -> None:
 def _table1(args) -> None:
     import pandas as pd
 
-    results = _read_csv(args.results, "a results CSV")
+    from analysis.data.reading import read_csv_as
+
+    results = read_csv_as(args.results, "a results CSV")
     if "p_value" in results.columns:
         p = pd.to_numeric(results["p_value"], errors="coerce")
         bad = results.loc[p.isna() & results["p_value"].notna(), "p_value"]

@@ -358,8 +358,8 @@ def _blas_threads() -> set[int]:
 
 
 def test_the_workers_and_the_command_line_run_blas_on_one_thread():
-    """Forked from a process that allows two BLAS threads, each worker and the command line run one
-    (:func:`analysis.experiment.grid.one_blas_thread`)."""
+    """Forked from a process that allows two BLAS threads, each worker and the command line's engine commands run
+    one (:func:`analysis.experiment.grid.one_blas_thread`)."""
     from threadpoolctl import threadpool_limits
 
     from analysis.__main__ import main
@@ -368,5 +368,6 @@ def test_the_workers_and_the_command_line_run_blas_on_one_thread():
     with threadpool_limits(2, user_api="blas"):
         assert _blas_threads() == {2}
         assert in_workers({0: _blas_threads, 1: _blas_threads}, 2) == {0: {1}, 1: {1}}
-        assert main(["datasets", "list"]) == 0
+        assert main(["run", "--data", "dices-synthetic", "--sampler", "S2", "--budgets", "100", "--ks", "1",
+                     "--epsilons", "0.3", "--explain"]) == 0
         assert _blas_threads() == {1}

@@ -92,6 +92,15 @@ def read_error(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+def read_csv_as(path: str | Path, what: str, **options) -> pd.DataFrame:
+    """The CSV ``path`` that should hold ``what`` (a results CSV, judgements), read by pandas with ``options``; a
+    missing, empty, binary or malformed file is one line of :class:`DataError`."""
+    try:
+        return pd.read_csv(path, **options)
+    except (OSError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise DataError(f"cannot read {path} as {what}: {read_error(err)}") from None
+
+
 FORMATS = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet",
            ".pq": "parquet"}
 COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")  # pandas infers the codec from the name
