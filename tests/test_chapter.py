@@ -10,7 +10,7 @@ import pytest
 
 from analysis.book import chapter, realdata
 from analysis.data.annotations import from_table
-from analysis.paper import effect_sizes, tables
+from analysis.paper import effect_sizes, findings, tables
 from analysis.paper.effect_sizes import BOOK
 from analysis.errors import TopologyError
 from analysis.experiment.grid import run
@@ -91,6 +91,13 @@ def test_setup_loads_runs_and_identifies_runs_by_columns(tmp_path, monkeypatch):
     # the banner names the further seeds the verdicts read, and their replicates (a quarter of 20)
     assert "Each verdict also reads seeds 2 and 3 (its margin over the seeds), at the chapter's ε with 5 replicates" \
         in repr(book.banner())
+    # a page without verdicts (the why page) names no margin seeds, and says what else it runs
+    plain = repr(book.banner(margins=False, runs="Counts are medians over 3 seeds."))
+    assert "Each verdict" not in plain and "Counts are medians over 3 seeds." in plain
+    # a section on its own grid reads its margins there
+    margins = findings.margin_results(book, book.pairs(comparisons), budgets=[100], ks=[5])
+    assert sorted(margins) == [2, 3]
+    assert all(set(r["K"]) == {5} and set(r["n_samples"]) == {5} for r in margins.values())
 
 
 def test_sparse_data_compare_s4_with_s2(sparse):

@@ -164,3 +164,7 @@ def test_the_advice_gives_one_share_where_a_range_would_print_its_ends_alike():
         return pd.DataFrame({"sampler": "S1", "test": TESTS[0], "metric": ["accuracy", "jsd"], "share": shares})
     said = advice({"d": table([0.031, 0.034])}, {"d": table([0.9, 0.95])})
     assert "came in 3% of test sets where neither" in said and "3% to 3%" not in said
+    alike = table([0.0333, 0.0334]).assign(n_sets=30, low=0.0, high=0.17)
+    for power in (False, True):
+        words = summary({"3 of 30 raters": alike}, power=power)
+        assert "3 of 30 raters under S1" in words and ": 0.033 (30 test sets" in words and "0.033 to" not in words

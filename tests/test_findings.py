@@ -476,12 +476,14 @@ def test_margin_results_run_further_seeds_cheaply():
     class Book:
         params, epsilon, calls = {"seed": 7, "n_samples": 1000}, 0.3, []
 
-        def simulate(self, pairs, epsilons=None, seed=None, n_samples=None):
-            self.calls.append((pairs, epsilons, seed, n_samples))
+        def simulate(self, pairs, epsilons=None, seed=None, n_samples=None, budgets=None, ks=None):
+            self.calls.append((pairs, epsilons, seed, n_samples, budgets, ks))
             return seed
     book = Book()
     assert findings.margin_results(book, ["p"]) == {8: 8, 9: 9}
-    assert book.calls == [(["p"], [0.3], 8, 250), (["p"], [0.3], 9, 250)]
+    assert book.calls == [(["p"], [0.3], 8, 250, None, None), (["p"], [0.3], 9, 250, None, None)]
+    findings.margin_results(book, ["p"], budgets=[100], ks=[2])  # a section on a grid of its own
+    assert book.calls[2:] == [(["p"], [0.3], 8, 250, [100], [2]), (["p"], [0.3], 9, 250, [100], [2])]
 
 
 # ------------------------------------------------------------------------------------------ the other helpers
@@ -498,12 +500,14 @@ def test_rule_effects_measure_the_vote_metrics_change_with_k():
 def test_glued_rows_are_what_the_intro_reads():
     text = (ROOT / "book" / "intro.md").read_text()
     keys = set(re.findall(r"::(\w+)_row_verdict", text))
-    assert keys == {"rq1_finding", "rq2_finding", "rq2_families", "rq3_finding", "rq4_finding"}
+    assert keys == {"rq1_finding", "rq1_sparse_finding", "rq2_finding", "rq2_families", "rq3_finding", "rq4_finding"}
     for key in keys:
         for column in ("claim", "paper", "ours", "verdict"):
             assert f"{key}_row_{column}" in text, f"the intro's table lacks {key}'s {column}"
         chapter = key.split("_")[0]
-        source = (ROOT / "notebooks" / f"{chapter}.md").read_text()
+        # glued by the chapter, or by the section helper it calls (RQ1's sparse section)
+        source = (ROOT / "notebooks" / f"{chapter}.md").read_text() + (
+            (ROOT / "analysis" / "book" / "realdata.py").read_text() if "sparse" in key else "")
         assert "glue.finding(" in source and f'"{key}"' in source
 
 

@@ -288,20 +288,23 @@ class Setup:
 
         gaps.record(self.chapter, gaps.WHOLE, gaps.paper_data_missing(self.data))
 
-    def banner(self) -> Banner:
+    def banner(self, margins: bool = True, runs: str = "") -> Banner:
+        """The chapter's banner (:func:`banner`) with its choices, and the further seeds of its verdicts' margins
+        where it has verdicts (``margins``); ``runs`` says what else the page runs, where the grid line does not."""
         p = self.params
         found = banner(self.data, p["budgets"], p["ks"], self.grid_epsilons, p["n_samples"], p["seed"],
                        self.perturbation, self.epsilon)
-        found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines),
-                           f"Choices the paper leaves unstated (methods page): {self.choices.label()}.")
-        found.lines.insert(-len(dict.fromkeys(self.data)) or len(found.lines), margin_note(p["seed"], p["n_samples"]))
+        at = -len(dict.fromkeys(self.data)) or len(found.lines)
+        found.lines[at:at] = [f"Choices the paper leaves unstated (methods page): {self.choices.label()}.",
+                              *([margin_note(p["seed"], p["n_samples"])] if margins else []), *([runs] if runs else [])]
         if self.ks_note:
             found.lines.insert(0, self.ks_note)
         return found
 
-    def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None) -> None:
-        """See :func:`glue_notes`."""
-        glue_notes(prefix, results, self.data, self.epsilon, appendix_epsilon)
+    def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None,
+                   data: list[AnnotationDataset] | None = None) -> None:
+        """See :func:`glue_notes`; ``data``: the datasets behind ``results``, where not all of the chapter's."""
+        glue_notes(prefix, results, self.data if data is None else data, self.epsilon, appendix_epsilon)
 
     def simulate(self, pairs, perturbation=None, epsilons=None, budgets=None, ks=None, seed=None,
                  n_samples=None) -> pd.DataFrame:

@@ -7,7 +7,8 @@ import re
 
 import pandas as pd
 
-from analysis.book.chapter import Setup, glue_text, load_available, missing_sentence
+from analysis.book.chapter import Setup, data_kind, glue_text, load_available, missing_sentence
+from analysis.book.glue import PlainText
 from analysis.data import datasets
 from analysis.data.annotations import AnnotationDataset
 from analysis.paper import tables
@@ -21,10 +22,14 @@ def sparse_section(book: Setup, data: list[AnnotationDataset], budgets, ks, epsi
     from analysis.paper import findings
 
     comparisons = book.comparisons(data)
-    results = book.simulate(book.pairs(comparisons), budgets=budgets, ks=ks) if comparisons else None
-    glue.finding(findings.raters_raise_p_values(results, comparisons, epsilon, missing="No sparse dataset ran, so "
-                                                "this section has nothing to show."), "rq1_sparse_finding")
-    glue_text(rq1_sparse_intro=sparse_intro(data, budgets, ks))
+    pairs = book.pairs(comparisons)
+    results = book.simulate(pairs, budgets=budgets, ks=ks) if comparisons else None
+    margins = findings.margin_results(book, pairs, budgets=budgets, ks=ks)  # as every verdict's, over further seeds
+    glue.finding(findings.with_margin(
+        lambda r: findings.raters_raise_p_values(r, comparisons, epsilon, missing="No sparse dataset ran, so this "
+                                                 "section has nothing to show."), results, book.params["seed"],
+        margins), "rq1_sparse_finding")
+    glue_text(rq1_sparse_intro=sparse_intro(data, budgets, ks), rq1_sparse_data=PlainText(data_kind(data)))
     return results, comparisons
 
 
@@ -92,9 +97,10 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
     results = {g: book.simulate(runs[g]) if data else None for g, (data, _) in groups.items()}
     results["sparse_raters"] = (book.simulate(book.pairs(pairs["sparse"]), ks=list(sparse_ks)) if pairs["sparse"]
                                 else None)
-    checked_groups = ("crossed", "batched", "large_k")  # the sparse section states no verdict, so needs no margin
-    margins = {g: findings.margin_results(book, book.pairs(data=data)) if data and g in checked_groups else {}
-               for g, (data, _) in groups.items()}  # each verdict's margin over further seeds, as in the RQ chapters
+    # each verdict's margin over further seeds, as in the RQ chapters; the sparse sets' on S4's own K
+    margins = {g: findings.margin_results(book, book.pairs(data=data)) if data and g != "sparse" else {}
+               for g, (data, _) in groups.items()}
+    margins["sparse_raters"] = findings.margin_results(book, book.pairs(pairs["sparse"]), ks=list(sparse_ks))
 
     def checked(group, check):
         return findings.with_margin(check, results[group], book.params["seed"], margins[group])
@@ -104,8 +110,8 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
     batched = checked("batched", lambda r: findings.batches_raise_budget(r, modelled, independent, epsilon))
     batched_raters = checked("batched", lambda r: findings.raters_raise_p_values(r, pairs["batched"], epsilon))
     large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(r, epsilon))
-    sparse = findings.raters_raise_p_values(results["sparse_raters"], pairs["sparse"], epsilon,
-                                            missing="No sparse set in the cache has raters who rate several items.")
+    sparse = checked("sparse_raters", lambda r: findings.raters_raise_p_values(
+        r, pairs["sparse"], epsilon, missing="No sparse set in the cache has raters who rate several items."))
     sections = {
         "crossed": (crossed, "the RQ1 check on crossed data",
                     "{numref}`fig-real-crossed` draws the p-value curves of the first crossed set under both samplers."),
@@ -115,9 +121,10 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
                     "{numref}`fig-real-large-k` shows JSD's p-value over every (budget, K) cell."),
         "sparse": (sparse if pairs["sparse"] else None, "the sparse section",
                    f"The check runs S4 beside S2 at K = {', '.join(map(str, sparse_ks))}: the first table below "
-                   "counts, cell by cell, how often S4's p-value is the higher; the second gives S2's smallest "
-                   "significant budgets on the chapter's whole grid (every K), the ones an analysis that treats an "
-                   "item's raters as new people would report."),
+                   "counts, cell by cell, how often S4's p-value is the higher; the second gives both samplers' "
+                   "smallest significant budgets at those K, the ones the finding compares; the third gives S2's "
+                   "on the chapter's whole grid (every K), the ones an analysis that treats an item's raters as new "
+                   "people would report."),
     }
     from analysis.book import missing as gaps
 

@@ -481,16 +481,17 @@ MARGIN_SEEDS = 2  # further seeds, besides the chapter's own: three in all
 MARGIN_SHRINK = 4  # the further seeds run a quarter of the chapter's replicates, at its ε only
 
 
-def margin_results(book, pairs) -> dict:
+def margin_results(book, pairs, budgets=None, ks=None) -> dict:
     """The chapter's runs on :data:`MARGIN_SEEDS` further seeds (seed + 1, …), for the verdicts' margins, keyed by
-    seed. They run at the chapter's ε only, with 1/:data:`MARGIN_SHRINK` of its replicates: enough to show on which
-    side of each rule a sub-claim falls, at a fraction of the grid's cost (their cells are cached like any other,
-    so chapters that share runs share them)."""
+    seed. They run at the chapter's ε only, with 1/:data:`MARGIN_SHRINK` of its replicates, on the chapter's grid or
+    on the ``budgets`` and ``ks`` of a section that runs fewer: enough to show on which side of each rule a
+    sub-claim falls, at a fraction of the grid's cost (their cells are cached like any other, so chapters that
+    share runs share them)."""
     if not pairs:
         return {}
     seed, n = book.params["seed"], max(1, book.params["n_samples"] // MARGIN_SHRINK)
-    return {seed + i: book.simulate(pairs, epsilons=[book.epsilon], seed=seed + i, n_samples=n)
-            for i in range(1, MARGIN_SEEDS + 1)}
+    return {seed + i: book.simulate(pairs, epsilons=[book.epsilon], seed=seed + i, n_samples=n, budgets=budgets,
+                                    ks=ks) for i in range(1, MARGIN_SEEDS + 1)}
 
 
 def with_margin(check, results: pd.DataFrame, seed: int, extra: dict) -> Finding:

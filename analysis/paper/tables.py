@@ -23,6 +23,7 @@ import pandas as pd
 
 from analysis.data import datasets
 from analysis.data.annotations import AnnotationDataset
+from analysis.wording import listed
 from analysis.errors import ParameterError
 from analysis.experiment.grid import ALPHA, PAPER_N_SAMPLES, run
 from analysis.paper.marks import MARKS_WORDS, agreement_mark, on_its_side  # noqa: F401 (on_its_side: others read it here)
@@ -304,8 +305,11 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
                 row[METRIC_LABELS[metric]] = cell
             rows.append(row)
     rule = _rule(results)
+    seeds = sorted(int(s) for s in at["seed"].unique()) if "seed" in at else []
+    run = f", from the run{'s' if len(seeds) > 1 else ''} of seed{'s' if len(seeds) > 1 else ''} {listed(seeds)}" \
+        if seeds else ""
     if has_paper_values(results, which):
-        caption = (f"ours (paper); {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
+        caption = (f"ours (paper){run}; {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
                    f"{MARKS_WORDS}")
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"

@@ -225,9 +225,10 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
     return "\n".join(lines)
 
 
-def _span(low: float, high: float) -> str:
-    """A range of shares in percent, one value where both ends print alike ("3%", not "3% to 3%")."""
-    ends = f"{low:.0%}", f"{high:.0%}"
+def _span(low: float, high: float, form: str = ".0%") -> str:
+    """A range of shares (in percent by default, else in ``form``), one value where both ends print alike ("3%",
+    not "3% to 3%")."""
+    ends = f"{low:{form}}", f"{high:{form}}"
     return ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
 
 
@@ -244,13 +245,13 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
     for design, table in tables.items():
         for (sampler, test), part in table.groupby(["sampler", "test"], sort=False):
             if power:
-                parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to "
-                             f"{part['share'].max():.3f} ({int(part['n_sets'].iloc[0])} test sets)")
+                shares = _span(part["share"].min(), part["share"].max(), ".3f")
+                parts.append(f"{design} under {sampler} ({test}): {shares} ({int(part['n_sets'].iloc[0])} test sets)")
                 continue
             held = ((part["low"] <= alpha) & (alpha <= part["high"])).all()
             above = (part["low"] > alpha).sum()
-            parts.append(f"{design} under {sampler} ({test}): {part['share'].min():.3f} to {part['share'].max():.3f} "
-                         f"({int(part['n_sets'].iloc[0])} test sets; "
+            shares = _span(part["share"].min(), part["share"].max(), ".3f")
+            parts.append(f"{design} under {sampler} ({test}): {shares} ({int(part['n_sets'].iloc[0])} test sets; "
                          + (f"on every metric consistent with {alpha:g}, which lies inside its 95 % band" if held else
                             f"on {above} of {len(part)} metrics too high, {alpha:g} lying below its 95 % band: too "
                             "many small p" if above else
