@@ -7,9 +7,13 @@ On simulated test sets of the compare calibration's populations (``analysis.tool
 metric's item part I (items left out), pool's rater part R (raters left out of every item they rated) and ratings'
 part Res (single ratings left out) are averaged over the test sets and divided by the variance of the observed
 difference over the same sets (the truth the parts estimate). The test combines them as ``two_way`` (I + R - Res,
-never below the larger of I and R); beside it, the same combination floored at I alone. Each row also gives both
-rules' share of two-sided t-test p < 0.05 (the t-test alone: the distribution metrics' test adds the widened
-percentile, which this leaves out). With A and B equally good that share is the level; with A better, the power.
+never below the larger of I and R); beside it, the same combination floored at I alone, and ``set_way``, a rule
+tried and not adopted: ``two_way`` with the item part S of a jackknife that leaves out one rater set at a time
+(every item rated by the same raters) where it is the larger, and where a set's items share an interaction of its
+raters that neither I nor R sees (where the sets number more than ``rater_level.MAX_ITEM_GROUPS``, S is I). Each
+row also gives the rules' share of two-sided t-test p < 0.05 (the t-test alone: the distribution metrics' test adds
+the widened percentile, which this leaves out). With A and B equally good that share is the level; with A better,
+the power.
 """
 
 from __future__ import annotations
@@ -51,6 +55,19 @@ def designs() -> dict[str, Scenario]:
     return {name: found[name] for name in KEPT}
 
 
+def set_part(full: list[np.ndarray], ds, deltas, item: np.ndarray) -> np.ndarray:
+    """The delete-one-rater-set jackknife's variance per metric (items with the same raters left out together);
+    ``item`` (the item part) where the sets number more than the item jackknife's groups."""
+    sets: dict[frozenset, list[int]] = {}
+    for i in range(ds.n_items):
+        sets.setdefault(frozenset(ds.rater[ds.item == i].tolist()), []).append(i)
+    if not 2 <= len(sets) <= rater_level.MAX_ITEM_GROUPS:
+        return item
+    values = np.array([deltas(*(x[np.setdiff1d(np.arange(ds.n_items), chosen)][None] for x in full))[0]
+                       for chosen in sets.values()])
+    return (len(sets) - 1) / len(sets) * ((values - values.mean(0)) ** 2).sum(0)
+
+
 def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     """Per test set and metric: the observed delta, the three parts, and both rules' two-sided t-test p."""
     names = selected("all", BOOK)
@@ -61,19 +78,22 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
         share_a = read_outputs(ds, frame_a, "A", "item", "label", False).share
         share_b = read_outputs(ds, frame_b, "B", "item", "label", False).share
         k = int(np.median(ds.raters_per_item))
-        item = rater_level.item_jackknife(full_counts(ds, share_a, share_b, k), deltas)
+        full = full_counts(ds, share_a, share_b, k)
+        item = rater_level.item_jackknife(full, deltas)
+        by_set = set_part(full, ds, deltas, item)
         rater, df_raters, _ = rater_level.rater_part(rater_level.pool_jackknife(ds, share_a, share_b, k, deltas))
         residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(ds, share_a, share_b, k, deltas))
         df = rater_level.degrees(ds.n_items, min(df_raters, ds.n_raters - 1))
         rules = {"two_way": rater_level.two_way(item, rater, residual),
-                 "floor_item": np.maximum(item + rater - residual, item)}
+                 "floor_item": np.maximum(item + rater - residual, item),
+                 "set_way": rater_level.two_way(np.maximum(by_set, item), rater, residual)}
         seen = observed(ds, share_a, share_b, k, names)
         for m, metric in enumerate(names):
             delta, bound = seen[metric][2], BY_NAME[metric].bound(ds.n_labels)
             p = {rule: min(1.0, 2 * min(rater_level.t_test(delta, v[m], df, bound)[:2])) for rule, v in rules.items()}
             rows.append({"set": seed, "metric": metric, "delta": delta, "I": item[m], "R": rater[m],
-                         "Res": residual[m], "p_two_way": p["two_way"], "p_floor_item": p["floor_item"],
-                         "V_two_way": rules["two_way"][m], "V_floor_item": rules["floor_item"][m]})
+                         "Res": residual[m], "S": by_set[m], **{f"p_{rule}": p[rule] for rule in rules},
+                         **{f"V_{rule}": v[m] for rule, v in rules.items()}})
     return pd.DataFrame(rows)
 
 
@@ -82,8 +102,8 @@ def summary(found: pd.DataFrame, design: str) -> pd.DataFrame:
     grouped = found.groupby("metric", sort=False)
     truth = grouped["delta"].var()
     out = pd.DataFrame({column: grouped[column].mean() / truth for column in ("I", "R", "Res", "V_two_way",
-                                                                               "V_floor_item")})
-    for rule in ("two_way", "floor_item"):
+                                                                               "V_floor_item", "S", "V_set_way")})
+    for rule in ("two_way", "floor_item", "set_way"):
         out[f"share_{rule}"] = grouped[f"p_{rule}"].apply(lambda p: (p < 0.05).mean())
     out["sets"] = grouped.size()
     return out.reset_index().assign(design=design)

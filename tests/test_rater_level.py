@@ -151,15 +151,26 @@ def test_the_methods_pages_account_of_the_s4_variance_is_the_recorded_measuremen
         low, high = f"{values.min():.2f}", f"{values.max():.2f}"
         return low if low == high else f"{low} to {high}"
 
+    def span3(design: str, column: str) -> str:
+        values = found.loc[vote & found["design"].str.startswith(design), column]
+        return f"{values.min():.3f} to {values.max():.3f}"
+
     nine, thousand, eight = "9 of 100 raters", "3 of 1000 raters", "30 overlapping sets of 3 from 8"
     equal = found["design"] == "9 of 100 raters, N 200"
     claims = [f"averaged {span(nine, 'V_two_way', vote & equal)} times",
               f"and {span(nine, 'V_two_way', vote & ~equal)} where A is better ({span(nine, 'V_two_way', ~vote)} on",
               f"bring it to {span(nine, 'V_floor_item')} on that design, but to {span(thousand, 'V_floor_item')} with",
               f"(a t-test level of {span(thousand, 'share_floor_item')} there)",
-              f"{span(eight, 'V_two_way')} of the truth on the vote metrics ({span(eight, 'V_floor_item')} with"]
+              f"{span(eight, 'V_two_way')} of the truth on the vote metrics ({span(eight, 'V_floor_item')} with",
+              f"the variance rises to {span(eight, 'V_set_way')} of the truth on the vote metrics there, and their "
+              f"t-test level over the 200 test sets from {span3(eight, 'share_two_way')} to "
+              f"{span3(eight, 'share_set_way')};"]
     for claim in claims:
         assert claim in methods, claim
     assert found.loc[vote & found["design"].str.startswith(nine), "V_two_way"].min() > 1.5
     assert found.loc[vote & found["design"].str.startswith(thousand), "V_floor_item"].max() < 0.9
     assert found.loc[vote & found["design"].str.startswith(eight), ["V_two_way", "V_floor_item"]].max().max() < 0.8
+    # the rater sets' jackknife moves only the design whose items share their raters' sets
+    away = ~found["design"].str.startswith(eight)
+    assert (found.loc[away, "V_set_way"] - found.loc[away, "V_two_way"]).abs().max() < 0.01
+    assert (found.loc[~away, "V_set_way"] > found.loc[~away, "V_two_way"]).all()
