@@ -541,3 +541,19 @@ def test_the_swap_p_at_its_floor_reads_as_a_floor_exactly(n_swaps, two_sided):
     above = {**floor, "p_given_ratings": permutation_p(null, 0.45, two_sided)}  # one swap at or above the delta
     assert floor["p_given_ratings"] == swap_floor(n_swaps, two_sided)
     assert given_at_floor(floor) and not given_at_floor(above)
+
+
+def test_the_report_prints_each_column_in_one_format():
+    """Scores in three decimals (0.500, not 0.5; 0.000, not 0), and delta in its interval's format: three decimals,
+    or scientific where the interval is tiny; never "-0.000"."""
+    from analysis.tools.compare_report import readable
+
+    table = pd.DataFrame({"sampler": "S1", "metric": ["accuracy", "mae", "jsd"], "score_a": [0.5, 0.0, 0.123456],
+                          "score_b": [1.0, 0.25, 0.1234], "delta": [-0.0298, -0.0001, 5e-5],
+                          "ci_low": [-0.09, -0.05, 1e-5], "ci_high": [0.031, 0.05, 9e-5], "p_value": 0.2,
+                          "p_floor": 0.001, "p_given_ratings": 0.3, "n_samples": 1000,
+                          "signature": "test:two-sided"})
+    shown = readable(table)
+    assert list(shown["A"]) == ["0.500", "0.000", "0.123"] and list(shown["B"]) == ["1.000", "0.250", "0.123"]
+    assert list(shown["delta"]) == ["-0.030", "0.000", "5.00e-05"]
+    assert list(shown["95% interval"]) == ["[-0.090, 0.031]", "[-0.050, 0.050]", "[1.00e-05, 9.00e-05]"]

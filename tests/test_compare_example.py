@@ -55,6 +55,8 @@ def test_vote_shares_and_how_often_the_votes_differ():
     shares = ex.vote_shares(ds, {"a": a, "b": b}).set_index("system")
     assert shares.loc["a", "vote 0"] == 1 and shares.loc["b", "vote 1"] == 0.25
     assert shares.loc["a", "differs"] == 0 and shares.loc["b", "differs"] == 0.25
+    shown = ex.vote_table(ds, {"a": a, "b": b}).frame.set_index("system")  # as the page prints it
+    assert shown.loc["a", "vote 0"] == "1.000" and shown.loc["b", "vote 1"] == "0.250"
 
 
 def test_compare_samplers_stacks_one_comparison_per_sampler():

@@ -91,6 +91,14 @@ def vote_shares(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]) -> pd.D
     return pd.DataFrame(rows)
 
 
+def vote_table(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]):
+    """:func:`vote_shares` as the page shows it: every share in three decimals (a share of 1 too)."""
+    from analysis.paper.tables import Table
+
+    shares = vote_shares(ds, outputs)
+    return Table(shares.assign(**{c: shares[c].map(lambda v: f"{v:.3f}") for c in shares.columns if c != "system"}))
+
+
 def compare_samplers(ds: AnnotationDataset, outputs_a, outputs_b, samplers, **options) -> pd.DataFrame:
     """:func:`analysis.tools.compare.compare` under each sampler, one frame with its columns (one row per sampler and
     metric)."""

@@ -21,19 +21,36 @@ from analysis.tools.options import data_arguments, load_data, sampler_argument
 from analysis.wording import counted
 
 
-def _number(value: float) -> str:
-    value = float(value) + 0.0  # no -0
-    return f"{value:.3g}" if abs(value) >= 0.001 or value == 0 else f"{value:.2e}"
+def _score(value: float) -> str:
+    """A system's score: three decimals, as every score of a column."""
+    return _value(value, False)
+
+
+def _scientific(low: float, high: float) -> bool:
+    """Whether an interval is printed in scientific notation: where neither finite end reaches 0.01 in size."""
+    finite = [abs(float(v)) for v in (low, high) if math.isfinite(float(v))]
+    return bool(finite) and 0 < max(finite) < 0.01
+
+
+def _value(value: float, scientific: bool) -> str:
+    """A number in three decimals or, with ``scientific``, in scientific notation; never "-0.000"."""
+    value = float(value) + 0.0
+    if not math.isfinite(value):
+        return str(value)
+    text = f"{value:.2e}" if scientific else f"{value:.3f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _interval(low: float, high: float) -> str:
     """An interval's two ends in one format: three decimals, or both in scientific notation when neither reaches
     0.01 in size."""
-    ends = [float(v) + 0.0 for v in (low, high)]
-    finite = [abs(v) for v in ends if math.isfinite(v)]
-    scientific = finite and 0 < max(finite) < 0.01
-    return "[" + ", ".join(f"{v:.2e}" if scientific and math.isfinite(v) else f"{v:.3f}" if math.isfinite(v)
-                           else str(v) for v in ends) + "]"
+    scientific = _scientific(low, high)
+    return "[" + ", ".join(_value(v, scientific) for v in (low, high)) + "]"
+
+
+def _delta(row) -> str:
+    """The row's delta in its interval's format."""
+    return _value(row["delta"], _scientific(row["ci_low"], row["ci_high"]))
 
 
 def p_text(p: float) -> str:
@@ -77,8 +94,8 @@ def sentence(table: pd.DataFrame, metric: str | None = None, names=("system A", 
     items = counted(row['items'], "item")
     return (f"On {items} with K = {row['K']} ratings each"
             f"{' (' + '; '.join(caveats) + ')' if caveats else ''}, {names[0]} scored "
-            f"{_number(row['score_a'])} {metric_label(row['metric'])} against {_number(row['score_b'])} for "
-            f"{names[1]} (delta {_number(row['delta'])}{_favour(row['delta'], names)}, 95 % interval "
+            f"{_score(row['score_a'])} {metric_label(row['metric'])} against {_score(row['score_b'])} for "
+            f"{names[1]} (delta {_delta(row)}{_favour(row['delta'], names)}, 95 % interval "
             f"{_interval(row['ci_low'], row['ci_high'])}, {sided} p {_p_words(row)} from "
             f"{_test_words(row, table.attrs.get('raters_in_data'))}; with "
             f"these raters' labels held fixed, p {_given_words(row)}; {row['signature']})."
@@ -123,8 +140,8 @@ def readable(table: pd.DataFrame, names=("A", "B")) -> pd.DataFrame:
     sided = "two-sided" if table["signature"].str.contains("test:two-sided").all() else "one-sided"
     return pd.DataFrame({
         "sampler": table["sampler"], "metric": table["metric"].map(metric_label),
-        names[0]: table["score_a"].map(_number), names[1]: table["score_b"].map(_number),
-        "delta": table["delta"].map(_number),
+        names[0]: table["score_a"].map(_score), names[1]: table["score_b"].map(_score),
+        "delta": [_delta(row) for _, row in table.iterrows()],
         "95% interval": [_interval(lo, hi) for lo, hi in zip(table["ci_low"], table["ci_high"])],
         f"p ({sided})": [f"<= {p_text(row['p_floor'])}" if at_floor(row) else p_text(row["p_value"])
                          for _, row in table.iterrows()],
