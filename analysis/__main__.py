@@ -219,17 +219,22 @@ def _parser(engine_commands=tuple(ENGINE_COMMANDS)) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"analysis {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      title="commands (python -m analysis COMMAND --help for its options)")
-    for name in ("run", "light", "compare", "plan"):  # in the order --help lists them
-        if name == "light":
-            _add_light_commands(commands)
-        elif name not in engine_commands:
-            commands.add_parser(name, help=ENGINE_COMMANDS[name])
-        elif name == "run":
-            _add_run(commands.add_parser(name, help=ENGINE_COMMANDS[name],
-                                         description="Simulate the N x K grid for one dataset and sampler."))
-        else:
-            importlib.import_module(f"analysis.tools.{name}_report").add_cli(commands, ENGINE_COMMANDS[name])
+    _add_engine_command(commands, "run", engine_commands)  # in the order --help lists them
+    _add_light_commands(commands)
+    for name in ("compare", "plan"):
+        _add_engine_command(commands, name, engine_commands)
     return parser
+
+
+def _add_engine_command(commands, name: str, engine_commands) -> None:
+    """Engine command ``name`` with its options where it is among ``engine_commands``, else its help line alone."""
+    if name not in engine_commands:
+        commands.add_parser(name, help=ENGINE_COMMANDS[name])
+    elif name == "run":
+        _add_run(commands.add_parser(name, help=ENGINE_COMMANDS[name],
+                                     description="Simulate the N x K grid for one dataset and sampler."))
+    else:
+        importlib.import_module(f"analysis.tools.{name}_report").add_cli(commands, ENGINE_COMMANDS[name])
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:

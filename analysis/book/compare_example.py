@@ -15,6 +15,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.data.reading import id_text
 from analysis.errors import ParameterError
 from analysis.engine.metrics import METRIC_LABELS, REGISTRY, votes
+from analysis.paper.tables import Table
 
 SYSTEMS = ("logreg-balanced", "naive-bayes")
 
@@ -91,10 +92,8 @@ def vote_shares(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]) -> pd.D
     return pd.DataFrame(rows)
 
 
-def vote_table(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]):
+def vote_table(ds: AnnotationDataset, outputs: dict[str, pd.DataFrame]) -> Table:
     """:func:`vote_shares` as the page shows it: every share in three decimals (a share of 1 too)."""
-    from analysis.paper.tables import Table
-
     shares = vote_shares(ds, outputs)
     return Table(shares.assign(**{c: shares[c].map(lambda v: f"{v:.3f}") for c in shares.columns if c != "system"}))
 

@@ -306,8 +306,8 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
             rows.append(row)
     rule = _rule(results)
     seeds = sorted(int(s) for s in at["seed"].unique()) if "seed" in at else []
-    run = f", from the run{'s' if len(seeds) > 1 else ''} of seed{'s' if len(seeds) > 1 else ''} {listed(seeds)}" \
-        if seeds else ""
+    plural = "s" if len(seeds) > 1 else ""
+    run = f", from the run{plural} of seed{plural} {listed(seeds)}" if seeds else ""
     if has_paper_values(results, which):
         caption = (f"ours (paper){run}; {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
                    f"{MARKS_WORDS}")

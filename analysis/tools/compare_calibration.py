@@ -244,13 +244,12 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
     parts = []
     for design, table in tables.items():
         for (sampler, test), part in table.groupby(["sampler", "test"], sort=False):
+            shares = _span(part["share"].min(), part["share"].max(), ".3f")
             if power:
-                shares = _span(part["share"].min(), part["share"].max(), ".3f")
                 parts.append(f"{design} under {sampler} ({test}): {shares} ({int(part['n_sets'].iloc[0])} test sets)")
                 continue
             held = ((part["low"] <= alpha) & (alpha <= part["high"])).all()
             above = (part["low"] > alpha).sum()
-            shares = _span(part["share"].min(), part["share"].max(), ".3f")
             parts.append(f"{design} under {sampler} ({test}): {shares} ({int(part['n_sets'].iloc[0])} test sets; "
                          + (f"on every metric consistent with {alpha:g}, which lies inside its 95 % band" if held else
                             f"on {above} of {len(part)} metrics too high, {alpha:g} lying below its 95 % band: too "
