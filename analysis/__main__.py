@@ -199,8 +199,7 @@ def _cli_words(message: str) -> str:
     return message
 
 
-#: The commands whose options and work load the engine (numba, scipy), with their one-line help. Their options are
-#: built only when the command is named, so that ``--help`` and the other commands start without the engine.
+#: The commands that load the engine (numba, scipy), with their help line; only a named one's options are built.
 ENGINE_COMMANDS = {"run": "simulate a grid of budgets and write the tidy p-value table",
                    "compare": "compare two systems' outputs against multi-rater annotations",
                    "plan": "plan a study: power of N x K designs, the cheapest reaching a target"}
@@ -230,15 +229,13 @@ def _add_engine_command(commands, name: str, engine_commands) -> None:
     """Engine command ``name`` with its options where it is among ``engine_commands``, else its help line alone."""
     if name not in engine_commands:
         commands.add_parser(name, help=ENGINE_COMMANDS[name])
-    elif name == "run":
-        _add_run(commands.add_parser(name, help=ENGINE_COMMANDS[name],
-                                     description="Simulate the N x K grid for one dataset and sampler."))
     else:
-        importlib.import_module(f"analysis.tools.{name}_report").add_cli(commands, ENGINE_COMMANDS[name])
+        add = _add_run if name == "run" else importlib.import_module(f"analysis.tools.{name}_report").add_cli
+        add(commands, ENGINE_COMMANDS[name])
 
 
-def _add_run(run: argparse.ArgumentParser) -> None:
-    """The options of ``run``."""
+def _add_run(commands, line: str) -> None:
+    """Register ``run`` on the command line's subparsers, with its one-line help, as the tools register theirs."""
     from analysis.engine import PERTURBATIONS
     from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
@@ -246,6 +243,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     from analysis.engine.split import NULL_MIXINGS
     from analysis.engine.samplers import SAMPLERS
 
+    run = commands.add_parser("run", help=line, description="Simulate the N x K grid for one dataset and sampler.")
     data_arguments(run)
     run.add_argument("--sampler", required=True, choices=SAMPLERS, help="bootstrap sampler")
     run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
