@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -224,7 +224,7 @@ def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
                      n_samples: int, seed: int, progress: bool = False, columns: bool = False,
-                     names=METRICS) -> tuple[np.ndarray, np.ndarray]:
+                     names=METRICS, swaps: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(bootstrap, swap) deltas, each (n_samples, metrics) in the order of ``names``; ``share_a[i]`` is A's label
     distribution on item ``i`` of ``ds``.
 
@@ -235,14 +235,15 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
     ratings, swaps A's and B's answers per item with probability 1/2, and scores them as the observed delta is
     scored: under the hypothesis that A and B are exchangeable on every item of these ratings, that is the observed
     delta's exact permutation law. The swaps have their own random stream, so they are the same under every
-    sampler. ``progress`` shows a bar on standard error for runs of several seconds.
+    sampler; without ``swaps`` none is drawn (an empty table), and the bootstrap's are the same. ``progress`` shows
+    a bar on standard error for runs of several seconds.
     """
-    plan = make_layout(ds, sampler)
     full = full_counts(ds, share_a, share_b, k)
     delta_matrix = partial(_delta_matrix, names=tuple(names))
-    boot, swaps = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    boot, swapping = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     chunk = max(1, CHUNK_RESPONSES // (ds.n_items * k))
     columns = columns or sampler == "S4"  # S4's replicates are the pigeonhole bootstrap's, whichever test reads them
+    plan = None if columns else make_layout(ds, sampler)
     if columns and sampler == "S4":
         alt = [rater_level.pigeonhole_replicates(ds, share_a, share_b, k, n_samples, boot, delta_matrix,
                                                  progress=progress)]
@@ -253,18 +254,19 @@ def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.nda
         alt = []
     null = []
     with tqdm(total=n_samples, desc=f"compare {sampler}", unit="replicate", file=sys.stderr, leave=False, delay=2,
-              disable=not progress) as bar:
+              disable=not progress or (columns and not swaps)) as bar:
         for start in range(0, n_samples, chunk):
             reps = min(chunk, n_samples - start)
             if not columns:
                 item, gold = draw_gold(plan, ds.n_items, k, reps, boot)
                 alt.append(delta_matrix(gold, full[1][item], full[2][item]))
-            swap = swaps.random((reps, ds.n_items))[..., None] < 0.5
-            shape = swap.shape[:2] + (ds.n_labels,)
-            null.append(delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
-                                      np.where(swap, full[1], full[2])))
+            if swaps:
+                swap = swapping.random((reps, ds.n_items))[..., None] < 0.5
+                shape = swap.shape[:2] + (ds.n_labels,)
+                null.append(delta_matrix(np.broadcast_to(full[0], shape), np.where(swap, full[2], full[1]),
+                                          np.where(swap, full[1], full[2])))
             bar.update(reps)
-    return np.concatenate(alt), np.concatenate(null)
+    return np.concatenate(alt), np.concatenate(null) if null else np.empty((0, len(names)))
 
 
 def interval_rank(n_samples: int) -> int:
@@ -308,6 +310,66 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
     out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in names if m != "wins"}
     out["wins"] = (float(wins[0]), float(wins[1]), float(delta["wins"]))
     return out
+
+
+@dataclass(frozen=True)
+class RaterParts:
+    """The rater-level test's variance of the observed delta on one table, per metric (its item part and rater
+    part), and its reference: degrees of freedom, the percentile's widening factor, raters per group, groups."""
+
+    item: np.ndarray
+    rater: np.ndarray
+    df: int
+    factor: float
+    per_group: float
+    groups: int
+
+
+def rater_parts(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
+                delta_matrix) -> RaterParts:
+    """The jackknives of :mod:`analysis.tools.rater_level` on ``ds`` under ``sampler`` (S1, S3 or S4): under S4 a
+    deleted rater takes their ratings from every item they rated, and the residual both parts hold counts once."""
+    jackknife = (rater_level.pool_jackknife(ds, share_a, share_b, k, delta_matrix) if sampler == "S4"
+                 else rater_level.rater_jackknife(ds, share_a, share_b, sampler, k, delta_matrix))
+    rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
+    df_raters = min(df_raters, ds.n_raters - 1)  # raters in several batches count once
+    item_part = rater_level.item_jackknife(full_counts(ds, share_a, share_b, k), delta_matrix)
+    if sampler == "S4":  # the residual, held by both parts, counted once (the rater part keeps the rest)
+        residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(ds, share_a, share_b, k, delta_matrix))
+        rater_part = rater_level.two_way(item_part, rater_part, residual) - item_part
+    return RaterParts(item_part, rater_part, rater_level.degrees(ds.n_items, df_raters),
+                      rater_level.expansion(ds.n_raters if sampler == "S4" else per_group), per_group,
+                      len(jackknife))
+
+
+def headline(parts: RaterParts | None, metric: str, m: int, delta: float, bound: float, alt: np.ndarray | None,
+             two_sided: bool, n_samples: int) -> tuple[float, float, float]:
+    """(p, interval low, interval high) of ``metric`` (column ``m`` of ``alt``): the rater-level test where
+    ``parts`` are given (``alt`` read by the distribution metrics only), else the percentile bootstrap of
+    ``alt``."""
+    if parts is None:
+        return replicate_test(alt[:, m], delta, two_sided, bound)
+    companion = metric in rater_level.COMPANION
+    return rater_level.test(delta, parts.item[m] + parts.rater[m], parts.df, two_sided, bound, 1 / (1 + n_samples),
+                            alt[:, m] if companion else None, parts.factor)
+
+
+def headline_p(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int, names,
+               n_samples: int = N_SAMPLES, seed: int = 0, two_sided: bool = False) -> np.ndarray:
+    """``compare``'s headline p per metric of ``names`` on every item of ``ds``, A's and B's label distributions
+    given per item: the same test and replicates as :func:`compare`, without its report and its swaps (what a
+    plan simulates, :mod:`analysis.tools.study_power`). Replicates are drawn only where a metric reads them."""
+    names = tuple(names)
+    rater_test = sampler in RATER_LEVEL
+    delta_matrix = partial(_delta_matrix, names=names)
+    alt = None
+    if not rater_test or any(m in rater_level.COMPANION for m in names):
+        alt = replicate_deltas(ds, share_a, share_b, sampler, k, n_samples, seed, columns=rater_test, names=names,
+                               swaps=False)[0]
+    seen = observed(ds, share_a, share_b, k, names)
+    parts = rater_parts(ds, share_a, share_b, sampler, k, delta_matrix) if rater_test else None
+    return np.array([headline(parts, metric, m, round(seen[metric][2], 12) + 0.0, BY_NAME[metric].bound(ds.n_labels),
+                              alt, two_sided, n_samples)[0] for m, metric in enumerate(names)])
 
 
 def swap_floor(n_swaps: int, two_sided: bool) -> float:
@@ -425,20 +487,10 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     alt, null = replicate_deltas(used, share_a, share_b, sampler, int(k), int(n_samples), int(seed), progress,
                                  columns=rater_test, names=chosen)
     seen = observed(used, share_a, share_b, int(k), chosen)
+    parts = rater_parts(used, share_a, share_b, sampler, int(k), delta_matrix) if rater_test else None
     if rater_test:
-        jackknife = (rater_level.pool_jackknife(used, share_a, share_b, int(k), delta_matrix) if sampler == "S4"
-                     else rater_level.rater_jackknife(used, share_a, share_b, sampler, int(k), delta_matrix))
-        rater_part, df_raters, per_group = rater_level.rater_part(jackknife)
-        df_raters = min(df_raters, used.n_raters - 1)  # raters in several batches count once
-        item_part = rater_level.item_jackknife(full_counts(used, share_a, share_b, int(k)), delta_matrix)
-        if sampler == "S4":  # the residual, held by both parts, counted once (the rater part keeps the rest)
-            residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(used, share_a, share_b, int(k),
-                                                                                 delta_matrix))
-            rater_part = rater_level.two_way(item_part, rater_part, residual) - item_part
-        df = rater_level.degrees(len(both), df_raters)
-        factor = rater_level.expansion(used.n_raters if sampler == "S4" else per_group)
-        fewest = rater_level.fewest_raters(int(n_samples), len(jackknife))
-    raters = (used.n_raters if sampler == "S4" else int(round(per_group))) if rater_test \
+        fewest = rater_level.fewest_raters(int(n_samples), parts.groups)
+    raters = (used.n_raters if sampler == "S4" else int(round(parts.per_group))) if rater_test \
         else int(np.median(used.raters_per_item))
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
                           f"test:{'two-sided' if two_sided else 'one-sided'}{'/percentile' if percentile else ''}",
@@ -451,16 +503,14 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
         bound = BY_NAME[metric].bound(ds.n_labels)
         needed = None
         sides = 2 if two_sided else 1
+        p, low, high = headline(parts, metric, m, delta, bound, alt, two_sided, int(n_samples))
         if rater_test:
             companion = metric in rater_level.COMPANION
-            p, low, high = rater_level.test(delta, item_part[m] + rater_part[m], df, two_sided, bound,
-                                            1 / (1 + n_samples), alt[:, m] if companion else None, factor)
-            needed = rater_level.raters_for_even_odds(delta, item_part[m], rater_part[m], raters, len(both),
-                                                      len(jackknife), fewest if companion else 0, bound)
-            floor = (min(1.0, sides * rater_level.percentile_p(0, int(n_samples), df, factor)) if companion
-                     else np.nan)  # a t-test's p has no floor
+            needed = rater_level.raters_for_even_odds(delta, parts.item[m], parts.rater[m], raters, len(both),
+                                                      parts.groups, fewest if companion else 0, bound)
+            floor = (min(1.0, sides * rater_level.percentile_p(0, int(n_samples), parts.df, parts.factor))
+                     if companion else np.nan)  # a t-test's p has no floor
         else:
-            p, low, high = replicate_test(alt[:, m], delta, two_sided, bound)
             floor = min(1.0, sides / (1 + n_samples))
         rows.append(dict(zip(COLUMNS, (metric, score_a, score_b, delta, low, high, p,
                                        permutation_p(null[:, m], delta, two_sided), len(both), int(k), sampler,
