@@ -2,6 +2,10 @@
 one core):
 
     .venv/bin/python benchmarks/plan_against_compare.py --out benchmarks/plan_against_compare.csv
+    .venv/bin/python benchmarks/plan_against_compare.py --out benchmarks/plan_against_compare.csv --study-power
+
+The second adds ``plan --test compare``'s power beside each row (its own studies, another seed, the same system B:
+ten minutes).
 
 ``plan`` simulates a design's studies as the paper does: the gold standard and both systems are draws of rater
 columns, B's perturbed, and a study's p comes from its delta against the null's replicates. ``compare`` tests two
@@ -36,6 +40,7 @@ from analysis.data.annotations import AnnotationDataset, from_table  # noqa: E40
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import power, rater_level  # noqa: E402
 from analysis.tools.compare import compare, observed  # noqa: E402
+from analysis.tools.study_power import StudyPower  # noqa: E402
 
 PILOT = "dices-synthetic"
 ALPHA = 0.05
@@ -131,6 +136,24 @@ def design_rows(metric: str, delta: float, n_studies: int, seed: int, parts: Pat
     return table
 
 
+def with_study_power(table: pd.DataFrame, n_studies: int, seed: int) -> pd.DataFrame:
+    """The table with ``plan --test compare``'s power at each row's design and epsilon (``study_power`` and its
+    Wilson band): its own studies, drawn from another seed than compare's above, with the same system B (its
+    noise label per pilot item), so the two are independent estimates of the same rejection rate."""
+    ds = datasets.load(PILOT)
+    noise = np.random.default_rng(seed).integers(ds.n_labels, size=ds.n_items)  # as design_rows draws it
+    rows = []
+    for row in table.itertuples():
+        planner = StudyPower(ds, "S1", (row.metric,), studies=n_studies, seed=seed + 1, max_n=int(row.N),
+                             max_k=int(row.K), noise=noise)
+        share = float(planner.cell(int(row.N), int(row.K), row.epsilon)[0][0])
+        low, high = power.wilson(round(share * n_studies), n_studies)
+        rows.append({"study_power": share, "study_low": float(low), "study_high": float(high)})
+        print(f"{row.metric} N {row.N} K {row.K}: compare {row.compare_power:.2f}, plan --test compare {share:.2f}",
+              file=sys.stderr, flush=True)
+    return table.drop(columns=["study_power", "study_low", "study_high"], errors="ignore").assign(**pd.DataFrame(rows))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=200, help="studies per design (default: 200)")
@@ -138,7 +161,15 @@ if __name__ == "__main__":
     parser.add_argument("--parts", default="benchmarks/.plan_against_compare",
                         help="folder of finished targets, read back by a rerun")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--study-power", action="store_true",
+                        help="add plan --test compare's power to the rows of --out (read back, not recomputed)")
     args = parser.parse_args()
+    if args.study_power:
+        table = with_study_power(pd.read_csv(args.out), args.studies, args.seed)
+        write_atomic(args.out, table.to_csv(index=False))
+        print(table[["metric", "N", "K", "compare_power", "study_power", "study_low", "study_high"]].round(3)
+              .to_string(index=False))
+        sys.exit(0)
     Path(args.parts).mkdir(parents=True, exist_ok=True)
     table = pd.concat([design_rows(m, d, args.studies, args.seed, Path(args.parts)) for m, d in TARGETS],
                       ignore_index=True)

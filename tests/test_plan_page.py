@@ -35,14 +35,22 @@ def external_sources(text: str) -> list[str]:
     return found
 
 
-def plan_page(tmp_path, design: str) -> tuple:
+def plan_page(tmp_path, design: str, options=("--n-samples", "40", "--metrics", ",".join(METRICS))) -> tuple:
     table, extra = PILOTS[design]
     data = tmp_path / f"{design}.csv"
     table.to_csv(data, index=False)
     page = tmp_path / f"{design}.html"
-    code = main(["plan", "--data", str(data), *extra, "--epsilon", "0.5", "--ns", "20,40", "--ks", "2,3",
-                 "--n-samples", "40", "--metrics", ",".join(METRICS), "--quiet", "--html", str(page)])
+    code = main(["plan", "--data", str(data), *extra, "--epsilon", "0.5", "--ns", "20,40", "--ks", "2,3", *options,
+                 "--quiet", "--html", str(page)])
     return code, page
+
+
+def test_a_page_of_compares_test_says_whose_power_and_counts_studies(tmp_path, capsys):
+    code, page = plan_page(tmp_path, "crossed", ("--test", "compare", "--n-samples", "10", "--metrics", "accuracy"))
+    assert code == 0, capsys.readouterr().err
+    text = page.read_text()
+    assert html.escape(WHOSE_TEST["compare"]) in text and "<th>studies per design</th><td>10</td>" in text
+    assert "--test compare" in text
 
 
 @pytest.mark.parametrize("design", sorted(PILOTS))
@@ -52,7 +60,7 @@ def test_the_page_holds_every_metric_and_the_command_and_fetches_nothing(tmp_pat
     text = page.read_text()
     assert "--html" in text and f"{design}.csv" in text  # the command that reproduces it
     assert not external_sources(text)  # plotly's JavaScript is in the page
-    assert html.escape(WHOSE_TEST) in text  # whose test the power is, as the report says it
+    assert html.escape(WHOSE_TEST["paper"]) in text  # whose test the power is, as the report says it
     for metric in METRICS:
         assert json.dumps(METRIC_LABELS[metric]) in text
 

@@ -92,7 +92,9 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     assert plain.cells.equals(book.cells) and plain.p_values.equals(book.p_values)
     assert set(plain.cells["metric"]) == set(BOOK.metrics) != set(reference.cells["metric"])
     assert inspect.signature(timing.time_cells).parameters["choices"].default is BOOK
-    assert inspect.signature(power.plan).parameters["perturbation"].default == PLAN.perturbation == "dirichlet"
+    assert inspect.signature(power.plan).parameters["perturbation"].default is None  # resolved by its test:
+    planned = power.plan(crossed, epsilon=0.3, ns=[20], ks=[3], n_samples=20, metrics=["accuracy"])
+    assert planned.provenance["parameters"]["perturbation"] == PLAN.perturbation == "dirichlet"
     assert power.Planner.__dataclass_fields__["perturbation"].default == PLAN.perturbation
     assert PLAN.smoothing == BOOK.smoothing and PLAN.metrics == BOOK.metrics != METRICS
     assert inspect.signature(compare).parameters["averaging"].default == BOOK.averaging

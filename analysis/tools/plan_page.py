@@ -102,7 +102,8 @@ def page(result: Plan, command: str) -> str:
               "effect": effect, "cost of an item": f"{how['cost_item']:g}",
               "cost of a rating": f"{how['cost_rating']:g}", "target power": f"{how['power']:g}",
               "alpha (one-sided)": f"{how['alpha']:g}", "sampler": how["sampler"],
-              "replicates per design": f"{how['n_samples']:,}", "seed": str(how["seed"])}
+              ("studies" if result.test == "compare" else "replicates") + " per design":
+              f"{how['n_samples']:,}", "seed": str(how["seed"])}
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in inputs.items())
     body = embedded(result)
     title = f"Plan for {result.provenance['dataset']}: power against cost"
@@ -114,5 +115,5 @@ def page(result: Plan, command: str) -> str:
             f"<p>Reproduce this page with:</p><pre>{html.escape(command)}</pre>"
             "<p>Hollow markers extrapolate beyond the pilot (more items, ratings per item or raters than it has); "
             "the star is the cheapest design reaching the target power; shaded: each line's 95 % band. "
-            f"{html.escape(WHOSE_TEST)}</p>"
+            f"{html.escape(WHOSE_TEST[result.test])}</p>"
             f"{body}</body></html>\n")

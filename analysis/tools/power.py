@@ -11,7 +11,8 @@ design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds t
 the same people: it is marked as an extrapolation too, in the table, the summary and the figure. Under S1, S3 and S4
 the number of distinct raters bounds the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan
 (``raters``, ``--raters``): then each R's designs are simulated on studies drawn from a population model fitted to the
-pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled.
+pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled. With ``test="compare"``
+the power is instead ``compare``'s own test's, on studies drawn from the pilot (:mod:`analysis.tools.study_power`).
 """
 
 from __future__ import annotations
@@ -35,27 +36,29 @@ from analysis.engine.samplers import check_sampler, default_sampler, raters_avai
 from analysis.data import population as populations
 from analysis.tools import rater_level
 from analysis.tools.compare import N_SAMPLES
+from analysis.tools import study_power
+from analysis.tools.bands import Z95, wilson
 from analysis.tools.modelled import PANELS, check_plan_raters, study
+from analysis.tools.study_power import StudyPower
 from analysis.engine import Simulator, check_perturbation
 from analysis.experiment.choices import PLAN, selected
 
-Z95 = 1.959963984540054
 BISECTION_STEPS = 7  # epsilon to within 1/128
 DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
 PROGRESS_DELAY = 1.0  # seconds before the progress bar shows: none for a plan that is quick
 NULL_RESAMPLES = 100  # resamples of the null that measure its part of a power's Monte Carlo error
-#: Whose test a plan's power is, for every place that reports one (benchmarks/plan_against_compare.py measured it).
-WHOSE_TEST = ("It is the power of the paper's test, A and B simulated as raters' responses; compare's test of two "
+#: Whose test a plan's power is (``test``): the paper's, on simulated replicates, or compare's own, on simulated
+#: studies (:mod:`analysis.tools.study_power`).
+TESTS = ("paper", "compare")
+#: What each test's power is, for every place that reports one (benchmarks/plan_against_compare.py measured both).
+WHOSE_TEST = {
+    "paper": ("It is the power of the paper's test, A and B simulated as raters' responses; compare's test of two "
               "fixed systems' outputs has proved more powerful at the same Δ on MAE and JSD (the methods page, "
-              "\"How a plan reads its power\").")
-
-
-def wilson(successes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson 95 % band of a binomial share ``successes / n``."""
-    share = np.asarray(successes, float) / n
-    centre = (share + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    half = Z95 / (1 + Z95**2 / n) * np.sqrt(share * (1 - share) / n + Z95**2 / (4 * n**2))
-    return centre - half, centre + half
+              "\"How a plan reads its power\"; --test compare plans that test itself)."),
+    "compare": ("It is the power of compare's own test: the share of simulated studies, each drawn from the pilot "
+                "with two fixed systems' answers, in which compare's headline test gives p below alpha (the methods "
+                "page, \"How a plan reads its power\")."),
+}
 
 
 def power_band(power: np.ndarray, n_alt: int, null_sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,6 +112,16 @@ class Planner:
             if self.progress is not None:
                 self.progress.update()
         return self._done[key]
+
+    @property
+    def group_size(self) -> int:
+        """The items of the pilot's median group (a batch under S3)."""
+        return self.simulators[0][0].layout.group_size
+
+    def band(self, n: int, k: int, epsilon: float, metrics) -> tuple[np.ndarray, np.ndarray]:
+        """The 95 % band of every metric's power at (N, K, epsilon): :func:`power_band` with the null's part
+        measured for ``metrics`` (indices)."""
+        return power_band(self.cell(n, k, epsilon)[0], self.n_samples, self.null_spread(n, k, epsilon, metrics))
 
     def power(self, alt: np.ndarray, null: np.ndarray, metrics=None) -> np.ndarray:
         """Per metric (of ``metrics``, indices; by default all), the share of alternative replicates whose own
@@ -187,9 +200,12 @@ def check_alpha(alpha: float, n_samples: int) -> None:
 
 
 def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
-               target_delta: tuple[str, float] | None, n_samples: int = 200, seed: int = 0) -> None:
+               target_delta: tuple[str, float] | None, n_samples: int = 200, seed: int = 0,
+               test: str = TESTS[0]) -> None:
     """Refuse what no plan can mean: negative costs, probabilities outside (0, 1), no effect or two effects, too
-    few replicates, an alpha they cannot resolve."""
+    few replicates, an alpha they cannot resolve (under compare's test, its own replicates), an unknown test."""
+    if test not in TESTS:
+        raise ParameterError(f"test (--test) must be one of {', '.join(TESTS)}, got {test!r}")
     for name, value in (("cost_item (--cost-item)", cost_item), ("cost_rating (--cost-rating)", cost_rating)):
         if not value >= 0:
             raise ParameterError(f"{name} must be >= 0, got {value:g}")
@@ -204,7 +220,7 @@ def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float,
         raise ParameterError(f"the effect (--epsilon) must lie in (0, 1], got {epsilon:g}")
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    check_alpha(alpha, int(n_samples))
+    check_alpha(alpha, N_SAMPLES if test == "compare" else int(n_samples))
     if int(seed) != seed or seed < 0:
         raise ParameterError(f"the seed (--seed) must be an integer >= 0, got {seed!r}")
 
@@ -220,12 +236,17 @@ class Plan:
     target: float
     provenance: dict  # dataset, data_sha256, engine, raters (available to a drawn item), parameters (, population)
 
+    @property
+    def test(self) -> str:
+        """Whose test the power is (:data:`TESTS`); a plan saved before there was a choice is the paper's."""
+        return self.provenance["parameters"].get("test", TESTS[0])
+
 
 def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | None = None,
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
-         metrics="all", perturbation: str = PLAN.perturbation, progress: bool = False, raters=None,
-         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging) -> Plan:
+         metrics="all", perturbation: str | None = None, progress: bool = False, raters=None,
+         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging, test: str = TESTS[0]) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
@@ -250,13 +271,14 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     alpha : float, default 0.05
         The level of the one-sided test.
     n_samples : int, default 200
-        Replicates per design.
+        Replicates per design (the paper's test), or studies per design (compare's).
     seed : int, default 0
         The seed; the same seed gives the same plan.
     metrics : "all" or sequence of str, default "all"
         The metrics; ``"all"``: the eight, with precision, recall and F1 averaged by ``averaging``.
-    perturbation : str, default "dirichlet"
-        The noise law of B (Dirichlet noise, the law the population model is checked under; ``PLAN.perturbation``).
+    perturbation : str, optional
+        The noise law of B; default: Dirichlet noise under the paper's test (the law the population model is
+        checked under, ``PLAN.perturbation``), and the one-label law, the only one, under compare's.
     progress : bool, default False
         A bar of simulated designs on standard error.
     raters : sequence of int, optional
@@ -268,6 +290,11 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     averaging : str, default the book's (``"macro"``)
         How ``"all"`` averages precision, recall and F1 over the labels (``"weighted"``, ``"macro"``,
         ``"macro-all"`` or ``"micro"``).
+    test : {"paper", "compare"}, default "paper"
+        Whose test's power: the paper's, on ``n_samples`` simulated replicates against a simulated null, or
+        ``compare``'s own headline test, run on each of ``n_samples`` studies drawn from the pilot with two fixed
+        systems (:mod:`analysis.tools.study_power`; its bands are Wilson's; no smallest effect is searched; no
+        ``raters``).
 
     Returns
     -------
@@ -280,7 +307,15 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         within its raters.
     """
 
-    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed)
+    check_plan(cost_item, cost_rating, power, alpha, epsilon, target_delta, n_samples, seed, test)
+    if test == "compare" and raters is not None:
+        raise ParameterError("--raters plans under the paper's test only (--test paper): compare's test is "
+                             "simulated on studies drawn from the pilot's own raters")
+    if perturbation is None:
+        perturbation = study_power.LAW if test == "compare" else PLAN.perturbation
+    elif test == "compare" and perturbation != study_power.LAW:
+        raise ParameterError(f"compare's test is planned with B's answers under the {study_power.LAW} law only, "
+                             f"got {perturbation!r}")
     chosen = selected(metrics, replace(PLAN, averaging=averaging))
     sampler = check_sampler(sampler or default_sampler(ds))
     grid_ns, grid_ks = default_grid(ds, sampler)
@@ -294,6 +329,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                     for r in check_plan_raters(raters, sampler, given)}
     searches = (len(ks) + 1) * (BISECTION_STEPS + 4) if target_delta else 0
     searches += len(chosen) * (BISECTION_STEPS + 1)
+    if test == "compare":  # each design is one step, the pilot's one more; the target's search tests no study
+        searches = 1
     compiling = progress and not kernels_compiled()
     if compiling:  # the first design waits for the compiler: an estimate of the time left would be far off
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
@@ -304,10 +341,15 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                bar_format=f"{{desc}}: {{n_fmt}}/{{total_fmt}} {unit}s [{{elapsed}}]" if compiling else None)
     target = check_metrics([target_delta[0]]) if target_delta is not None else ()
     simulated = tuple(dict.fromkeys((*averaged(averaging), *chosen, *target)))  # the target's metric too
-    planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
-                      metrics=simulated)
+    if test == "compare":
+        planner = StudyPower(ds, sampler, simulated, studies=int(n_samples), seed=int(seed), alpha=alpha,
+                             max_n=max(ns + [ds.n_items]), max_k=max(ks + [pilot_design(ds)[1]]), progress=bar)
+    else:
+        planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
+                          metrics=simulated)
     with bar:
-        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots)
+        result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots,
+                       test)
         bar.total = bar.n  # the searches stop early where the power is reached or never is
     result.provenance["parameters"]["averaging"] = averaging
     return result
@@ -325,7 +367,7 @@ def _rows(planner: Planner, chosen, epsilons: dict, ns, ks, cost_item, cost_rati
                 continue
             powers, effect = planner.cell(n, k, epsilons[k])
             asked = [planner.metrics.index(m) for m in chosen]
-            low, high = power_band(powers, planner.n_samples, planner.null_spread(n, k, epsilons[k], asked))
+            low, high = planner.band(n, k, epsilons[k], asked)
             for m, metric in zip(asked, chosen):
                 rows.append({"metric": metric, "N": n, "K": k, "epsilon": epsilons[k],
                              "cost": float(design_cost(n, k, cost_item, cost_rating)),
@@ -341,7 +383,7 @@ def reachable(planner: Planner, metric: str, n: int, k: int, pool: int) -> bool:
     raters (K crossed raters under S1, K per batch under S3, the pool under S4). Under S2 no rater floor applies."""
     if metric not in rater_level.COMPANION or planner.sampler == "S2":
         return True
-    groups = max(1, n // planner.simulators[0][0].layout.group_size) if planner.sampler == "S3" else 1
+    groups = max(1, n // planner.group_size) if planner.sampler == "S3" else 1
     per_group = pool if planner.sampler == "S4" else k
     return rater_level.smallest_p(per_group, groups, n, N_SAMPLES) < planner.alpha
 
@@ -373,8 +415,8 @@ def monotone(designs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power,
-          modelled: dict, pilots: int) -> Plan:
+def _plan(planner: Planner | StudyPower, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power,
+          modelled: dict, pilots: int, test: str) -> Plan:
     """:func:`plan`'s work once its arguments are checked; ``modelled`` maps each R to plan to its Ks."""
     ds, n_samples = planner.ds, planner.n_samples
     raters = raters_available(ds, planner.sampler)
@@ -410,12 +452,13 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
         planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}")
     designs = monotone(designs)
     pilot_rows = []
+    searched = isinstance(planner, Planner)  # compare's test: each step of the search would test every study again
     powers, _ = planner.cell(pilot_n, pilot_k, epsilon)
     asked = [planner.metrics.index(m) for m in chosen]
-    lows, highs = power_band(powers, n_samples, planner.null_spread(pilot_n, pilot_k, epsilon, asked))
+    lows, highs = planner.band(pilot_n, pilot_k, epsilon, asked)
     for m, metric in zip(asked, chosen):
         can = reachable(planner, metric, pilot_n, pilot_k, pool)
-        smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can else None
+        smallest = planner.smallest_epsilon(pilot_n, pilot_k, m, power) if can and searched else None
         pilot_rows.append({"metric": metric, "N": pilot_n, "K": pilot_k,
                            "cost": float(design_cost(pilot_n, pilot_k, cost_item, cost_rating)),
                            "power": powers[m] * can, "power_low": float(lows[m]) * can,
@@ -429,7 +472,7 @@ def _plan(planner: Planner, chosen, epsilon, target_delta, ns, ks, cost_item, co
                   "parameters": {"sampler": planner.sampler, "epsilon": epsilon, "target_delta": target_delta,
                                  "ns": ns, "ks": ks, "cost_item": cost_item, "cost_rating": cost_rating, "power": power,
                                  "alpha": planner.alpha, "n_samples": int(n_samples), "seed": int(planner.seed),
-                                 "perturbation": planner.perturbation},
+                                 "perturbation": planner.perturbation, "test": test},
                   "out_of_reach_ks": out_of_reach}
     if population is not None:
         provenance["parameters"].update(raters=list(modelled), pilots=pilots)

@@ -1,0 +1,222 @@
+"""The power of ``compare``'s own test on a design (``plan --test compare``): studies of N items and K ratings
+drawn from the pilot, two fixed systems answering each, and the share of studies in which ``compare``'s headline
+test (:func:`analysis.tools.compare.headline_p`, its sampler, alpha and sidedness) rejects.
+
+A study is drawn from the pilot as the design's sampler draws a replicate, and has the design the planned study will
+have:
+
+- **S1** (fully crossed): K of the pool's raters drawn with replacement, each a rater of the study, all rating N
+  items drawn with replacement;
+- **S3** (batched): batches drawn with replacement, each with its items (a batch's share of N) and K of its own
+  raters drawn with replacement, a batch of the study;
+- **S2 and S4** (any design): the pool's raters drawn with replacement (a rater drawn twice is two raters of the
+  study: the pigeonhole bootstrap), N items drawn with replacement among those a drawn rater rated, each keeping K
+  of its drawn raters' ratings, drawn without replacement (all of them where it has fewer).
+
+Every drawn item is an item of the study. Study ``s`` of every design shares its draws (the same raters and systems,
+the first N items of one sequence), so a larger N adds items to the same study: powers across N are read on common
+random numbers. A rating a batch's drawn rater did not give (a ragged batch) is drawn from the item's own labels.
+
+System A answers a study item with the label shares of all the pilot's ratings of its pilot item; system B with
+those shares mixed at weight ``epsilon`` with a point mass on one label drawn uniformly per pilot item and study
+(the one-label law, as fixed systems: B is wrong in its own way in each study), or per pilot item as ``noise``
+gives it (one system B in every study). With a target Delta, ``epsilon`` is
+set at every design by bisection, so that the mean observed Delta over its studies is the target. The power's band is
+Wilson's: each study's p comes from its own test, so the share of rejections is a plain binomial share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysis.data.annotations import AnnotationDataset
+from analysis.engine.metrics import METRIC_LABELS
+from analysis.engine.samplers import PER_ITEM, make_layout
+from analysis.errors import ParameterError
+from analysis.tools.bands import wilson
+from analysis.tools.compare import N_SAMPLES, headline_p, observed
+
+DELTA_STEPS = 10  # bisection steps of epsilon for a target Delta: to 1/1024
+LAW = "one-label"  # the noise law B's answers follow (module docstring): the only one planned under this test
+
+
+@dataclass(frozen=True)
+class Draws:
+    """One study's random draws, shared by every design: the raters (S1: the pool's columns in their order; S3:
+    per batch slot; S2 and S4: each pool rater's multiplicity), the order in which items are drawn, the position of
+    each rating among an item's, and B's noise label per pilot item."""
+
+    raters: np.ndarray
+    items: np.ndarray
+    order: np.ndarray
+    noise: np.ndarray
+
+
+@dataclass
+class StudyPower:
+    """Simulated studies of one pilot under ``sampler`` and ``compare``'s test on each; powers kept per (N, K,
+    epsilon)."""
+
+    ds: AnnotationDataset
+    sampler: str
+    metrics: tuple
+    studies: int = 200
+    seed: int = 0
+    alpha: float = 0.05
+    two_sided: bool = False
+    replicates: int = N_SAMPLES  # of each study's test (compare's default)
+    max_n: int = 0  # the most items a design of this plan has (a study's item sequence is this long)
+    max_k: int = 0
+    progress: object = field(default=None, repr=False)  # advanced by one per design simulated
+    noise: np.ndarray | None = field(default=None, repr=False)  # B's label per pilot item in every study: one system
+    perturbation: str = field(default=LAW, init=False)
+    _done: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.layout = make_layout(self.ds, self.sampler)
+        self.shares = self.ds.item_label_counts / self.ds.raters_per_item[:, None]
+        self.draws = [self._draw(s) for s in range(self.studies)]
+
+    def _draw(self, s: int) -> Draws:
+        rng = np.random.default_rng([self.seed, s])
+        ds, layout = self.ds, self.layout
+        groups = len(layout.item_start) - 1
+        if self.sampler in PER_ITEM:
+            raters = np.bincount(rng.integers(ds.n_raters, size=ds.n_raters), minlength=ds.n_raters)
+        elif self.sampler == "S1":
+            raters = rng.integers(ds.n_raters, size=self.max_k)
+        else:  # S3: per batch slot of the study, its batch then K of its raters' places
+            slots = -(-self.max_n // layout.group_size)
+            raters = np.column_stack([rng.integers(groups, size=slots), rng.random((slots, self.max_k))])
+        return Draws(raters, rng.integers(np.iinfo(np.int64).max, size=self.max_n), rng.random(ds.n_ratings),
+                     rng.integers(ds.n_labels, size=ds.n_items))
+
+    def study(self, s: int, n: int, k: int) -> tuple[AnnotationDataset, np.ndarray]:
+        """Study ``s`` of N items and K ratings each, and the pilot item of each of its items."""
+        draw = self.draws[s]
+        if self.sampler in PER_ITEM:
+            return self._per_item(draw, n, k)
+        if self.sampler == "S1":
+            return self._crossed(draw, n, k)
+        return self._batched(draw, n, k)
+
+    def _crossed(self, draw: Draws, n: int, k: int):
+        layout = self.layout  # S1's one group: every item and rater, in code order
+        pilot = draw.items[:n] % self.ds.n_items
+        labels = layout.matrix[pilot[:, None] * self.ds.n_raters + draw.raters[:k][None, :]]
+        return _dataset(self.ds, np.repeat(np.arange(n), k), np.tile(np.arange(k), n), labels.ravel(), n), pilot
+
+    def _batched(self, draw: Draws, n: int, k: int):
+        layout = self.layout
+        size = layout.group_size
+        items, raters, labels, pilot, batch = [], [], [], [], []
+        for slot in range(-(-n // size)):
+            group = int(draw.raters[slot, 0])
+            start, stop = layout.item_start[group], layout.item_start[group + 1]
+            r = layout.rater_start[group + 1] - layout.rater_start[group]
+            count = min(size, n - slot * size)
+            local = draw.items[slot * size:slot * size + count] % (stop - start)
+            columns = np.minimum((draw.raters[slot, 1:k + 1] * r).astype(np.int64), r - 1)
+            cells = layout.matrix[layout.matrix_start[group] + local[:, None] * r + columns[None, :]].astype(np.int64)
+            first = slot * size
+            pilot.append(layout.items[start + local])
+            items.append(np.repeat(np.arange(first, first + count), k))
+            raters.append(np.tile(slot * k + np.arange(k), count))
+            labels.append(cells.ravel())
+            batch.append(np.full(count, slot))
+        pilot = np.concatenate(pilot)
+        labels = np.concatenate(labels)
+        missing = np.flatnonzero(labels < 0)
+        if len(missing):  # a ragged batch: the item's own labels, drawn from the study's own stream
+            rng = np.random.default_rng([self.seed, n, k, int(draw.items[0] % 2**31)])
+            cum = self.layout.item_cum[np.repeat(pilot, k)[missing]]
+            labels[missing] = (rng.random(len(missing))[:, None] >= cum[:, :-1]).sum(1)
+        return _dataset(self.ds, np.concatenate(items), np.concatenate(raters), labels, n, np.concatenate(batch)), pilot
+
+    def _per_item(self, draw: Draws, n: int, k: int):
+        ds = self.ds
+        copies = draw.raters[ds.rater]  # each rating, as often as its rater was drawn
+        rated = np.flatnonzero(np.bincount(ds.item, weights=copies, minlength=ds.n_items) > 0)
+        if len(rated) == 0:
+            raise ParameterError(f"no item of {ds.name} was rated by a drawn rater")
+        pilot = rated[draw.items[:n] % len(rated)]
+        rows = np.repeat(np.arange(ds.n_ratings), copies)  # a rating once per copy of its rater
+        copy = np.arange(len(rows)) - np.repeat(np.cumsum(copies) - copies, copies)
+        rater = (np.cumsum(draw.raters) - draw.raters)[ds.rater[rows]] + copy  # a copy is a rater of the study
+        order = np.lexsort((copy, draw.order[rows], ds.item[rows]))  # per item, its ratings in a random order
+        rows, rater = rows[order], rater[order]
+        start = np.searchsorted(ds.item[rows], np.arange(ds.n_items + 1))
+        sizes = np.minimum(start[pilot + 1] - start[pilot], k)
+        picked = np.repeat(start[pilot], sizes) + (np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes))
+        return _dataset(ds, np.repeat(np.arange(n), sizes), rater[picked], ds.label[rows[picked]], n), pilot
+
+    def systems(self, s: int, pilot: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+        """A's and B's label distributions on the study's items (module docstring)."""
+        shares = self.shares[pilot]
+        noise = np.eye(self.ds.n_labels)[(self.draws[s].noise if self.noise is None else self.noise)[pilot]]
+        return shares, (1 - epsilon) * shares + epsilon * noise
+
+    @property
+    def n_samples(self) -> int:
+        """The studies per design (what a plan's ``n_samples`` counts under this test)."""
+        return self.studies
+
+    @property
+    def group_size(self) -> int:
+        """The items of the pilot's median group (a batch under S3)."""
+        return self.layout.group_size
+
+    def band(self, n: int, k: int, epsilon: float, metrics=None) -> tuple[np.ndarray, np.ndarray]:
+        """Wilson's 95 % band of every metric's power at (N, K, epsilon): each study is one binomial trial."""
+        return wilson(np.rint(self.cell(n, k, epsilon)[0] * self.studies), self.studies)
+
+    def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+        """(share of studies whose test rejects, mean observed Delta) per metric, at N, K and ``epsilon``."""
+        key = (int(n), int(k), round(float(epsilon), 9))
+        if key not in self._done:
+            rejected, deltas = np.zeros(len(self.metrics)), np.zeros(len(self.metrics))
+            for s in range(self.studies):
+                study, pilot = self.study(s, n, k)
+                a, b = self.systems(s, pilot, key[2])
+                p = headline_p(study, a, b, self.sampler, k, self.metrics, self.replicates,
+                               int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), self.two_sided)
+                rejected += p < self.alpha
+                deltas += [observed(study, a, b, k, self.metrics)[m][2] for m in self.metrics]
+            self._done[key] = rejected / self.studies, deltas / self.studies
+            if self.progress is not None:
+                self.progress.update()
+        return self._done[key]
+
+    def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
+        """The mean observed Delta of ``metric`` over the studies of N x K at ``epsilon`` (no test run)."""
+        values = []
+        for s in range(self.studies):
+            study, pilot = self.study(s, n, k)
+            values.append(observed(study, *self.systems(s, pilot, epsilon), k, (metric,))[metric][2])
+        return float(np.mean(values))
+
+    def epsilon_for(self, n: int, k: int, m: int, delta: float) -> float:
+        """The smallest epsilon (to 1/1024) whose mean observed Delta of metric ``m`` (an index into
+        :attr:`metrics`) at N x K reaches ``delta``."""
+        metric = self.metrics[m]
+        largest = self.mean_delta(n, k, 1.0, metric)
+        if not 0 < delta <= largest:
+            raise ParameterError(f"a target Delta of {delta:g} for {METRIC_LABELS[metric]} is out of reach: at "
+                                 f"N = {n}, K = {k} the studies give Delta between 0 and {largest:.4g} (epsilon 1)")
+        low, high = 0.0, 1.0
+        for _ in range(DELTA_STEPS):
+            middle = (low + high) / 2
+            low, high = (middle, high) if self.mean_delta(n, k, middle, metric) < delta else (low, middle)
+        return high
+
+
+def _dataset(ds: AnnotationDataset, item, rater, label, n: int, batch=None) -> AnnotationDataset:
+    """A study of ``n`` items as a dataset: items numbered as drawn, raters renumbered to those used, the pilot's
+    labels."""
+    used, rater = np.unique(rater, return_inverse=True)
+    return AnnotationDataset(item=np.asarray(item, np.int64), rater=rater.astype(np.int64),
+                             label=np.asarray(label, np.int64), item_ids=np.arange(n),
+                             rater_ids=np.arange(len(used)), label_names=ds.label_names, name=f"study of {ds.name}",
+                             item_batch=batch)

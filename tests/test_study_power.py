@@ -1,0 +1,181 @@
+"""``plan --test compare`` (issue 51, item 1): the power of ``compare``'s own test, read from simulated studies that
+have the planned design, each tested by the very function ``compare`` reports."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.__main__ import main
+from analysis.data.annotations import from_table
+from analysis.engine.samplers import default_sampler
+from analysis.tools import plan_report, power
+from analysis.tools.compare import compare, headline_p, observed
+from analysis.tools.compare_calibration import Scenario, draw_test_set
+from analysis.tools.outputs import read_outputs
+from analysis.tools.study_power import StudyPower
+from conftest import batched_table, crossed_table, sparse_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def crossed():
+    return from_table(crossed_table(n_items=40, n_raters=6, n_labels=3, seed=4), name="crossed pilot")
+
+
+@pytest.fixture(scope="module")
+def batched():
+    return from_table(batched_table(), batch="batch", name="batched pilot")
+
+
+@pytest.fixture(scope="module")
+def sparse():
+    return from_table(sparse_table(n_items=60, n_raters=25, per_item=5, n_labels=3), name="sparse pilot")
+
+
+@pytest.mark.parametrize("scenario", [Scenario(n_items=40, n_raters=6, n_labels=3),
+                                      Scenario(n_items=60, n_raters=3, n_labels=3, pool=20)],
+                         ids=["crossed", "sparse"])
+def test_headline_p_is_the_p_compare_reports(scenario):
+    """The function a plan runs per study gives compare's own p, to the last bit, for every metric (the
+    distribution metrics' replicates included)."""
+    ds, a, b = draw_test_set(scenario, 3)
+    reported = compare(ds, a, b, seed=5, n_samples=200)
+    shares = [read_outputs(ds, x, name, "item", "label", False).share for x, name in ((a, "A"), (b, "B"))]
+    sampler, k = reported["sampler"].iloc[0], int(reported["K"].iloc[0])
+    found = headline_p(ds, *shares, sampler, k, tuple(reported["metric"]), 200, 5)
+    assert sampler == ("S1" if scenario.pool is None else "S4")
+    assert found.tolist() == reported["p_value"].tolist()
+
+
+@pytest.mark.parametrize("name, sampler, kind", [("crossed", "S1", "fully crossed"), ("batched", "S3", "batched"),
+                                                 ("sparse", "S4", "sparse")])
+def test_a_study_has_the_planned_design_and_compare_reads_it_so(name, sampler, kind, request):
+    """A study of N x K is N items with K ratings each (S4: at most K, an item's drawn raters), of the design the
+    planned study has, so that compare would choose the same sampler for it; a larger N adds items to the same
+    study (common random numbers)."""
+    pilot = request.getfixturevalue(name)
+    planner = StudyPower(pilot, sampler, ("accuracy",), studies=3, max_n=48, max_k=3)
+    for s in range(3):
+        small, pilot_small = planner.study(s, 24, 3)
+        large, pilot_large = planner.study(s, 48, 3)
+        assert small.n_items == 24 and large.n_items == 48
+        assert small.topology.kind == kind and default_sampler(small) == sampler
+        per_item = small.raters_per_item
+        assert (per_item == 3).all() if sampler != "S4" else (per_item <= 3).all() and per_item.max() == 3
+        if sampler != "S3":  # S3 fills a batch slot at a time, so only whole batches nest
+            assert np.array_equal(pilot_small, pilot_large[:24])
+            inner = large.item < 24
+            assert np.array_equal(large.label[inner], small.label) and np.array_equal(large.item[inner], small.item)
+
+
+def test_a_crossed_study_draws_raters_and_items_with_replacement_from_the_pilot(crossed):
+    """Over many studies, a study's share of each label is the pilot's share (S1 draws raters and items uniformly):
+    the difference stays within 4 standard errors of the mean over studies."""
+    planner = StudyPower(crossed, "S1", ("accuracy",), studies=300, max_n=20, max_k=3)
+    shares = np.array([np.bincount(planner.study(s, 20, 3)[0].label, minlength=3) / 60 for s in range(300)])
+    pilot = np.bincount(crossed.label, minlength=3) / crossed.n_ratings
+    error = shares.std(0, ddof=1) / np.sqrt(300)
+    assert (np.abs(shares.mean(0) - pilot) <= 4 * error).all(), (shares.mean(0), pilot)
+
+
+def test_systems_are_the_pilots_shares_and_b_moves_away_with_epsilon(crossed):
+    planner = StudyPower(crossed, "S1", ("accuracy",), studies=2, max_n=10, max_k=3)
+    study, pilot = planner.study(0, 10, 3)
+    a, b = planner.systems(0, pilot, 0.25)
+    assert np.allclose(a, crossed.item_label_counts[pilot] / crossed.raters_per_item[pilot, None])
+    assert np.allclose(b.sum(1), 1) and np.allclose((b - 0.75 * a).max(1), 0.25)
+    assert np.array_equal(planner.systems(0, pilot, 0.0)[1], a)
+
+
+def test_compare_power_counts_the_studies_whose_test_rejects(crossed):
+    """The power at a design is the share of its studies whose headline p lies below alpha, recomputed here study
+    by study; the band is Wilson's of that share."""
+    planner = StudyPower(crossed, "S1", ("accuracy", "mae"), studies=12, seed=3, max_n=30, max_k=5, replicates=100)
+    found, delta = planner.cell(30, 5, 0.6)
+    by_hand, deltas = np.zeros(2), []
+    for s in range(12):
+        study, pilot = planner.study(s, 30, 5)
+        a, b = planner.systems(s, pilot, 0.6)
+        seed = int(np.random.SeedSequence([3, s, 30, 5]).generate_state(1)[0])
+        by_hand += headline_p(study, a, b, "S1", 5, ("accuracy", "mae"), 100, seed) < 0.05
+    assert found.tolist() == (by_hand / 12).tolist() and (delta > 0).all()
+    low, high = planner.band(30, 5, 0.6)
+    assert np.allclose((low, high), power.wilson(by_hand, 12))
+
+
+def test_a_plan_of_compares_test_rises_with_n_holds_the_target_delta_and_says_whose_test(crossed):
+    result = power.plan(crossed, sampler="S1", target_delta=("mae", 0.05), ns=[10, 20, 40], ks=[3, 5],
+                        n_samples=20, metrics=["accuracy", "mae"], test="compare")
+    designs = result.designs
+    for _, line in designs.groupby(["metric", "K"]):
+        assert np.all(np.diff(line.sort_values("N")["power"]) >= 0)
+    assert result.provenance["parameters"]["test"] == "compare" and result.test == "compare"
+    assert result.provenance["parameters"]["perturbation"] == "one-label"
+    mae = designs[designs["metric"] == "mae"].set_index(["N", "K"])["delta"]
+    assert np.allclose(mae.loc[40], 0.05, atol=0.001)  # the studies' mean Delta at the pilot's N, at every K
+    same = StudyPower(crossed, "S1", ("mae",), studies=20, max_n=40, max_k=6)  # the plan's studies
+    for (n, k), delta in mae.items():  # at every N the mean of the same studies' first N items: within 4 SE
+        per_study = [observed(*same.study(s, n, k)[:1], *same.systems(s, same.study(s, n, k)[1], result.designs[
+            "epsilon"][result.designs["K"] == k].iloc[0]), k, ("mae",))["mae"][2] for s in range(20)]
+        assert delta == pytest.approx(np.mean(per_study))
+        assert abs(delta - 0.05) <= 4 * np.std(per_study, ddof=1) / np.sqrt(20), (n, k)
+    text = plan_report.summary(result)
+    assert "It is the power of compare's own test" in text and "Wilson's over the simulated studies" in text
+    assert "not searched under compare's test" in text and result.pilot["smallest_epsilon"].isna().all()
+
+
+def test_a_six_rater_pilot_plans_no_power_where_compares_test_cannot_reject(crossed):
+    """At alpha 0.01, 6 crossed raters put JSD's p floor above alpha: every study fails, so the simulated power
+    itself is 0, where the paper's test passes some."""
+    result = power.plan(crossed, sampler="S1", epsilon=0.9, ns=[40], ks=[6], n_samples=4, alpha=0.01,
+                        metrics=["jsd"], test="compare")
+    row = result.designs.iloc[0]
+    assert not row["can_reject"] and row["simulated_power"] == 0 and row["power"] == 0
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--test", "compare", "--raters", "8"], "--raters plans under the paper's test only"),
+    (["--test", "both"], "invalid choice: 'both'"),
+])
+def test_cli_refuses_what_compares_test_cannot_plan(tmp_path, crossed, capsys, options, message):
+    data = tmp_path / "pilot.csv"
+    crossed.to_frame().to_csv(data, index=False)
+    try:  # argparse exits on a value it does not list; main returns 2 on a plan it refuses
+        code = main(["plan", "--data", str(data), "--epsilon", "0.3", "--out", str(tmp_path / "plan.csv"), *options])
+    except SystemExit as stop:
+        code = stop.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) <= 2, err  # argparse adds its usage line
+    assert not (tmp_path / "plan.csv").exists()
+
+
+def test_cli_plans_compares_test_and_says_so(tmp_path, crossed, capsys):
+    data = tmp_path / "pilot.csv"
+    crossed.to_frame().to_csv(data, index=False)
+    main(["plan", "--data", str(data), "--epsilon", "0.5", "--test", "compare", "--ns", "20,40", "--ks", "3",
+          "--metrics", "accuracy", "--n-samples", "10", "--quiet", "--out", str(tmp_path / "plan.csv")])
+    out = capsys.readouterr().out
+    assert "10 studies per design; power is the share of studies whose compare test gives p < 0.05" in out
+    assert len(pd.read_csv(tmp_path / "plan.csv")) == 2
+
+
+def test_compares_test_planned_agrees_with_compares_recorded_rejections():
+    """benchmarks/plan_against_compare.csv: at each of its 18 designs, plan --test compare's power (its own
+    studies) and compare's share of rejections (other studies) are two estimates of one rate; they differ by less
+    than 3.29 standard errors of two independent binomial shares (two-sided 0.001), where the paper's test missed
+    MAE and JSD by up to 0.6."""
+    table = pd.read_csv(ROOT / "benchmarks" / "plan_against_compare.csv")
+    assert len(table) == 18 and {"study_power", "compare_power"} <= set(table.columns)
+    both = (table["study_power"] + table["compare_power"]) / 2
+    error = np.sqrt(np.maximum(both * (1 - both), 1 / table["studies"]) * 2 / table["studies"])
+    gap = np.abs(table["study_power"] - table["compare_power"])
+    assert (gap <= 3.29 * error).all()
+    assert (table["compare_power"] - table["plan_power"]).max() > 0.5
+    methods = " ".join((ROOT / "book" / "methods.md").read_text().split())  # what the methods page says of it
+    assert gap.max() <= 0.10 and (gap / error).max() <= 2.6
+    for metric, label in (("accuracy", "accuracy"), ("mae", "MAE"), ("jsd", "JSD")):
+        rows = table[table["metric"] == metric]
+        assert f"{rows['study_power'].min():.2f} to {rows['study_power'].max():.2f} for {label}" in methods
