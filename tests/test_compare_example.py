@@ -79,3 +79,30 @@ def test_on_hs_brexit_the_classifiers_vote_differently():
     assert shares.loc["logreg-balanced", "vote 1"] > shares.loc["naive-bayes", "vote 1"]
     for frame in outputs.values():
         assert np.allclose(frame.filter(like="p_").sum(axis=1), 1)
+
+
+def test_the_own_test_check_sits_compares_power_beside_the_plans_at_each_cheapest_design():
+    """Per metric, the plan's cheapest design within the pilot's raters (or its most powerful, where none reaches
+    the target), the plan's power there, and the share of studies compare's own test rejects, the very cell of a
+    StudyPower of the same draws; a target Delta is held at the pilot's N and the design's K."""
+    from analysis.tools import power
+    from analysis.tools.study_power import StudyPower
+
+    pilot = from_table(crossed_table(n_items=30, n_raters=6, n_labels=3, seed=4), name="pilot")
+    effect = {"target_delta": ("mae", 0.05)}
+    study = power.plan(pilot, sampler="S1", ns=[15, 30], ks=[3, 6], n_samples=20, metrics=["accuracy", "mae"],
+                       power=0.5, **effect)
+    table = ex.own_test_check(pilot, study, effect, studies=6, seed=2).set_index("metric")
+    assert list(table.index) == ["Accuracy", "MAE"]
+    for metric, label in (("accuracy", "Accuracy"), ("mae", "MAE")):
+        rows = study.designs[study.designs["metric"] == metric]
+        pick = power.cheapest(rows, 0.5).iloc[0]
+        if pd.isna(pick["N"]):
+            pick = rows.sort_values(["power", "cost"], ascending=[False, True]).iloc[0]
+        n, k = int(pick["N"]), int(pick["K"])
+        assert table.loc[label, "design N × K"] == f"{n} × {k}"
+        assert table.loc[label, "the paper's test (the plan above)"].startswith(f"{pick['power']:.2f} [")
+        size = dict(studies=6, seed=2, alpha=0.05, max_n=30, max_k=6)
+        epsilon = StudyPower(pilot, "S1", ("mae",), **size).epsilon_for(30, k, 0, 0.05)
+        share = StudyPower(pilot, "S1", (metric,), **size).cell(n, k, epsilon)[0][0]
+        assert table.loc[label, "compare's own test (6 studies)"].startswith(f"{share:.2f} [")

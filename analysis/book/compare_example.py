@@ -184,3 +184,38 @@ def p_contrast(table: pd.DataFrame, first: str = "S1", second: str = "S2") -> st
             f"{int((gap == 0).sum())} and below on {int((gap < 0).sum())}; the largest gap is on "
             f"{METRIC_LABELS[top['metric']]}: p = {top[f'p_{first}']:.3f} under {first} against "
             f"{top[f'p_{second}']:.3f} under {second}.")
+
+
+def own_test_check(pilot: AnnotationDataset, study, effect: dict, studies: int, seed: int = 0) -> pd.DataFrame:
+    """Per metric of the plan ``study``, its cheapest design within the pilot's own raters that reaches the target
+    power (else its most powerful one), with the paper's test's power there beside ``compare``'s own test's on
+    ``studies`` simulated studies (:class:`analysis.tools.study_power.StudyPower`), at the same effect (``effect``:
+    an ``epsilon``, or a ``target_delta`` held at the pilot's N and the design's K, as the plan holds it)."""
+    from analysis.tools import power
+    from analysis.tools.study_power import StudyPower
+
+    designs = study.designs[~study.designs["modelled"]] if "modelled" in study.designs else study.designs
+    how = study.provenance["parameters"]
+    pilot_n, pilot_k = power.pilot_design(pilot)
+    rows = []
+    for metric, group in designs.groupby("metric", sort=False):
+        pick = power.cheapest(group, study.target).iloc[0]
+        if pd.isna(pick["N"]):
+            pick = group.sort_values(["power", "cost"], ascending=[False, True]).iloc[0]
+        n, k = int(pick["N"]), int(pick["K"])
+        size = dict(studies=studies, seed=seed, alpha=how["alpha"], max_n=max(n, pilot_n), max_k=max(k, pilot_k))
+        try:
+            epsilon = effect.get("epsilon")
+            if epsilon is None:  # the studies' own mean Delta of the target metric (the same draws: same sizes)
+                name, delta = effect["target_delta"]
+                epsilon = StudyPower(pilot, how["sampler"], (name,), **size).epsilon_for(pilot_n, k, 0, delta)
+            planner = StudyPower(pilot, how["sampler"], (metric,), **size)
+            low, high = planner.band(n, k, epsilon)
+            found = f"{planner.cell(n, k, epsilon)[0][0]:.2f} [{low[0]:.2f}, {high[0]:.2f}]"
+        except ParameterError as error:  # a target Delta the studies cannot give
+            found = f"– ({str(error).split(':')[0]})"
+        rows.append({"metric": METRIC_LABELS[metric], "design N × K": f"{n:,} × {k}",
+                     "the paper's test (the plan above)": f"{pick['power']:.2f} [{pick['power_low']:.2f}, "
+                                                          f"{pick['power_high']:.2f}]",
+                     f"compare's own test ({studies} studies)": found})
+    return pd.DataFrame(rows)

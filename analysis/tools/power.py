@@ -54,7 +54,7 @@ TESTS = ("paper", "compare")
 WHOSE_TEST = {
     "paper": ("It is the power of the paper's test, A and B simulated as raters' responses; compare's test of two "
               "fixed systems' outputs has proved more powerful at the same Δ on MAE and JSD (the methods page, "
-              "\"How a plan reads its power\"; --test compare plans that test itself)."),
+              "\"How a plan reads its power\"; `plan --test compare` plans that test itself)."),
     "compare": ("It is the power of compare's own test: the share of simulated studies, each drawn from the pilot "
                 "with two fixed systems' answers, in which compare's headline test gives p below alpha (the methods "
                 "page, \"How a plan reads its power\")."),
@@ -342,7 +342,9 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     target = check_metrics([target_delta[0]]) if target_delta is not None else ()
     simulated = tuple(dict.fromkeys((*averaged(averaging), *chosen, *target)))  # the target's metric too
     if test == "compare":
-        planner = StudyPower(ds, sampler, simulated, studies=int(n_samples), seed=int(seed), alpha=alpha,
+        # only the metrics asked for: each study's test costs per metric, the distribution metrics' the most
+        planner = StudyPower(ds, sampler, tuple(dict.fromkeys((*chosen, *target))), studies=int(n_samples),
+                             seed=int(seed), alpha=alpha,
                              max_n=max(ns + [ds.n_items]), max_k=max(ks + [pilot_design(ds)[1]]), progress=bar)
     else:
         planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
