@@ -179,3 +179,17 @@ def test_compares_test_planned_agrees_with_compares_recorded_rejections():
     for metric, label in (("accuracy", "accuracy"), ("mae", "MAE"), ("jsd", "JSD")):
         rows = table[table["metric"] == metric]
         assert f"{rows['study_power'].min():.2f} to {rows['study_power'].max():.2f} for {label}" in methods
+
+
+def test_a_plan_of_compares_test_counts_its_studies_on_stderr(tmp_path, crossed, capsys, monkeypatch):
+    """Its bar counts studies (each design's and the pilot's), the unit a long run moves by; no compile notice,
+    since compare's test runs no kernel."""
+    data = tmp_path / "pilot.csv"
+    crossed.to_frame().to_csv(data, index=False)
+    monkeypatch.setattr(power, "PROGRESS_DELAY", 0)
+    monkeypatch.setattr(power, "kernels_compiled", lambda: False)
+    assert main(["plan", "--data", str(data), "--epsilon", "0.5", "--test", "compare", "--ns", "20,40", "--ks", "3",
+                 "--metrics", "accuracy", "--n-samples", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "15/15 [" in err and "study/s]" in err, err[-400:]
+    assert "compiling the kernels" not in err

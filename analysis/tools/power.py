@@ -329,14 +329,15 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                     for r in check_plan_raters(raters, sampler, given)}
     searches = (len(ks) + 1) * (BISECTION_STEPS + 4) if target_delta else 0
     searches += len(chosen) * (BISECTION_STEPS + 1)
-    if test == "compare":  # each design is one step, the pilot's one more; the target's search tests no study
-        searches = 1
-    compiling = progress and not kernels_compiled()
+    compiling = progress and test == "paper" and not kernels_compiled()  # compare's test runs no kernel
     if compiling:  # the first design waits for the compiler: an estimate of the time left would be far off
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
               "s); no estimate of the time left this run", file=sys.stderr)
     unit = "step" if modelled else "design"  # planning R counts the population model's simulated pilots too
-    bar = tqdm(total=len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0),
+    total = len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0)
+    if test == "compare":  # every study of each design and of the pilot's (the target's search tests none)
+        unit, total = "study", (len(ns) * len(ks) + 1) * int(n_samples)
+    bar = tqdm(total=total,
                desc=f"plan {ds.name} {sampler}", unit=unit, disable=not progress, file=sys.stderr, delay=PROGRESS_DELAY,
                bar_format=f"{{desc}}: {{n_fmt}}/{{total_fmt}} {unit}s [{{elapsed}}]" if compiling else None)
     target = check_metrics([target_delta[0]]) if target_delta is not None else ()

@@ -69,7 +69,7 @@ class StudyPower:
     replicates: int = N_SAMPLES  # of each study's test (compare's default)
     max_n: int = 0  # the most items a design of this plan has (a study's item sequence is this long)
     max_k: int = 0
-    progress: object = field(default=None, repr=False)  # advanced by one per design simulated
+    progress: object = field(default=None, repr=False)  # advanced by one per study tested
     noise: np.ndarray | None = field(default=None, repr=False)  # B's label per pilot item in every study: one system
     perturbation: str = field(default=LAW, init=False)
     _done: dict = field(default_factory=dict, repr=False)
@@ -184,9 +184,9 @@ class StudyPower:
                                int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), self.two_sided)
                 rejected += p < self.alpha
                 deltas += [observed(study, a, b, k, self.metrics)[m][2] for m in self.metrics]
+                if self.progress is not None:
+                    self.progress.update()
             self._done[key] = rejected / self.studies, deltas / self.studies
-            if self.progress is not None:
-                self.progress.update()
         return self._done[key]
 
     def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
