@@ -174,3 +174,13 @@ def test_the_methods_pages_account_of_the_s4_variance_is_the_recorded_measuremen
     away = ~found["design"].str.startswith(eight)
     assert (found.loc[away, "V_set_way"] - found.loc[away, "V_two_way"]).abs().max() < 0.01
     assert (found.loc[~away, "V_set_way"] > found.loc[~away, "V_two_way"]).all()
+
+
+def test_with_one_rater_the_percentile_p_is_a_half_whatever_the_count():
+    """The widening factor of one rater is 0: every count, all replicates on the null's side included (an
+    infinite normal quantile), gives p 1/2, without a warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert {rater_level.percentile_p(c, 99, 1, rater_level.expansion(1)) for c in (0, 50, 99)} == {0.5}

@@ -193,3 +193,13 @@ def test_a_plan_of_compares_test_counts_its_studies_on_stderr(tmp_path, crossed,
     err = capsys.readouterr().err
     assert "15/15 [" in err and "study/s]" in err, err[-400:]
     assert "compiling the kernels" not in err
+    assert "testing 15 studies with compare's test: about 0 min (one study of the largest design timed)" in err
+
+
+def test_the_estimate_scales_one_timed_study_by_the_designs_items(crossed, monkeypatch):
+    from analysis.tools import study_power
+
+    ticks = iter([10.0, 12.0])  # the timed study takes 2 s
+    monkeypatch.setattr(study_power.time, "perf_counter", lambda: next(ticks))
+    planner = StudyPower(crossed, "S1", ("accuracy",), studies=5, max_n=40, max_k=3)
+    assert planner.seconds([(10, 3), (40, 3), (20, 2)]) == pytest.approx(2 * 5 * 70 / 40)

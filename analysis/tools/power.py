@@ -350,6 +350,12 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     else:
         planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
                           metrics=simulated)
+    if test == "compare" and progress:  # its studies' cost grows with N and the metrics: say it before it starts
+        designs = [(n, k) for n in ns for k in ks] + [pilot_design(ds)]
+        seconds = planner.seconds(designs)
+        print(f"testing {len(designs) * int(n_samples):,} studies with compare's test: about "
+              f"{seconds / 60:,.0f} min (one study of the largest design timed); fewer --ns, --ks, --metrics or "
+              "--n-samples take less", file=sys.stderr)
     with bar:
         result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots,
                        test)

@@ -259,9 +259,10 @@ def expansion(per_group: float) -> float:
 def percentile_p(count: int, n_samples: int, df: float, factor: float) -> float:
     """One-sided p of the expanded percentile: ``count`` replicates on the null's side of 0 among ``n_samples``
     give the percentile p ``(1 + count) / (1 + B)``, read as a normal quantile, multiplied by ``factor``
-    (:func:`expansion`) and referred to Student's t on ``df`` degrees of freedom."""
+    (:func:`expansion`) and referred to Student's t on ``df`` degrees of freedom. With one rater per group the
+    factor is 0 and the p is 1/2, every replicate on the null's side included (an infinite quantile times 0)."""
     z = stats.norm.isf((1 + count) / (1 + n_samples))
-    return float(stats.t.sf(z * factor, df))
+    return float(stats.t.sf(z * factor if factor else 0.0, df))
 
 
 def smallest_p(per_group: int, groups: int, n_items: int, n_samples: int) -> float:

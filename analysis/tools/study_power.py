@@ -27,6 +27,7 @@ Wilson's: each study's p comes from its own test, so the share of rejections is 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,6 +189,15 @@ class StudyPower:
                     self.progress.update()
             self._done[key] = rejected / self.studies, deltas / self.studies
         return self._done[key]
+
+    def seconds(self, designs) -> float:
+        """About how long testing every study of ``designs`` ((N, K) pairs) takes: one study of the largest design
+        timed, the others scaled by their items (a study's test costs about in proportion to them)."""
+        n, k = max(designs)
+        study, pilot = self.study(0, n, k)
+        start = time.perf_counter()
+        headline_p(study, *self.systems(0, pilot, 0.5), self.sampler, k, self.metrics, self.replicates)
+        return (time.perf_counter() - start) * self.studies * sum(size for size, _ in designs) / n
 
     def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
         """The mean observed Delta of ``metric`` over the studies of N x K at ``epsilon`` (no test run)."""
