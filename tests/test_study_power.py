@@ -139,6 +139,7 @@ def test_a_six_rater_pilot_plans_no_power_where_compares_test_cannot_reject(cros
 @pytest.mark.parametrize("options, message", [
     (["--test", "compare", "--raters", "8"], "--raters plans under the paper's test only"),
     (["--test", "both"], "invalid choice: 'both'"),
+    (["--test", "compare", "--jobs", "0"], "--jobs) must be an integer >= 1"),
 ])
 def test_cli_refuses_what_compares_test_cannot_plan(tmp_path, crossed, capsys, options, message):
     data = tmp_path / "pilot.csv"
@@ -194,6 +195,15 @@ def test_a_plan_of_compares_test_counts_its_studies_on_stderr(tmp_path, crossed,
     assert "15/15 [" in err and "study/s]" in err, err[-400:]
     assert "compiling the kernels" not in err
     assert "testing 15 studies with compare's test: about 0 min (one study of the largest design timed)" in err
+
+
+def test_any_number_of_workers_gives_the_same_plan(crossed):
+    """Two workers test the studies in two runs; the shares and the mean Deltas are the same to the last bit."""
+    options = dict(sampler="S1", epsilon=0.6, ns=[20, 40], ks=[3], n_samples=6, metrics=["accuracy", "mae"],
+                   test="compare")
+    one, two = power.plan(crossed, **options), power.plan(crossed, **options, n_jobs=2)
+    columns = ["power", "power_low", "power_high", "simulated_power", "delta"]
+    assert one.designs[columns].equals(two.designs[columns]) and one.pilot["power"].equals(two.pilot["power"])
 
 
 def test_the_estimate_scales_one_timed_study_by_the_designs_items(crossed, monkeypatch):

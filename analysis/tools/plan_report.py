@@ -21,7 +21,7 @@ from analysis.tools import plan_page
 from analysis.wording import law_name
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.compare import N_SAMPLES
-from analysis.tools.power import TESTS, WHOSE_TEST, Plan, beyond_pilot, check_plan, cheapest, plan
+from analysis.tools.power import TESTS, WHOSE_TEST, Plan, beyond_pilot, check_jobs, check_plan, cheapest, plan
 
 def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation (:func:`.beyond_pilot`): more items
@@ -322,6 +322,9 @@ def add_cli(commands, line: str) -> None:
                      help="whose test's power: the paper's, on simulated replicates (default), or compare's own, run "
                           "on simulated studies (slower: about 0.02 s a study for the vote metrics and 0.2-0.4 s with "
                           "a distribution metric, on 100 items x 5 ratings)")
+    cli.add_argument("--jobs", type=int, default=1,
+                     help="worker processes that test the studies of --test compare (default: 1; the same plan for "
+                          "any number)")
     cli.add_argument("--n-samples", type=int, default=200,
                      help="replicates per design and hypothesis, or with --test compare studies per design "
                           "(default: 200)")
@@ -338,6 +341,7 @@ def run_cli(args: argparse.Namespace) -> None:
     """The ``plan`` command."""
     check_plan(args.cost_item, args.cost_rating, args.power, args.alpha, args.epsilon, args.target_delta,
                args.n_samples, args.seed, args.test)
+    check_jobs(args.jobs)
     out = output_file(args.out, inputs=[args.data], sidecar=".json", suffixes=(".csv",)) if args.out else None
     if args.figure:
         check_figure(args.figure)
@@ -350,7 +354,7 @@ def run_cli(args: argparse.Namespace) -> None:
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
                   metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet,
-                  raters=args.raters, averaging=args.averaging, test=args.test)
+                  raters=args.raters, averaging=args.averaging, test=args.test, n_jobs=args.jobs)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
           f"{law_words(result)}; " + (f"{args.n_samples} studies per design; power is the share of studies whose "

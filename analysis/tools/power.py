@@ -199,6 +199,13 @@ def check_alpha(alpha: float, n_samples: int) -> None:
                              f"--n-samples {math.ceil(1 / alpha - 1e-9)} or more, or a larger --alpha")
 
 
+def check_jobs(n_jobs: int) -> int:
+    """Refuse a number of worker processes below 1."""
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ParameterError(f"the worker processes (--jobs) must be an integer >= 1, got {n_jobs!r}")
+    return int(n_jobs)
+
+
 def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
                target_delta: tuple[str, float] | None, n_samples: int = 200, seed: int = 0,
                test: str = TESTS[0]) -> None:
@@ -246,7 +253,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
          metrics="all", perturbation: str | None = None, progress: bool = False, raters=None,
-         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging, test: str = TESTS[0]) -> Plan:
+         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging, test: str = TESTS[0],
+         n_jobs: int = 1) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
 
@@ -295,6 +303,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         ``compare``'s own headline test, run on each of ``n_samples`` studies drawn from the pilot with two fixed
         systems (:mod:`analysis.tools.study_power`; its bands are Wilson's; no smallest effect is searched; no
         ``raters``).
+    n_jobs : int, default 1
+        Worker processes that test each design's studies under compare's test (the same plan for any number).
 
     Returns
     -------
@@ -345,17 +355,17 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     if test == "compare":
         # only the metrics asked for: each study's test costs per metric, the distribution metrics' the most
         planner = StudyPower(ds, sampler, tuple(dict.fromkeys((*chosen, *target))), studies=int(n_samples),
-                             seed=int(seed), alpha=alpha,
+                             seed=int(seed), alpha=alpha, jobs=check_jobs(n_jobs),
                              max_n=max(ns + [ds.n_items]), max_k=max(ks + [pilot_design(ds)[1]]), progress=bar)
     else:
         planner = Planner(ds, sampler, int(n_samples), int(seed), alpha, check_perturbation(perturbation), bar,
                           metrics=simulated)
     if test == "compare" and progress:  # its studies' cost grows with N and the metrics: say it before it starts
         designs = [(n, k) for n in ns for k in ks] + [pilot_design(ds)]
-        seconds = planner.seconds(designs)
+        seconds = planner.seconds(designs) / planner.jobs
         print(f"testing {len(designs) * int(n_samples):,} studies with compare's test: about "
               f"{seconds / 60:,.0f} min (one study of the largest design timed); fewer --ns, --ks, --metrics or "
-              "--n-samples take less", file=sys.stderr)
+              "--n-samples, or more --jobs, take less", file=sys.stderr)
     with bar:
         result = _plan(planner, chosen, epsilon, target_delta, ns, ks, cost_item, cost_rating, power, modelled, pilots,
                        test)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -72,15 +73,20 @@ class StudyPower:
     max_k: int = 0
     progress: object = field(default=None, repr=False)  # advanced by one per study tested
     noise: np.ndarray | None = field(default=None, repr=False)  # B's label per pilot item in every study: one system
+    jobs: int = 1  # worker processes that test a design's studies (the same numbers for any number)
     perturbation: str = field(default=LAW, init=False)
     _done: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.layout = make_layout(self.ds, self.sampler)
         self.shares = self.ds.item_label_counts / self.ds.raters_per_item[:, None]
-        self.draws = [self._draw(s) for s in range(self.studies)]
 
-    def _draw(self, s: int) -> Draws:
+    def __getstate__(self) -> dict:  # what a worker needs: no progress bar, no results
+        return {**self.__dict__, "progress": None, "_done": {}}
+
+    def draw(self, s: int) -> Draws:
+        """Study ``s``'s draws, from its own seed (drawn again where needed rather than kept: they hold a number per
+        rating of the pilot)."""
         rng = np.random.default_rng([self.seed, s])
         ds, layout = self.ds, self.layout
         groups = len(layout.item_start) - 1
@@ -94,9 +100,9 @@ class StudyPower:
         return Draws(raters, rng.integers(np.iinfo(np.int64).max, size=self.max_n), rng.random(ds.n_ratings),
                      rng.integers(ds.n_labels, size=ds.n_items))
 
-    def study(self, s: int, n: int, k: int) -> tuple[AnnotationDataset, np.ndarray]:
+    def study(self, s: int, n: int, k: int, draw: Draws | None = None) -> tuple[AnnotationDataset, np.ndarray]:
         """Study ``s`` of N items and K ratings each, and the pilot item of each of its items."""
-        draw = self.draws[s]
+        draw = self.draw(s) if draw is None else draw
         if self.sampler in PER_ITEM:
             return self._per_item(draw, n, k)
         if self.sampler == "S1":
@@ -153,10 +159,12 @@ class StudyPower:
         picked = np.repeat(start[pilot], sizes) + (np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes))
         return _dataset(ds, np.repeat(np.arange(n), sizes), rater[picked], ds.label[rows[picked]], n), pilot
 
-    def systems(self, s: int, pilot: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-        """A's and B's label distributions on the study's items (module docstring)."""
+    def systems(self, s: int, pilot: np.ndarray, epsilon: float,
+                draw: Draws | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """A's and B's label distributions on study ``s``'s items (module docstring)."""
         shares = self.shares[pilot]
-        noise = np.eye(self.ds.n_labels)[(self.draws[s].noise if self.noise is None else self.noise)[pilot]]
+        noise = self.noise if self.noise is not None else (self.draw(s) if draw is None else draw).noise
+        noise = np.eye(self.ds.n_labels)[noise[pilot]]
         return shares, (1 - epsilon) * shares + epsilon * noise
 
     @property
@@ -174,21 +182,42 @@ class StudyPower:
         return wilson(np.rint(self.cell(n, k, epsilon)[0] * self.studies), self.studies)
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-        """(share of studies whose test rejects, mean observed Delta) per metric, at N, K and ``epsilon``."""
+        """(share of studies whose test rejects, mean observed Delta) per metric, at N, K and ``epsilon``: in
+        :attr:`jobs` worker processes, each testing a run of the studies; the studies' results are joined in their
+        order, so any number of workers gives the same numbers."""
         key = (int(n), int(k), round(float(epsilon), 9))
         if key not in self._done:
-            rejected, deltas = np.zeros(len(self.metrics)), np.zeros(len(self.metrics))
-            for s in range(self.studies):
-                study, pilot = self.study(s, n, k)
-                a, b = self.systems(s, pilot, key[2])
-                p = headline_p(study, a, b, self.sampler, k, self.metrics, self.replicates,
-                               int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), self.two_sided)
-                rejected += p < self.alpha
-                deltas += [observed(study, a, b, k, self.metrics)[m][2] for m in self.metrics]
+            if self.jobs == 1 or self.studies < 2:
+                parts = [self.tested(*key, range(self.studies), self.progress)]
+            else:
+                from analysis.experiment.grid import in_workers
+
+                runs = np.array_split(np.arange(self.studies), min(self.jobs, self.studies))
+                found = in_workers({i: partial(self.tested, *key, range(run[0], run[-1] + 1))
+                                    for i, run in enumerate(runs)}, self.jobs)
+                parts = [found[i] for i in range(len(runs))]
                 if self.progress is not None:
-                    self.progress.update()
-            self._done[key] = rejected / self.studies, deltas / self.studies
+                    self.progress.update(self.studies)
+            rejected, deltas = (np.concatenate(side) for side in zip(*parts))
+            self._done[key] = rejected.mean(0), deltas.mean(0)
         return self._done[key]
+
+    def tested(self, n: int, k: int, epsilon: float, studies: range, progress=None) -> tuple[np.ndarray, np.ndarray]:
+        """Per study of ``studies`` (rows) and metric: whether its test rejects, and its observed Delta."""
+        rejected, deltas = [], []
+        for s in studies:
+            draw = self.draw(s)
+            study, pilot = self.study(s, n, k, draw)
+            a, b = self.systems(s, pilot, epsilon, draw)
+            seed = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0])
+            rejected.append(headline_p(study, a, b, self.sampler, k, self.metrics, self.replicates, seed,
+                                       self.two_sided) < self.alpha)
+            seen = observed(study, a, b, k, self.metrics)
+            deltas.append([seen[m][2] for m in self.metrics])
+            if progress is not None:
+                progress.update()
+        return np.array(rejected, dtype=bool).reshape(-1, len(self.metrics)), np.array(deltas, float).reshape(
+            -1, len(self.metrics))
 
     def seconds(self, designs) -> float:
         """About how long testing every study of ``designs`` ((N, K) pairs) takes: one study of the largest design
@@ -203,8 +232,9 @@ class StudyPower:
         """The mean observed Delta of ``metric`` over the studies of N x K at ``epsilon`` (no test run)."""
         values = []
         for s in range(self.studies):
-            study, pilot = self.study(s, n, k)
-            values.append(observed(study, *self.systems(s, pilot, epsilon), k, (metric,))[metric][2])
+            draw = self.draw(s)
+            study, pilot = self.study(s, n, k, draw)
+            values.append(observed(study, *self.systems(s, pilot, epsilon, draw), k, (metric,))[metric][2])
         return float(np.mean(values))
 
     def epsilon_for(self, n: int, k: int, m: int, delta: float) -> float:
