@@ -213,3 +213,13 @@ def test_the_estimate_scales_one_timed_study_by_the_designs_items(crossed, monke
     monkeypatch.setattr(study_power.time, "perf_counter", lambda: next(ticks))
     planner = StudyPower(crossed, "S1", ("accuracy",), studies=5, max_n=40, max_k=3)
     assert planner.seconds([(10, 3), (40, 3), (20, 2)]) == pytest.approx(2 * 5 * 70 / 40)
+
+
+@pytest.mark.parametrize("test", ["paper", "compare"])
+def test_a_sampler_the_design_does_not_allow_is_refused_before_any_work(sparse, test):
+    from analysis.errors import TopologyError
+
+    for sampler in ("S1", "S3"):
+        with pytest.raises(TopologyError, match=f"{sampler} does not run on 'sparse pilot', whose design is sparse; "
+                                                "its design allows S2, S4"):
+            power.plan(sparse, sampler=sampler, epsilon=0.5, ns=[20], ks=[3], n_samples=20, test=test)

@@ -26,13 +26,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from analysis.data.annotations import AnnotationDataset
-from analysis.errors import ParameterError
+from analysis.errors import ParameterError, TopologyError
 from analysis.experiment.cache import engine_fingerprint
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 from analysis.engine.metrics import METRIC_LABELS, METRICS, averaged, check_metrics
 from analysis.experiment.pvalues import replicate_p_values
-from analysis.engine.samplers import check_sampler, default_sampler, raters_available
+from analysis.engine.samplers import allowed_samplers, check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
 from analysis.tools import rater_level
 from analysis.tools.compare import N_SAMPLES
@@ -328,6 +328,9 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
                              f"got {perturbation!r}")
     chosen = selected(metrics, replace(PLAN, averaging=averaging))
     sampler = check_sampler(sampler or default_sampler(ds))
+    if sampler not in allowed_samplers(ds):
+        raise TopologyError(f"{sampler} does not run on {ds.name!r}, whose design is {ds.topology.kind}; its design "
+                            f"allows {', '.join(allowed_samplers(ds))}")
     grid_ns, grid_ks = default_grid(ds, sampler)
     given = sorted(set(ks)) if ks else None
     ns, ks = sorted(set(ns or grid_ns)), given or grid_ks
