@@ -194,7 +194,8 @@ def own_test_check(pilot: AnnotationDataset, study, effect: dict, studies: int, 
     from analysis.tools import power
     from analysis.tools.study_power import StudyPower
 
-    designs = study.designs[~study.designs["modelled"]] if "modelled" in study.designs else study.designs
+    designs = study.designs[~study.designs["beyond_raters"].astype(bool)]
+    designs = designs[~designs["modelled"].astype(bool)] if "modelled" in designs else designs
     how = study.provenance["parameters"]
     pilot_n, pilot_k = power.pilot_design(pilot)
     rows = []

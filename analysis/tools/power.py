@@ -405,7 +405,7 @@ def reachable(planner: Planner, metric: str, n: int, k: int, pool: int) -> bool:
     raters (K crossed raters under S1, K per batch under S3, the pool under S4). Under S2 no rater floor applies."""
     if metric not in rater_level.COMPANION or planner.sampler == "S2":
         return True
-    groups = max(1, n // planner.group_size) if planner.sampler == "S3" else 1
+    groups = -(-n // planner.group_size) if planner.sampler == "S3" else 1  # the batches S3 draws for N items
     per_group = pool if planner.sampler == "S4" else k
     return rater_level.smallest_p(per_group, groups, n, N_SAMPLES) < planner.alpha
 

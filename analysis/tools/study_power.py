@@ -7,15 +7,17 @@ have:
 
 - **S1** (fully crossed): K of the pool's raters drawn with replacement, each a rater of the study, all rating N
   items drawn with replacement;
-- **S3** (batched): batches drawn with replacement, each with its items (a batch's share of N) and K of its own
-  raters drawn with replacement, a batch of the study;
+- **S3** (batched): as many batches as S3 draws for N items (N over the median batch's items, rounded up), drawn
+  with replacement, each with its share of the N items and K of its own raters drawn with replacement;
 - **S2 and S4** (any design): the pool's raters drawn with replacement (a rater drawn twice is two raters of the
-  study: the pigeonhole bootstrap), N items drawn with replacement among those a drawn rater rated, each keeping K
-  of its drawn raters' ratings, drawn without replacement (all of them where it has fewer).
+  study: the pigeonhole bootstrap), N items drawn with replacement among those a drawn rater rated, each keeping up
+  to K of its drawn raters' ratings, drawn without replacement (all of them where it has fewer).
 
 Every drawn item is an item of the study. Study ``s`` of every design shares its draws (the same raters and systems,
-the first N items of one sequence), so a larger N adds items to the same study: powers across N are read on common
-random numbers. A rating a batch's drawn rater did not give (a ragged batch) is drawn from the item's own labels.
+the first N items of one sequence), so a larger N adds items to the same study (under S3 it deals them out again
+among its batches): powers across N are read on common random numbers, and a grid with other designs leaves a
+design's studies as they were. A rating a batch's drawn rater did not give (a ragged batch) is drawn from the item's
+own labels. Each study is tested at the K ``compare`` would choose for it, its median ratings per item.
 
 System A answers a study item with the label shares of all the pilot's ratings of its pilot item; system B with
 those shares mixed at weight ``epsilon`` with a point mass on one label drawn uniformly per pilot item and study
@@ -46,14 +48,18 @@ LAW = "one-label"  # the noise law B's answers follow (module docstring): the on
 
 @dataclass(frozen=True)
 class Draws:
-    """One study's random draws, shared by every design: the raters (S1: the pool's columns in their order; S3:
-    per batch slot; S2 and S4: each pool rater's multiplicity), the order in which items are drawn, the position of
-    each rating among an item's, and B's noise label per pilot item."""
+    """One study's random draws, shared by every design and each from a stream of its own, so that a grid with
+    more items or ratings per item leaves the others as they were: the raters (S1: the pool's columns in their
+    order; S2 and S4: each pool rater's multiplicity; S3: each batch slot's batch), the order in which items are
+    drawn, a sort key per copy of a rating (S2 and S4), B's noise label per pilot item, and per rating place
+    (rows) and study item (columns) a uniform (S3: which of its batch's raters, and a missing rating's label)."""
 
     raters: np.ndarray
     items: np.ndarray
-    order: np.ndarray
+    keys: np.ndarray
     noise: np.ndarray
+    places: np.ndarray
+    fill: np.ndarray
 
 
 @dataclass
@@ -87,21 +93,27 @@ class StudyPower:
     def draw(self, s: int) -> Draws:
         """Study ``s``'s draws, from its own seed (drawn again where needed rather than kept: they hold a number per
         rating of the pilot)."""
-        rng = np.random.default_rng([self.seed, s])
+        raters, items, keys, noise = (np.random.default_rng(seq) for seq in
+                                      np.random.SeedSequence([self.seed, s]).spawn(4))
         ds, layout = self.ds, self.layout
-        groups = len(layout.item_start) - 1
+        places = fill = np.empty((0, 0))
         if self.sampler in PER_ITEM:
-            raters = np.bincount(rng.integers(ds.n_raters, size=ds.n_raters), minlength=ds.n_raters)
+            drawn = np.bincount(raters.integers(ds.n_raters, size=ds.n_raters), minlength=ds.n_raters)
+            keys = keys.random(int(drawn[ds.rater].sum()))
         elif self.sampler == "S1":
-            raters = rng.integers(ds.n_raters, size=self.max_k)
-        else:  # S3: per batch slot of the study, its batch then K of its raters' places
-            slots = -(-self.max_n // layout.group_size)
-            raters = np.column_stack([rng.integers(groups, size=slots), rng.random((slots, self.max_k))])
-        return Draws(raters, rng.integers(np.iinfo(np.int64).max, size=self.max_n), rng.random(ds.n_ratings),
-                     rng.integers(ds.n_labels, size=ds.n_items))
+            drawn, keys = raters.integers(ds.n_raters, size=self.max_k), np.empty(0)
+        else:  # S3: a row of uniforms per rating place, its own stream, so that neither N nor K moves another's
+            drawn, keys = raters.integers(len(layout.item_start) - 1, size=-(-self.max_n // layout.group_size)), \
+                np.empty(0)
+            rows = [np.random.default_rng([self.seed, s, 4, j]).random(2 * self.max_n) for j in range(self.max_k)]
+            places, fill = np.array([row[0::2] for row in rows]), np.array([row[1::2] for row in rows])
+        return Draws(drawn, items.integers(np.iinfo(np.int64).max, size=self.max_n), keys,
+                     noise.integers(ds.n_labels, size=ds.n_items), places, fill)
 
     def study(self, s: int, n: int, k: int, draw: Draws | None = None) -> tuple[AnnotationDataset, np.ndarray]:
         """Study ``s`` of N items and K ratings each, and the pilot item of each of its items."""
+        if n > self.max_n or k > self.max_k:
+            raise ParameterError(f"a study of {n} x {k} is beyond the {self.max_n} x {self.max_k} these draws hold")
         draw = self.draw(s) if draw is None else draw
         if self.sampler in PER_ITEM:
             return self._per_item(draw, n, k)
@@ -117,30 +129,24 @@ class StudyPower:
 
     def _batched(self, draw: Draws, n: int, k: int):
         layout = self.layout
-        size = layout.group_size
-        items, raters, labels, pilot, batch = [], [], [], [], []
-        for slot in range(-(-n // size)):
-            group = int(draw.raters[slot, 0])
-            start, stop = layout.item_start[group], layout.item_start[group + 1]
-            r = layout.rater_start[group + 1] - layout.rater_start[group]
-            count = min(size, n - slot * size)
-            local = draw.items[slot * size:slot * size + count] % (stop - start)
-            columns = np.minimum((draw.raters[slot, 1:k + 1] * r).astype(np.int64), r - 1)
-            cells = layout.matrix[layout.matrix_start[group] + local[:, None] * r + columns[None, :]].astype(np.int64)
-            first = slot * size
-            pilot.append(layout.items[start + local])
-            items.append(np.repeat(np.arange(first, first + count), k))
-            raters.append(np.tile(slot * k + np.arange(k), count))
-            labels.append(cells.ravel())
-            batch.append(np.full(count, slot))
-        pilot = np.concatenate(pilot)
-        labels = np.concatenate(labels)
-        missing = np.flatnonzero(labels < 0)
-        if len(missing):  # a ragged batch: the item's own labels, drawn from the study's own stream
-            rng = np.random.default_rng([self.seed, n, k, int(draw.items[0] % 2**31)])
-            cum = self.layout.item_cum[np.repeat(pilot, k)[missing]]
-            labels[missing] = (rng.random(len(missing))[:, None] >= cum[:, :-1]).sum(1)
-        return _dataset(self.ds, np.concatenate(items), np.concatenate(raters), labels, n, np.concatenate(batch)), pilot
+        slots = -(-n // layout.group_size)  # as many batches as S3 draws for N items, sharing them out evenly
+        sizes = n // slots + (np.arange(slots) < n % slots)
+        first = np.concatenate([[0], np.cumsum(sizes)])
+        group = draw.raters[:slots]
+        start, count = layout.item_start[group], np.diff(layout.item_start)[group]
+        r = np.diff(layout.rater_start)[group]
+        slot = np.repeat(np.arange(slots), sizes)  # each study item's batch slot
+        pilot_local = draw.items[:n] % count[slot]
+        columns = np.minimum((draw.places[:k, :slots].T * r[:, None]).astype(np.int64), r[:, None] - 1)
+        cells = (layout.matrix_start[group][slot, None] + (pilot_local * r[slot])[:, None] + columns[slot])
+        labels = layout.matrix[cells].astype(np.int64)
+        pilot = layout.items[start[slot] + pilot_local]
+        missing = labels < 0
+        if missing.any():  # a ragged batch: the item's own labels, from the uniform of its place and position
+            cum = layout.item_cum[np.broadcast_to(pilot[:, None], labels.shape)[missing]]
+            labels[missing] = (draw.fill[:k, :n].T[missing][:, None] >= cum[:, :-1]).sum(1)
+        return _dataset(self.ds, np.repeat(np.arange(n), k), (slot[:, None] * k + np.arange(k)).ravel(),
+                        labels.ravel(), n, slot), pilot
 
     def _per_item(self, draw: Draws, n: int, k: int):
         ds = self.ds
@@ -152,7 +158,7 @@ class StudyPower:
         rows = np.repeat(np.arange(ds.n_ratings), copies)  # a rating once per copy of its rater
         copy = np.arange(len(rows)) - np.repeat(np.cumsum(copies) - copies, copies)
         rater = (np.cumsum(draw.raters) - draw.raters)[ds.rater[rows]] + copy  # a copy is a rater of the study
-        order = np.lexsort((copy, draw.order[rows], ds.item[rows]))  # per item, its ratings in a random order
+        order = np.lexsort((draw.keys, ds.item[rows]))  # per item, its ratings' copies in a random order
         rows, rater = rows[order], rater[order]
         start = np.searchsorted(ds.item[rows], np.arange(ds.n_items + 1))
         sizes = np.minimum(start[pilot + 1] - start[pilot], k)
@@ -210,9 +216,9 @@ class StudyPower:
             study, pilot = self.study(s, n, k, draw)
             a, b = self.systems(s, pilot, epsilon, draw)
             seed = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0])
-            rejected.append(headline_p(study, a, b, self.sampler, k, self.metrics, self.replicates, seed,
-                                       self.two_sided) < self.alpha)
-            seen = observed(study, a, b, k, self.metrics)
+            rejected.append(headline_p(study, a, b, self.sampler, tested_k(study), self.metrics, self.replicates,
+                                       seed, self.two_sided) < self.alpha)
+            seen = observed(study, a, b, tested_k(study), self.metrics)
             deltas.append([seen[m][2] for m in self.metrics])
             if progress is not None:
                 progress.update()
@@ -225,7 +231,7 @@ class StudyPower:
         n, k = max(designs)
         study, pilot = self.study(0, n, k)
         start = time.perf_counter()
-        headline_p(study, *self.systems(0, pilot, 0.5), self.sampler, k, self.metrics, self.replicates)
+        headline_p(study, *self.systems(0, pilot, 0.5), self.sampler, tested_k(study), self.metrics, self.replicates)
         return (time.perf_counter() - start) * self.studies * sum(size for size, _ in designs) / n
 
     def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
@@ -234,7 +240,8 @@ class StudyPower:
         for s in range(self.studies):
             draw = self.draw(s)
             study, pilot = self.study(s, n, k, draw)
-            values.append(observed(study, *self.systems(s, pilot, epsilon, draw), k, (metric,))[metric][2])
+            values.append(observed(study, *self.systems(s, pilot, epsilon, draw), tested_k(study),
+                                   (metric,))[metric][2])
         return float(np.mean(values))
 
     def epsilon_for(self, n: int, k: int, m: int, delta: float) -> float:
@@ -250,6 +257,11 @@ class StudyPower:
             middle = (low + high) / 2
             low, high = (middle, high) if self.mean_delta(n, k, middle, metric) < delta else (low, middle)
         return high
+
+
+def tested_k(study: AnnotationDataset) -> int:
+    """The K ``compare`` tests a study at by default: its median ratings per item."""
+    return max(1, int(np.median(study.raters_per_item)))
 
 
 def _dataset(ds: AnnotationDataset, item, rater, label, n: int, batch=None) -> AnnotationDataset:
