@@ -216,9 +216,9 @@ def test_cli_plans_compares_test_and_says_so(tmp_path, crossed, capsys):
 
 def test_compares_test_planned_agrees_with_compares_recorded_rejections():
     """benchmarks/plan_against_compare.csv: at each of its 18 designs, plan --test compare's power (its own
-    studies) and compare's share of rejections (other studies) are two estimates of one rate; they differ by less
-    than 3.29 standard errors of two independent binomial shares (two-sided 0.001), where the paper's test missed
-    MAE and JSD by up to 0.6."""
+    studies, the same system B) and compare's share of rejections (other studies) are two estimates of one rate;
+    they differ by less than 3.29 standard errors of two independent binomial shares (two-sided 0.001), where the
+    paper's test missed MAE and JSD by up to 0.6; the methods page quotes what the file holds."""
     table = pd.read_csv(ROOT / "benchmarks" / "plan_against_compare.csv")
     assert len(table) == 18 and {"study_power", "compare_power"} <= set(table.columns)
     both = (table["study_power"] + table["compare_power"]) / 2
@@ -227,7 +227,8 @@ def test_compares_test_planned_agrees_with_compares_recorded_rejections():
     assert (gap <= 3.29 * error).all()
     assert (table["compare_power"] - table["plan_power"]).max() > 0.5
     methods = " ".join((ROOT / "book" / "methods.md").read_text().split())  # what the methods page says of it
-    assert gap.max() <= 0.10 and (gap / error).max() <= 2.6
+    assert gap.max() <= 0.09 and (gap / error).max() <= 1.71
+    assert f"lay above them at {(table['study_power'] > table['compare_power']).sum()} of the 18" in methods
     for metric, label in (("accuracy", "accuracy"), ("mae", "MAE"), ("jsd", "JSD")):
         rows = table[table["metric"] == metric]
         assert f"{rows['study_power'].min():.2f} to {rows['study_power'].max():.2f} for {label}" in methods
