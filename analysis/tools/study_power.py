@@ -93,8 +93,8 @@ class StudyPower:
     def draw(self, s: int) -> Draws:
         """Study ``s``'s draws, from its own seed (drawn again where needed rather than kept: they hold a number per
         rating of the pilot)."""
-        raters, items, keys, noise = (np.random.default_rng(seq) for seq in
-                                      np.random.SeedSequence([self.seed, s]).spawn(4))
+        streams = np.random.SeedSequence([self.seed, s]).spawn(4 + self.max_k)  # a child's stream keeps its index
+        raters, items, keys, noise = (np.random.default_rng(seq) for seq in streams[:4])
         ds, layout = self.ds, self.layout
         places = fill = np.empty((0, 0))
         if self.sampler in PER_ITEM:
@@ -105,7 +105,7 @@ class StudyPower:
         else:  # S3: a row of uniforms per rating place, its own stream, so that neither N nor K moves another's
             drawn, keys = raters.integers(len(layout.item_start) - 1, size=-(-self.max_n // layout.group_size)), \
                 np.empty(0)
-            rows = [np.random.default_rng([self.seed, s, 4, j]).random(2 * self.max_n) for j in range(self.max_k)]
+            rows = [np.random.default_rng(seq).random(2 * self.max_n) for seq in streams[4:]]
             places, fill = np.array([row[0::2] for row in rows]), np.array([row[1::2] for row in rows])
         return Draws(drawn, items.integers(np.iinfo(np.int64).max, size=self.max_n), keys,
                      noise.integers(ds.n_labels, size=ds.n_items), places, fill)
