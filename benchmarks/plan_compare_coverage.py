@@ -49,17 +49,25 @@ def coverage(n_plans: int, jobs: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-if __name__ == "__main__":
+def summary(table: pd.DataFrame) -> str:
+    """Per design and metric its true power and both coverages, then the share over every case."""
+    per = table.groupby(["metric", "N", "K"]).agg(true=("true", "first"), fitted=("fitted_covers", "mean"),
+                                                  wilson=("wilson_covers", "mean"))
+    return (per.round(3).to_string() + f"\nall {len(table)} cases: fitted {table['fitted_covers'].mean():.3f}, "
+            f"Wilson alone {table['wilson_covers'].mean():.3f}")
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plans", type=int, default=40, help="plans per design (default: 40)")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument("--out", help="the CSV of every case")
     args = parser.parse_args()
     table = coverage(args.plans, args.jobs)
-    if args.out:
+    print(summary(table))
+    if args.out is not None:
         write_atomic(args.out, table.to_csv(index=False))
-    summary = table.groupby(["metric", "N", "K"]).agg(true=("true", "first"), fitted=("fitted_covers", "mean"),
-                                                      wilson=("wilson_covers", "mean"))
-    print(summary.round(3).to_string())
-    print(f"all {len(table)} cases: fitted {table['fitted_covers'].mean():.3f}, "
-          f"Wilson alone {table['wilson_covers'].mean():.3f}")
+
+
+if __name__ == "__main__":
+    main()
