@@ -215,10 +215,10 @@ class StudyPower:
             draw = self.draw(s)
             study, pilot = self.study(s, n, k, draw)
             a, b = self.systems(s, pilot, epsilon, draw)
-            seed = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0])
-            rejected.append(headline_p(study, a, b, self.sampler, tested_k(study), self.metrics, self.replicates,
-                                       seed, self.two_sided) < self.alpha)
-            seen = observed(study, a, b, tested_k(study), self.metrics)
+            seed, scale = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), tested_k(study)
+            rejected.append(headline_p(study, a, b, self.sampler, scale, self.metrics, self.replicates, seed,
+                                       self.two_sided) < self.alpha)
+            seen = observed(study, a, b, scale, self.metrics)
             deltas.append([seen[m][2] for m in self.metrics])
             if progress is not None:
                 progress.update()
