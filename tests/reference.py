@@ -27,14 +27,28 @@ class DataShape:
         self.shares = ds.item_label_counts.sum(0) / ds.n_ratings  # the labels' overall shares
         self.labels = np.full((ds.n_items, ds.n_raters), -1, dtype=np.int64)
         self.labels[ds.item, ds.rater] = ds.label
-        self.raters_of_item = [np.flatnonzero(row >= 0) for row in self.labels]
-        self.n_raters_of_item = np.array([len(r) for r in self.raters_of_item])
-        self.first_rater = np.concatenate([[0], np.cumsum(self.n_raters_of_item)[:-1]])
-        self.all_raters = np.concatenate(self.raters_of_item)
+        self.item_raters = padded([np.flatnonzero(row >= 0) for row in self.labels])
         batch = ds.topology.item_batch
         if batch is not None:
-            self.batch_items = [np.flatnonzero(batch == b) for b in range(int(batch.max()) + 1)]
-            self.batch_raters = [np.flatnonzero((self.labels[items] >= 0).any(0)) for items in self.batch_items]
+            items = [np.flatnonzero(batch == b) for b in range(int(batch.max()) + 1)]
+            self.batch_items = padded(items)
+            self.batch_raters = padded([np.flatnonzero((self.labels[i] >= 0).any(0)) for i in items])
+
+
+def padded(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of different lengths as one table padded with -1, and each row's length."""
+    lengths = np.array([len(row) for row in rows])
+    table = np.full((len(rows), lengths.max()), -1, dtype=np.int64)
+    for r, row in enumerate(rows):
+        table[r, :len(row)] = row
+    return table, lengths
+
+
+def draw_from(rows: tuple[np.ndarray, np.ndarray], which: np.ndarray, size: int, rng: np.random.Generator):
+    """``size`` uniform draws with replacement from the entries of each of the ``which`` rows of a padded table."""
+    table, lengths = rows
+    place = (rng.random((len(which), size)) * lengths[which, None]).astype(np.int64)
+    return table[which[:, None], place]
 
 
 def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.Generator):
@@ -51,30 +65,24 @@ def draw_slots(design: DataShape, sampler: str, n: int, k: int, rng: np.random.G
         items = rng.integers(design.labels.shape[0], size=n)
 
         def model():  # per slot, k uniform draws among the raters of its item
-            pick = (rng.random((n, k)) * design.n_raters_of_item[items, None]).astype(np.int64)
-            raters = design.all_raters[design.first_rater[items, None] + pick]
-            return design.labels[items[:, None], raters]
+            return design.labels[items[:, None], draw_from(design.item_raters, items, k, rng)]
 
         return items, np.arange(n), model
     if sampler == "S4":
         items = rng.integers(design.labels.shape[0], size=n)
         return items, np.zeros(n, dtype=np.int64), lambda: stream_columns(design, items, k, rng)
-    group_size = max(1, int(np.median([len(b) for b in design.batch_items])))
+    group_size = max(1, int(np.median(design.batch_items[1])))
     n_batches = math.ceil(n / group_size)
     per_batch = max(1, n // n_batches)
-    batches = rng.integers(len(design.batch_items), size=n_batches)
-    items = np.concatenate([rng.choice(design.batch_items[b], size=per_batch) for b in batches])
+    batches = rng.integers(len(design.batch_items[1]), size=n_batches)
+    items = draw_from(design.batch_items, batches, per_batch, rng).ravel()
     groups = np.repeat(np.arange(n_batches), per_batch)
 
     def model():
-        out = []
-        for batch in batches:
-            raters = rng.choice(design.batch_raters[batch], size=k)
-            out.append(raters)
-        columns = np.array(out)[groups]  # each slot takes its batch's rater set
+        columns = draw_from(design.batch_raters, batches, k, rng)[groups]  # each slot takes its batch's raters
         labels = design.labels[items[:, None], columns]
-        for s, j in zip(*np.nonzero(labels < 0)):  # a ragged batch: that response from the item's own raters
-            labels[s, j] = design.labels[items[s], rng.choice(design.raters_of_item[items[s]])]
+        slot, j = np.nonzero(labels < 0)  # a ragged batch: those responses from the items' own raters
+        labels[slot, j] = design.labels[items[slot], draw_from(design.item_raters, items[slot], 1, rng)[:, 0]]
         return labels
 
     return items, groups, model
@@ -84,14 +92,15 @@ def stream_columns(design: DataShape, items: np.ndarray, k: int, rng: np.random.
     """S4: one stream of raters drawn uniformly with replacement from the pool, as long as it takes; each slot's
     ``k`` labels are those of the first ``k`` raters in the stream who rated its item (a repeated rater each time)."""
     pool = design.labels.shape[1]
+    distinct, slot_item = np.unique(items, return_inverse=True)  # the same item's slots read the same stream
     stream = rng.integers(pool, size=pool * k)
     while True:
-        rated = design.labels[items[:, None], stream[None, :]] >= 0  # (slots, stream)
+        rated = design.labels[distinct][:, stream] >= 0  # (distinct items, stream)
         if (rated.sum(1) >= k).all():
             break
         stream = np.concatenate([stream, rng.integers(pool, size=len(stream))])
-    first = np.argsort(~rated, axis=1, kind="stable")[:, :k]  # the first k places each item's raters hold
-    return design.labels[items[:, None], stream[first]]
+    first = np.nonzero(rated & (np.cumsum(rated, axis=1) <= k))[1].reshape(-1, k)  # the first k places each
+    return design.labels[items[:, None], stream[first[slot_item]]]  # item's raters hold, in stream order
 
 
 def perturb(labels: np.ndarray, epsilon: float, rule: str, shares: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -140,13 +149,13 @@ def reference_deltas(ds: AnnotationDataset, sampler: str, n: int, k: int, epsilo
     """Deltas of ``n_samples`` replicates (n_samples x metrics, in the order of ``metrics``), one replicate after
     another, the divergences with the additive ``smoothing``, the null's columns mixed as ``null_mixing`` says."""
     design = DataShape(ds)
-    out = []
+    drawn = []  # each replicate's (G, A, B) counts per slot
     for _ in range(n_samples):
         _, groups, model = draw_slots(design, sampler, n, k, rng)
         g, a = model(), model()
         b = perturb(model(), epsilon, perturbation, design.shares, rng)
         if null:
             a, b = split(a, b, groups, rng, null_mixing)
-        d = deltas(*(counts(x, design.n_labels)[None] for x in (g, a, b)), metrics=metrics, smoothing=smoothing)
-        out.append([v[0] for v in d.values()])
-    return np.array(out)
+        drawn.append([counts(x, design.n_labels) for x in (g, a, b)])
+    d = deltas(*np.array(drawn).swapaxes(0, 1), metrics=metrics, smoothing=smoothing)  # every replicate at once
+    return np.column_stack(list(d.values()))
