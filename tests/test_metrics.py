@@ -109,6 +109,18 @@ def test_every_registered_delta_is_the_difference_of_the_direct_scores(sets):
                 assert got[metric.name][r] == exact_delta(pair, metric.name), metric.name
 
 
+@settings(max_examples=30, deadline=None)
+@given(count_sets(), st.sets(st.sampled_from(ALL_METRICS), min_size=1))
+def test_scores_of_some_metrics_are_those_of_all(sets, names):
+    """Asked for some metrics, :func:`scores` gives each of them exactly as it does when it computes them all, and
+    the per-item errors of Wins with MAE or Wins."""
+    gold, a, _, _ = sets
+    every, some = scores(gold, a), scores(gold, a, names=names)
+    assert names - {"wins"} <= set(some) and ("item_error" in some) == bool(names & {"mae", "wins"})
+    for name in set(some) - {"wins"}:
+        np.testing.assert_array_equal(some[name], every[name], err_msg=name)
+
+
 @settings(max_examples=40, deadline=None)
 @given(count_sets())
 def test_smoothing_and_log_base_match_scipy(sets):

@@ -251,40 +251,41 @@ def _weighted_scores(truth: np.ndarray, pred: np.ndarray, n_labels: int) -> tupl
     return (weight * precision).sum(-1), hits.sum(-1) / n_items, (weight * f1).sum(-1)
 
 
-def scores(gold: np.ndarray, model: np.ndarray, smoothing: float = SMOOTHING) -> dict[str, np.ndarray]:
-    """Per-replicate scores of one model against the gold, from counts of shape (..., items, labels): every metric
-    of the registry, each computed directly from its definition, and ``item_error``, the per-item error of Wins."""
+def scores(gold: np.ndarray, model: np.ndarray, smoothing: float = SMOOTHING, names=None) -> dict[str, np.ndarray]:
+    """Per-replicate scores of one model against the gold, from counts of shape (..., items, labels): each metric of
+    ``names`` (default: the whole registry), computed directly from its definition (only the terms those metrics
+    need), and ``item_error``, the per-item error of Wins, where MAE or Wins is among them."""
     gold = np.asarray(gold, dtype=float)
     model = np.asarray(model, dtype=float)
+    wanted = set(BY_NAME if names is None else names)
     n_labels = gold.shape[-1]
-    k = gold.sum(-1, keepdims=True)
-    vote_g, vote_m = votes(gold), votes(model)
-    precision, recall, f1 = _weighted_scores(vote_g, vote_m, n_labels)
-    confusion = confusion_matrices(vote_g, vote_m, n_labels)
-    abs_diff = np.abs(model - gold)
-    p_g = (gold + smoothing) / (gold + smoothing).sum(-1, keepdims=True)
-    p_m = (model + smoothing) / (model + smoothing).sum(-1, keepdims=True)
-    mid = (p_g + p_m) / 2
-    kl = (p_g * np.log(p_g / p_m)).sum(-1)
-    js_div = ((p_g * np.log(p_g / mid)).sum(-1) + (p_m * np.log(p_m / mid)).sum(-1)) / 2
-    accuracy = (vote_g == vote_m).mean(-1)
-    out = {
-        "accuracy": accuracy,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "mae": abs_diff.mean((-1, -2)) / k[..., 0].mean(-1),
-        # summed as integers first, so that equal errors compare equal in ``wins``
-        "item_error": abs_diff.sum(-1) / (k[..., 0] * n_labels),
-        "kl_div": kl.mean(-1),
-        "jsd": np.sqrt(np.maximum(js_div, 0.0)).mean(-1),
-        "kl_div_bits": (kl / LN2).mean(-1),
-        "jsd_bits": np.sqrt(np.maximum(js_div, 0.0) / LN2).mean(-1),
-    }
-    for kind in ("precision", "recall", "f1"):
-        out[f"{kind}_macro"] = macro_scores(confusion, kind)
-        out[f"{kind}_macro_all"] = macro_scores(confusion, kind, True)
-        out[f"{kind}_micro"] = accuracy
+    out = {}
+    if any(BY_NAME[m].family == "vote" for m in wanted):
+        vote_g, vote_m = votes(gold), votes(model)
+        accuracy = (vote_g == vote_m).mean(-1)
+        out["accuracy"] = accuracy
+        out["precision"], out["recall"], out["f1"] = _weighted_scores(vote_g, vote_m, n_labels)
+        confusion = confusion_matrices(vote_g, vote_m, n_labels)
+        for kind in ("precision", "recall", "f1"):
+            out[f"{kind}_macro"] = macro_scores(confusion, kind)
+            out[f"{kind}_macro_all"] = macro_scores(confusion, kind, True)
+            out[f"{kind}_micro"] = accuracy
+    if wanted & {"mae", "wins"}:
+        k = gold.sum(-1)
+        abs_diff = np.abs(model - gold)
+        out["mae"] = abs_diff.mean((-1, -2)) / k.mean(-1)
+        out["item_error"] = abs_diff.sum(-1) / (k * n_labels)  # summed as integers first: equal errors compare equal
+    divergences = wanted & {"kl_div", "kl_div_bits", "jsd", "jsd_bits"}
+    if divergences:
+        p_g = (gold + smoothing) / (gold + smoothing).sum(-1, keepdims=True)
+        p_m = (model + smoothing) / (model + smoothing).sum(-1, keepdims=True)
+    if divergences & {"kl_div", "kl_div_bits"}:
+        kl = (p_g * np.log(p_g / p_m)).sum(-1)
+        out["kl_div"], out["kl_div_bits"] = kl.mean(-1), (kl / LN2).mean(-1)
+    if divergences & {"jsd", "jsd_bits"}:
+        mid = (p_g + p_m) / 2
+        js_div = np.maximum(((p_g * np.log(p_g / mid)).sum(-1) + (p_m * np.log(p_m / mid)).sum(-1)) / 2, 0.0)
+        out["jsd"], out["jsd_bits"] = np.sqrt(js_div).mean(-1), np.sqrt(js_div / LN2).mean(-1)
     return out
 
 

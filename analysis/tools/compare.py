@@ -183,8 +183,8 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray, names=METRICS) 
         found = deltas(*(np.rint(x).astype(np.int64) for x in (gold, a, b)), metrics=others,
                        smoothing=BOOK.smoothing)
     elif others:
-        found = score_deltas(scores(gold, a, BOOK.smoothing), scores(gold, b, BOOK.smoothing), gold.shape[-2],
-                             metrics=others)
+        found = score_deltas(scores(gold, a, BOOK.smoothing, others), scores(gold, b, BOOK.smoothing, others),
+                             gold.shape[-2], metrics=others)
     if votes:
         votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
         found.update({m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in votes})
