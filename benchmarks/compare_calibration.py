@@ -11,7 +11,9 @@ three labels, fully crossed, with R in {3, 5, 10, 20} raters and N in {50, 100, 
 items with 5 raters each, N in {50, 100, 400} (S3). ``--designs sparse`` (written to
 ``benchmarks/compare_calibration_sparse.csv``): each item rated by 3, 5 or 9 raters of a pool of 30, 100 or 1,000,
 100 to 2,000 items, 2, 3 and 5 ordinal labels; and overlapping rater sets (sets of 3 to 5 raters from pools of 8
-and 20, each item rated by one set, ConvAbuse's shape), all under S4, and some under S2 beside it.
+and 20, each item rated by one set, ConvAbuse's shape), all under S4, and some under S2 beside it. ``--designs oracle``
+(``benchmarks/compare_calibration_oracle.csv``): the power alone, against the oracle's, crossed from 10 raters (S1)
+and in batches of 20 items with 5 or 10 raters (S3), B leaning so that the oracle's power lies between 0.2 and 0.95.
 Size: A and B lean +0.5 and -0.5 (equally good). Power: A leans 0, B 0.6 (A better; B 0.2 to 0.3 from a pool of
 100 raters, where 0.6 leaves the oracle nothing to miss), beside the oracle's power (a z-test that knows delta's
 true standard deviation). Each design's share of two-sided p < 0.05 comes with its binomial 99 % band around 0.05.
@@ -70,13 +72,19 @@ def designs() -> list[tuple[str, str, Scenario, float]]:
 
 
 def oracle_designs() -> list[tuple[str, str, Scenario, float]]:
-    """(name, sampler, population, B's lean) of the crossed designs from 10 raters on, where the power is judged
-    against the oracle's: B leans less as N grows (0.6, 0.45, 0.3 at N 50, 100, 400), so that the oracle's power
-    lies between 0.2 and 0.95."""
+    """(name, sampler, population, B's lean) of the designs whose power is judged against the oracle's: crossed from
+    10 raters on (S1), B leaning less as N grows (0.6, 0.45, 0.3 at N 50, 100, 400); and batches of 20 items with 5
+    or 10 raters each (S3), B leaning 0.6 and 0.3 (5 raters) or 0.45 and 0.3 (10 raters) at N 100 and 400. So the
+    oracle's power lies between 0.2 and 0.95."""
     lean = {50: 0.6, 100: 0.45, 400: 0.3}
-    return [(f"{labels} labels, crossed, R {raters}, N {items}, B {lean[items]:g}", "S1",
-             Scenario(n_items=items, n_raters=raters, n_labels=labels), lean[items])
-            for labels, raters, items in itertools.product((2, 3), (10, 20), (50, 100, 400))]
+    crossed = [(f"{labels} labels, crossed, R {raters}, N {items}, B {lean[items]:g}", "S1",
+                Scenario(n_items=items, n_raters=raters, n_labels=labels), lean[items])
+               for labels, raters, items in itertools.product((2, 3), (10, 20), (50, 100, 400))]
+    batch_lean = {(5, 100): 0.6, (5, 400): 0.3, (10, 100): 0.45, (10, 400): 0.3}
+    batched = [(f"{labels} labels, batches of 20 x {raters}, N {items}, B {b:g}", "S3",
+                Scenario(n_items=items, n_raters=raters, n_labels=labels, batch_size=20), b)
+               for labels, ((raters, items), b) in itertools.product((2, 3), batch_lean.items())]
+    return crossed + batched
 
 
 def measure(job) -> pd.DataFrame:
@@ -161,7 +169,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--designs", choices=("crossed", "sparse", "oracle"), default="crossed",
                         help="crossed and batched designs (S1, S3), sparse and overlapping ones (S4), or the power "
-                             "alone against the oracle's on crossed designs from 10 raters (S1)")
+                             "alone against the oracle's on crossed designs from 10 raters (S1) and batches (S3)")
     parser.add_argument("--summary", action="store_true",
                         help="print the sparse (or oracle) designs' summary table (Markdown) from --out and stop")
     parser.add_argument("--out", default=None,

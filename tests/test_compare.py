@@ -419,7 +419,7 @@ def test_the_methods_pages_crowd_table_is_the_recorded_calibration():
     root = Path(__file__).resolve().parents[1]
     found = pd.read_csv(root / "benchmarks" / "compare_calibration_sparse.csv")
     rows = {line.split(" | ")[0].strip("| "): line.strip() for line in (root / "book" / "methods.md").read_text()
-            .splitlines() if line.startswith("| ") and " of " in line and ", N " in line}
+            .splitlines() if line.startswith("| ") and " of " in line and ", N " in line and line.count(" | ") == 5}
     assert len(rows) == found["design"].nunique()
     for design, group in found.groupby("design"):
         size = group[(group["kind"] == "size") & (group["test"] == "rater-level")]["share"]
@@ -435,6 +435,53 @@ def test_the_methods_pages_crowd_table_is_the_recorded_calibration():
                     f"{ratio.min():.2f}-{ratio.max():.2f} (median {ratio.median():.2f}) | "
                     + (f"{s2.min():.3f}-{s2.max():.3f} |" if len(s2) else "– |"))
         assert rows[design] == expected
+
+
+def test_the_methods_pages_oracle_table_is_the_recorded_power():
+    """The methods page's power against the oracle on crossed and batched designs, row by row, and the ranges its
+    summary gives, computed here from the recorded run (benchmarks/compare_calibration_oracle.csv)."""
+    from analysis.engine.metrics import DISTRIBUTION_METRICS
+
+    root = Path(__file__).resolve().parents[1]
+    found = pd.read_csv(root / "benchmarks" / "compare_calibration_oracle.csv")
+    page = (root / "book" / "methods.md").read_text()
+    rows = {line.split(" | ")[0].strip("| "): line.strip() for line in page.splitlines()
+            if line.startswith("| ") and ", B " in line and line.count(" | ") == 3}
+    assert set(rows) == set(found["design"]) and set(found["sampler"]) == {"S1", "S3"}
+    medians = {}
+    for design, part in found.groupby("design"):
+        judged = part[part["oracle"].between(0.2, 0.95)]
+        ratio = judged["share"] / judged["oracle"]
+        family = judged["metric"].isin(DISTRIBUTION_METRICS)
+        cells = [f"{r.min():.2f}-{r.max():.2f} (median {r.median():.2f})" if len(r) else "none judged"
+                 for r in (ratio[~family], ratio[family])]
+        assert rows[design] == (f"| {design} | {part['share'].min():.2f}-{part['share'].max():.2f} "
+                                f"({part['oracle'].min():.2f}-{part['oracle'].max():.2f}) | {cells[0]} | {cells[1]} |")
+        medians[design] = (ratio[~family].median(), ratio[family].median())
+    text = " ".join(page.split())
+
+    def span(pattern, family):
+        values = [m[family] for d, m in medians.items() if pattern in d and m[family] == m[family]]
+        return f"{min(values):.2f} to {max(values):.2f}"
+
+    assert f"and at 10 raters throughout ({span('crossed, R 10,', 1)})" in text
+    assert f"With 5 raters a batch the distribution metrics reach {span('x 5,', 1)} of the oracle's power and the " \
+           f"vote metrics {span('x 5,', 0)}" in text
+    assert f"10 raters a batch the distribution metrics reach {span('x 10,', 1)}, but the vote metrics only " \
+           f"{span('x 10,', 0)}" in text
+    parts = pd.read_csv(root / "benchmarks" / "batch_variance_parts.csv")
+    parts["vote"] = ~parts["metric"].isin(DISTRIBUTION_METRICS)
+
+    def ratio(pattern, vote, column):
+        chosen = parts[parts["design"].str.contains(pattern) & (parts["vote"] == vote)][column]
+        return f"{chosen.min():.2f} to {chosen.max():.2f}"
+
+    assert set(parts["design"]) == set(found.loc[found["sampler"] == "S3", "design"])
+    assert (f"10 raters a batch it averages {ratio('x 10,', True, 'I+R')} times the true variance on the vote metrics, "
+            f"the raters' part alone {ratio('x 10,', True, 'R')} times, against {ratio('x 10,', False, 'I+R')} on the "
+            f"distribution metrics; with 5 raters a batch, {ratio('x 5,', True, 'I+R')} on the vote metrics and "
+            f"{ratio('x 5,', False, 'I+R')} on the others") in text
+    assert f"items' part alone ({ratio('batches', True, 'I')} of the truth on the vote metrics)" in text
 
 
 def test_the_readmes_crowd_sentence_is_the_recorded_calibration():
