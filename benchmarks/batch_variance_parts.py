@@ -17,7 +17,6 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -25,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis.experiment.choices import BOOK, selected  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools.compare import _delta_matrix, observed, rater_parts  # noqa: E402
-from analysis.tools.compare_calibration import Scenario, draw_test_set  # noqa: E402
-from analysis.tools.outputs import read_outputs  # noqa: E402
+from analysis.tools.compare_calibration import Scenario, test_sets  # noqa: E402
 from compare_calibration import oracle_designs  # noqa: E402
 
 
@@ -35,10 +33,7 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     names = selected("all", BOOK)
     deltas = partial(_delta_matrix, names=names)
     rows = []
-    for seed in range(n_sets):
-        ds, frame_a, frame_b = draw_test_set(population, seed)
-        share_a, share_b = (read_outputs(ds, frame, side).share for frame, side in ((frame_a, "A"), (frame_b, "B")))
-        k = int(np.median(ds.raters_per_item))
+    for ds, share_a, share_b, k in test_sets(population, n_sets):
         found = rater_parts(ds, share_a, share_b, "S3", k, deltas)
         seen = observed(ds, share_a, share_b, k, names)
         rows += [{"metric": m, "delta": seen[m][2], "I": found.item[i], "R": found.rater[i]}

@@ -34,9 +34,8 @@ from analysis.experiment.choices import BOOK, selected  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import rater_level  # noqa: E402
 from analysis.tools.compare import _delta_matrix, full_counts, observed  # noqa: E402
-from analysis.tools.compare_calibration import Scenario, draw_test_set  # noqa: E402
+from analysis.tools.compare_calibration import Scenario, test_sets  # noqa: E402
 from compare_calibration import sparse_designs  # noqa: E402
-from analysis.tools.outputs import read_outputs  # noqa: E402
 
 # the crowd calibration's designs (compare_calibration.py), named without their label count; one also with A better
 KEPT = ("3 of 30 raters, N 200", "9 of 30 raters, N 100", "3 of 100 raters, N 500", "9 of 100 raters, N 200",
@@ -73,11 +72,7 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     names = selected("all", BOOK)
     deltas = partial(_delta_matrix, names=names)
     rows = []
-    for seed in range(n_sets):
-        ds, frame_a, frame_b = draw_test_set(population, seed)
-        share_a = read_outputs(ds, frame_a, "A", "item", "label", False).share
-        share_b = read_outputs(ds, frame_b, "B", "item", "label", False).share
-        k = int(np.median(ds.raters_per_item))
+    for seed, (ds, share_a, share_b, k) in enumerate(test_sets(population, n_sets)):
         full = full_counts(ds, share_a, share_b, k)
         item = rater_level.item_jackknife(full, deltas)
         by_set = set_part(full, ds, deltas, item)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Hashable, Mapping
+from typing import Hashable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,7 @@ from analysis.tools.compare import RATER_LEVEL, compare
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import in_workers
+from analysis.tools.outputs import read_outputs
 from analysis.tools.power import wilson
 
 
@@ -105,6 +106,14 @@ def draw_test_set(population: Scenario, seed: int) -> tuple[AnnotationDataset, p
 
     lean_b = -population.lean if population.lean_b is None else population.lean_b
     return ds, system(population.lean), system(lean_b)
+
+
+def test_sets(population: Scenario, n_sets: int) -> Iterator[tuple[AnnotationDataset, np.ndarray, np.ndarray, int]]:
+    """``n_sets`` test sets of ``population`` (seeds 0, 1, ...), each as ``compare`` reads it: the annotations, A's
+    and B's label shares per item, and K (the median ratings per item)."""
+    for seed in range(n_sets):
+        ds, a, b = draw_test_set(population, seed)
+        yield ds, read_outputs(ds, a, "A").share, read_outputs(ds, b, "B").share, int(np.median(ds.raters_per_item))
 
 
 TESTS = ("rater-level", "percentile")  # compare's headline test under S1 and S3, and the earlier one
