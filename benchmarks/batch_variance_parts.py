@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis.experiment.choices import BOOK, selected  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools.compare import _delta_matrix, observed, rater_parts  # noqa: E402
-from analysis.tools.compare_calibration import Scenario, test_sets  # noqa: E402
+from analysis.tools.compare_calibration import Scenario, drawn_test_sets  # noqa: E402
 from compare_calibration import oracle_designs  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     names = selected("all", BOOK)
     deltas = partial(_delta_matrix, names=names)
     rows = []
-    for ds, share_a, share_b, k in test_sets(population, n_sets):
+    for ds, share_a, share_b, k in drawn_test_sets(population, n_sets):
         found = rater_parts(ds, share_a, share_b, "S3", k, deltas)
         seen = observed(ds, share_a, share_b, k, names)
         rows += [{"metric": m, "delta": seen[m][2], "I": found.item[i], "R": found.rater[i]}

@@ -34,7 +34,7 @@ from analysis.experiment.choices import BOOK, selected  # noqa: E402
 from analysis.io import write_atomic  # noqa: E402
 from analysis.tools import rater_level  # noqa: E402
 from analysis.tools.compare import _delta_matrix, full_counts, observed  # noqa: E402
-from analysis.tools.compare_calibration import Scenario, test_sets  # noqa: E402
+from analysis.tools.compare_calibration import Scenario, drawn_test_sets  # noqa: E402
 from compare_calibration import sparse_designs  # noqa: E402
 
 # the crowd calibration's designs (compare_calibration.py), named without their label count; one also with A better
@@ -72,7 +72,7 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     names = selected("all", BOOK)
     deltas = partial(_delta_matrix, names=names)
     rows = []
-    for seed, (ds, share_a, share_b, k) in enumerate(test_sets(population, n_sets)):
+    for seed, (ds, share_a, share_b, k) in enumerate(drawn_test_sets(population, n_sets)):
         full = full_counts(ds, share_a, share_b, k)
         item = rater_level.item_jackknife(full, deltas)
         by_set = set_part(full, ds, deltas, item)

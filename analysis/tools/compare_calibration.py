@@ -108,7 +108,8 @@ def draw_test_set(population: Scenario, seed: int) -> tuple[AnnotationDataset, p
     return ds, system(population.lean), system(lean_b)
 
 
-def test_sets(population: Scenario, n_sets: int) -> Iterator[tuple[AnnotationDataset, np.ndarray, np.ndarray, int]]:
+def drawn_test_sets(population: Scenario,
+                    n_sets: int) -> Iterator[tuple[AnnotationDataset, np.ndarray, np.ndarray, int]]:
     """``n_sets`` test sets of ``population`` (seeds 0, 1, ...), each as ``compare`` reads it: the annotations, A's
     and B's label shares per item, and K (the median ratings per item)."""
     for seed in range(n_sets):
