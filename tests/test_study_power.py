@@ -83,6 +83,18 @@ def test_a_study_has_the_planned_design_and_compare_reads_it_so(name, sampler, k
             assert np.array_equal(large.label[inner], small.label) and np.array_equal(large.item[inner], small.item)
 
 
+def test_a_study_within_one_batch_is_tested_as_compare_reads_it(batched):
+    """Under S3 a study of no more items than a batch holds draws one batch, a fully crossed table, on which
+    ``compare`` runs S1 (and refuses S3): its studies are tested so; a study of two batches keeps S3."""
+    planner = StudyPower(batched, "S3", ("accuracy",), studies=4, max_n=12, max_k=3)
+    (one, _), (two, _) = planner.study(0, 6, 3), planner.study(0, 12, 3)
+    assert one.topology.kind == "fully crossed" and planner.tested_sampler(one) == "S1"
+    assert two.topology.kind == "batched" and planner.tested_sampler(two) == "S3"
+    rejected, deltas = planner.tested(6, 3, 0.5, range(4))
+    assert rejected.shape == deltas.shape == (4, 1) and np.isfinite(deltas).all()
+    assert StudyPower(batched, "S2", ("accuracy",), studies=1, max_n=6, max_k=3).tested_sampler(one) == "S2"
+
+
 @pytest.mark.parametrize("name, sampler", [("crossed", "S1"), ("batched", "S3"), ("sparse", "S4")])
 def test_a_grid_with_other_designs_leaves_a_designs_studies_as_they_were(name, sampler, request):
     """Each draw has a stream of its own: planning more items or more ratings per item beside a design changes

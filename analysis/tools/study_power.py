@@ -37,7 +37,7 @@ import numpy as np
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.engine.metrics import METRIC_LABELS
-from analysis.engine.samplers import PER_ITEM, make_layout
+from analysis.engine.samplers import PER_ITEM, default_sampler, make_layout
 from analysis.errors import ParameterError
 from analysis.tools.bands import wilson
 from analysis.tools.compare import N_SAMPLES, headline_p, observed
@@ -216,8 +216,8 @@ class StudyPower:
             study, pilot = self.study(s, n, k, draw)
             a, b = self.systems(s, pilot, epsilon, draw)
             seed, scale = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), tested_k(study)
-            rejected.append(headline_p(study, a, b, self.sampler, scale, self.metrics, self.replicates, seed,
-                                       self.two_sided) < self.alpha)
+            rejected.append(headline_p(study, a, b, self.tested_sampler(study), scale, self.metrics, self.replicates,
+                                       seed, self.two_sided) < self.alpha)
             seen = observed(study, a, b, scale, self.metrics)
             deltas.append([seen[m][2] for m in self.metrics])
             if progress is not None:
@@ -225,13 +225,19 @@ class StudyPower:
         return np.array(rejected, dtype=bool).reshape(-1, len(self.metrics)), np.array(deltas, float).reshape(
             -1, len(self.metrics))
 
+    def tested_sampler(self, study: AnnotationDataset) -> str:
+        """The sampler ``compare`` runs on ``study`` by default: the one its design allows (a study of S3 drawn
+        within one batch is fully crossed, so S1), or S2 where the plan is S2's (``--sampler S2`` both times)."""
+        return self.sampler if self.sampler == "S2" else default_sampler(study)
+
     def seconds(self, designs) -> float:
         """About how long testing every study of ``designs`` ((N, K) pairs) takes: one study of the largest design
         timed, the others scaled by their items (a study's test costs about in proportion to them)."""
         n, k = max(designs)
         study, pilot = self.study(0, n, k)
         start = time.perf_counter()
-        headline_p(study, *self.systems(0, pilot, 0.5), self.sampler, tested_k(study), self.metrics, self.replicates)
+        headline_p(study, *self.systems(0, pilot, 0.5), self.tested_sampler(study), tested_k(study), self.metrics,
+                   self.replicates)
         return (time.perf_counter() - start) * self.studies * sum(size for size, _ in designs) / n
 
     def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
