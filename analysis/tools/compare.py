@@ -103,6 +103,11 @@ LIBERAL_POOL = 8
 SECONDS_PER_COUNT = 2e-8  # a replicate's cost per item and response (measured on the 2-core development machine)
 
 
+def default_k(ds: AnnotationDataset) -> int:
+    """The K ``compare`` tests at unless told: the median number of ratings per item."""
+    return int(np.median(ds.raters_per_item))
+
+
 def check_workload(n_samples: int, n_items: int, k: int) -> None:
     """Refuse a number of replicates whose deltas would not fit in memory or that would take more than a day,
     with the estimates."""
@@ -472,7 +477,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     chosen_sampler = sampler
     sampler = check_sampler(sampler or default_sampler(used))
     k_given = k is not None
-    k = int(np.median(used.raters_per_item)) if k is None else k
+    k = default_k(used) if k is None else k
     if int(k) != k or k < 1:
         raise ParameterError(f"K (--k) must be an integer >= 1, got {k!r}")
     check_workload(int(n_samples), used.n_items, int(k))
@@ -491,7 +496,7 @@ def compare(ds: AnnotationDataset, outputs_a: pd.DataFrame | str | Path, outputs
     if rater_test:
         fewest = rater_level.fewest_raters(int(n_samples), parts.groups)
     raters = (used.n_raters if sampler == "S4" else int(round(parts.per_group))) if rater_test \
-        else int(np.median(used.raters_per_item))
+        else default_k(used)
     signature = "|".join([f"sampler:{sampler}", f"K:{k}", f"reps:{n_samples}", f"seed:{seed}",
                           f"test:{'two-sided' if two_sided else 'one-sided'}{'/percentile' if percentile else ''}",
                           f"data:{ds.sha256[:12]}",

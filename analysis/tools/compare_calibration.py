@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.special import ndtr
 from tqdm import tqdm
 
-from analysis.tools.compare import RATER_LEVEL, compare
+from analysis.tools.compare import RATER_LEVEL, compare, default_k
 from analysis.data.annotations import AnnotationDataset, from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import in_workers
@@ -111,10 +111,10 @@ def draw_test_set(population: Scenario, seed: int) -> tuple[AnnotationDataset, p
 def drawn_test_sets(population: Scenario,
                     n_sets: int) -> Iterator[tuple[AnnotationDataset, np.ndarray, np.ndarray, int]]:
     """``n_sets`` test sets of ``population`` (seeds 0, 1, ...), each as ``compare`` reads it: the annotations, A's
-    and B's label shares per item, and K (the median ratings per item)."""
+    and B's label shares per item, and the K it tests at."""
     for seed in range(n_sets):
         ds, a, b = draw_test_set(population, seed)
-        yield ds, read_outputs(ds, a, "A").share, read_outputs(ds, b, "B").share, int(np.median(ds.raters_per_item))
+        yield ds, read_outputs(ds, a, "A").share, read_outputs(ds, b, "B").share, default_k(ds)
 
 
 TESTS = ("rater-level", "percentile")  # compare's headline test under S1 and S3, and the earlier one

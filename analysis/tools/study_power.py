@@ -40,7 +40,7 @@ from analysis.engine.metrics import METRIC_LABELS
 from analysis.engine.samplers import PER_ITEM, default_sampler, make_layout
 from analysis.errors import ParameterError
 from analysis.tools.bands import wilson
-from analysis.tools.compare import N_SAMPLES, headline_p, observed
+from analysis.tools.compare import N_SAMPLES, default_k, headline_p, observed
 
 DELTA_STEPS = 10  # bisection steps of epsilon for a target Delta: to 1/1024
 LAW = "one-label"  # the noise law B's answers follow (module docstring): the only one planned under this test
@@ -212,10 +212,8 @@ class StudyPower:
         """Per study of ``studies`` (rows) and metric: whether its test rejects, and its observed Delta."""
         rejected, deltas = [], []
         for s in studies:
-            draw = self.draw(s)
-            study, pilot = self.study(s, n, k, draw)
-            a, b = self.systems(s, pilot, epsilon, draw)
-            seed, scale = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), tested_k(study)
+            study, a, b = self.prepared(s, n, k, epsilon)
+            seed, scale = int(np.random.SeedSequence([self.seed, s, n, k]).generate_state(1)[0]), default_k(study)
             rejected.append(headline_p(study, a, b, self.tested_sampler(study), scale, self.metrics, self.replicates,
                                        seed, self.two_sided) < self.alpha)
             seen = observed(study, a, b, scale, self.metrics)
@@ -224,6 +222,12 @@ class StudyPower:
                 progress.update()
         return np.array(rejected, dtype=bool).reshape(-1, len(self.metrics)), np.array(deltas, float).reshape(
             -1, len(self.metrics))
+
+    def prepared(self, s: int, n: int, k: int, epsilon: float) -> tuple[AnnotationDataset, np.ndarray, np.ndarray]:
+        """Study ``s`` of N x K, and A's and B's label distributions on its items at ``epsilon``, from one draw."""
+        draw = self.draw(s)
+        study, pilot = self.study(s, n, k, draw)
+        return (study, *self.systems(s, pilot, epsilon, draw))
 
     def tested_sampler(self, study: AnnotationDataset) -> str:
         """The sampler ``compare`` runs on ``study`` by default: the one its design allows (a study of S3 drawn
@@ -234,20 +238,17 @@ class StudyPower:
         """About how long testing every study of ``designs`` ((N, K) pairs) takes: one study of the largest design
         timed, the others scaled by their items (a study's test costs about in proportion to them)."""
         n, k = max(designs)
-        study, pilot = self.study(0, n, k)
+        study, a, b = self.prepared(0, n, k, 0.5)
         start = time.perf_counter()
-        headline_p(study, *self.systems(0, pilot, 0.5), self.tested_sampler(study), tested_k(study), self.metrics,
-                   self.replicates)
+        headline_p(study, a, b, self.tested_sampler(study), default_k(study), self.metrics, self.replicates)
         return (time.perf_counter() - start) * self.studies * sum(size for size, _ in designs) / n
 
     def mean_delta(self, n: int, k: int, epsilon: float, metric: str) -> float:
         """The mean observed Delta of ``metric`` over the studies of N x K at ``epsilon`` (no test run)."""
         values = []
         for s in range(self.studies):
-            draw = self.draw(s)
-            study, pilot = self.study(s, n, k, draw)
-            values.append(observed(study, *self.systems(s, pilot, epsilon, draw), tested_k(study),
-                                   (metric,))[metric][2])
+            study, a, b = self.prepared(s, n, k, epsilon)
+            values.append(observed(study, a, b, default_k(study), (metric,))[metric][2])
         return float(np.mean(values))
 
     def epsilon_for(self, n: int, k: int, m: int, delta: float) -> float:
@@ -263,11 +264,6 @@ class StudyPower:
             middle = (low + high) / 2
             low, high = (middle, high) if self.mean_delta(n, k, middle, metric) < delta else (low, middle)
         return high
-
-
-def tested_k(study: AnnotationDataset) -> int:
-    """The K ``compare`` tests a study at by default: its median ratings per item."""
-    return max(1, int(np.median(study.raters_per_item)))
 
 
 def _dataset(ds: AnnotationDataset, item, rater, label, n: int, batch=None) -> AnnotationDataset:
