@@ -33,64 +33,76 @@ from analysis.engine.metrics import accumulator, clear, store
 
 
 class Walk(NamedTuple):
-    """Scratch of :func:`read_by_walk`, per rater of the pool: its drawn ratings (``count``, 0 between replicates),
-    where they start in ``items`` and ``labels`` (the drawn items' ratings turned round, rater by rater) and how
-    many of them are items still short of ``K'`` (``live``, first in the rater's segment); ``active`` lists the
-    raters with ratings drawn, those with a live item first."""
+    """Scratch of :func:`read_by_walk`. Per rater of the pool: its drawn ratings (``count``, 0 between replicates)
+    and its slot among the raters with ratings drawn (``slot``); per slot, its rater (``active``) and its segment
+    of ``items`` and ``labels`` (the drawn items' ratings turned round, rater by rater, an item named by its drawn
+    position): ``bounds[t]`` = (start, end of the items still short of ``K'``, end). The slots of raters with a
+    live item come first; ``filled`` counts each drawn position's columns."""
 
     count: np.ndarray
-    start: np.ndarray
-    live: np.ndarray
+    slot: np.ndarray
     active: np.ndarray
+    bounds: np.ndarray
     items: np.ndarray
     labels: np.ndarray
+    filled: np.ndarray
 
 
 @numba.njit(cache=True)
-def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, filled, labels):
-    """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream restricted to the
-    drawn items: their ratings turned round rater by rater, each rater drawn gives the next column to each of their
-    items still short of ``K'`` and drops the full ones from their segment, and a rater left with none leaves the
-    stream. The stream restricted to the raters that can still give a column is an iid uniform stream of them, so
-    this is :func:`read_by_stream`'s law; its work grows with the drawn ratings and columns, not the pool."""
-    count, start, live, active = scratch.count, scratch.start, scratch.live, scratch.active
-    seg_item, seg_label = scratch.items, scratch.labels
+def walk_scratch(n_pool, ratings, cap):
+    """A :class:`Walk` for a pool of ``n_pool`` raters, ``ratings`` ratings and at most ``cap`` drawn items."""
+    return Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
+                np.zeros((n_pool, 3), dtype=np.int64), np.zeros(ratings, dtype=np.int64),
+                np.zeros(ratings, dtype=np.int8), np.zeros(cap, dtype=np.int64))
+
+
+@numba.njit(cache=True)
+def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, labels):
+    """The labels of every drawn item's ``K'`` columns in each model's stream, ``labels[model, d]`` for the item
+    at drawn position ``d``, walking the stream restricted to the drawn items: their ratings turned round rater by
+    rater, each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
+    ones from their segment, and a rater left with none leaves the stream. The stream restricted to the raters that
+    can still give a column is an iid uniform stream of them, so this is :func:`read_by_stream`'s law; its work
+    grows with the drawn ratings and columns, not the pool."""
+    count, slot, active, bounds = scratch.count, scratch.slot, scratch.active, scratch.bounds
+    seg_item, seg_label, filled = scratch.items, scratch.labels, scratch.filled
     n_touched = 0
     for d in range(n_drawn):
         for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
             rater = raters[ix(e)]
             if count[ix(rater)] == 0:
+                slot[ix(rater)] = n_touched
                 active[ix(n_touched)] = rater
                 n_touched += 1
             count[ix(rater)] += 1
     at = 0
     for t in range(n_touched):
-        start[ix(active[t])] = at
-        live[ix(active[t])] = 0
+        bounds[t, 0] = at
+        bounds[t, 1] = at
         at += count[ix(active[t])]
+        bounds[t, 2] = at
+        count[ix(active[t])] = 0
     for d in range(n_drawn):
         for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
-            rater = raters[ix(e)]
-            q = start[ix(rater)] + live[ix(rater)]
-            seg_item[ix(q)] = drawn[d]
+            t = slot[ix(raters[ix(e)])]
+            q = bounds[ix(t), 1]
+            seg_item[ix(q)] = d
             seg_label[ix(q)] = matrix[ix(e)]
-            live[ix(rater)] += 1
+            bounds[ix(t), 1] = q + 1
     for model in range(3):
+        columns = labels[model]
         for d in range(n_drawn):
-            filled[ix(drawn[d])] = 0
-        for t in range(n_touched):
-            live[ix(active[t])] = count[ix(active[t])]
+            filled[d] = 0
         n_active, short = n_touched, n_drawn
         while short > 0:
             t = uniform_index(rng, n_active)
-            rater = active[ix(t)]
-            q, end = start[ix(rater)], start[ix(rater)] + live[ix(rater)]
+            q, end = bounds[ix(t), 0], bounds[ix(t), 1]
             while q < end:
-                item = seg_item[ix(q)]
-                f = filled[ix(item)]
+                d = seg_item[ix(q)]
+                f = filled[ix(d)]
                 if f < k:
-                    labels[ix(item), model, ix(f)] = seg_label[ix(q)]
-                    filled[ix(item)] = f + 1
+                    columns[ix(d), ix(f)] = seg_label[ix(q)]
+                    filled[ix(d)] = f + 1
                     if f + 1 < k:
                         q += 1
                         continue
@@ -98,14 +110,13 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, f
                 end -= 1  # a full item leaves the segment: the last live one takes its place
                 seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
                 seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
-            live[ix(rater)] = end - start[ix(rater)]
-            if end == start[ix(rater)]:  # the rater leaves the stream: the last active one takes its place
+            bounds[ix(t), 1] = end
+            if end == bounds[ix(t), 0]:  # the rater leaves the stream: the last active one takes its slot
                 n_active -= 1
-                active[ix(t)], active[ix(n_active)] = active[ix(n_active)], rater
-    for t in range(n_touched):
-        count[ix(active[t])] = 0
-    for d in range(n_drawn):
-        filled[ix(drawn[d])] = -1
+                for j in range(3):
+                    bounds[ix(t), j], bounds[n_active, j] = bounds[n_active, j], bounds[ix(t), j]
+        for t in range(n_touched):
+            bounds[t, 1] = bounds[t, 2]
 
 
 @numba.njit(cache=True)
@@ -140,23 +151,22 @@ def draw_split(rng, k, null, pairs, to_a):
 
 @numba.njit(cache=True, _nrt=False)
 def hold_items(labels, n_drawn, to_a, perturb, listed, work):
-    """Count each drawn item ``work.held[i]``, read as ``labels[item]`` (models x K'), into ``work``'s ``i``-th held
+    """Count the drawn item at position ``i``, its columns ``labels[:, i]`` (models x K'), into ``work``'s ``i``-th held
     item (as the by-item kernel's :func:`analysis.engine.kernels.by_item.read_items` does): G's labels, A's columns
     on the side ``to_a`` sends them to, and B's, perturbable where ``perturb`` (listed one by one, in column order,
     where ``listed``)."""
-    held, fixed, pert, pert_label = work.held, work.fixed, work.pert, work.pert_label
+    fixed, pert, pert_label = work.fixed, work.pert, work.pert_label
     k = labels.shape[2]
     for i in range(n_drawn):
-        item = held[i]
         for side in range(3):
             for c in range(fixed.shape[2]):
                 fixed[i, side, c] = 0
                 pert[i, side, c] = 0
         for c in range(k):
-            fixed[i, 0, ix(labels[ix(item), 0, c])] += 1
-            fixed[i, 1 if to_a[c] else 2, ix(labels[ix(item), 1, c])] += 1
+            fixed[i, 0, ix(labels[0, i, c])] += 1
+            fixed[i, 1 if to_a[c] else 2, ix(labels[1, i, c])] += 1
             side = 1 if to_a[ix(k + c)] else 2
-            label = labels[ix(item), 2, c]
+            label = labels[2, i, c]
             if not perturb:
                 fixed[i, side, ix(label)] += 1
                 continue
@@ -173,11 +183,10 @@ def count_triples(labels, held, n_drawn, mult, swapped, perturb, n_labels, tripl
     reads)."""
     base = n_labels**3 if swapped and perturb else 0
     for d in range(n_drawn):
-        item = held[d]
-        a, b = labels[ix(item), 1, 0], labels[ix(item), 2, 0]
+        a, b = labels[1, d, 0], labels[2, d, 0]
         if swapped:
             a, b = b, a
-        triples[ix(base + (labels[ix(item), 0, 0] * n_labels + a) * n_labels + b)] += mult[ix(item)]
+        triples[ix(base + (labels[0, d, 0] * n_labels + a) * n_labels + b)] += mult[ix(held[d])]
 
 
 class ByRater(NamedTuple):
@@ -198,11 +207,15 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
 
 
 @numba.njit(cache=True)
-def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
-    """The labels of every drawn item's ``K'`` columns in each model's stream, walking the stream itself: each
-    rater drawn gives the next column to every drawn item of theirs still short of ``K'`` (cheaper than
-    :func:`read_by_walk` where the drawn items are many and hold most of the pool between them)."""
+def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, position, labels):
+    """:func:`read_by_walk`'s ``labels``, walking the stream itself: each rater drawn gives the next column to every
+    drawn item of theirs still short of ``K'`` (cheaper than :func:`read_by_walk` where the drawn items are many and
+    hold most of the pool between them). ``filled`` counts each item's columns, -1 where it is not drawn (and so
+    between replicates); ``position`` is each drawn item's drawn position."""
+    for d in range(n_drawn):
+        position[ix(drawn[d])] = d
     for model in range(3):
+        columns = labels[model]
         for d in range(n_drawn):
             filled[ix(drawn[d])] = 0
         short = n_drawn
@@ -212,7 +225,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, labels):
                 item = turned.items[ix(e)]
                 f = filled[ix(item)]
                 if 0 <= f < k:
-                    labels[ix(item), model, ix(f)] = turned.labels[ix(e)]
+                    columns[ix(position[ix(item)]), ix(f)] = turned.labels[ix(e)]
                     filled[ix(item)] = f + 1
                     short -= f + 1 == k
     for d in range(n_drawn):
@@ -240,14 +253,14 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     n_labels = confusion.shape[2]
     ratings = rater_start[ix(n_items)]
     per_item, per_rater = ratings / n_items, ratings / n_pool  # mean raters of an item, items of a rater
-    scratch = Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
-                   np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
-                   np.zeros(ratings, dtype=np.int64), np.zeros(ratings, dtype=np.int8))
-    labels = np.zeros((n_items, 3, k), dtype=np.int8)
-    filled = np.full(n_items, -1, dtype=np.int64)  # -1: not drawn in this replicate
+    cap = min(n, n_items)  # distinct items a replicate draws at most
+    scratch = walk_scratch(n_pool, ratings, cap)
+    labels = np.zeros((3, cap, k), dtype=np.int8)  # by model and drawn position
+    filled = np.full(n_items, -1, dtype=np.int64)  # read_by_stream's: -1, not drawn in this replicate
+    position = np.zeros(n_items, dtype=np.int64)
     to_a = np.zeros(2 * k, dtype=np.bool_)
     one = np.int64(1)  # literal 1s, or a literal 0 below, would compile second versions of the callees
-    work = item_work(n_items, min(n, n_items), k, n_labels, one, one, np.max(perturbation.n_out), one)
+    work = item_work(n_items, cap, k, n_labels, one, one, np.max(perturbation.n_out), one)
     mult, held = work.mult, work.held
     tabled, gather = options.perturbation_tables, options.gather
     triples = np.zeros(2 * n_labels**3 if gather else 1, dtype=np.int64)
@@ -267,15 +280,14 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
         n_drawn = np.int64(0)
         for i in range(n_items):
             if mult[i] > 0:
-                filled[i] = 0
                 held[ix(n_drawn)] = i
                 n_drawn += 1
         by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
         if by_stream < by_walk:
-            read_by_stream(rng, k, n_pool, turned, held, n_drawn, filled, labels)
+            read_by_stream(rng, k, n_pool, turned, held, n_drawn, filled, position, labels)
         else:
-            read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, filled, labels)
+            read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, labels)
         if gather:
             count_triples(labels, held, n_drawn, mult, to_a[1], perturb, n_labels, triples)
             settle_triples(rng, draw, pairs.terms, perturb, triples, spread, acc)
