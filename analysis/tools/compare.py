@@ -104,7 +104,8 @@ SECONDS_PER_COUNT = 2e-8  # a replicate's cost per item and response (measured o
 
 
 def default_k(ds: AnnotationDataset) -> int:
-    """The K ``compare`` tests at unless told: the median number of ratings per item."""
+    """The K ``compare`` tests at unless told, and a pilot's own K in planning: the median number of ratings per
+    item."""
     return int(np.median(ds.raters_per_item))
 
 

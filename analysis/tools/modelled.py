@@ -22,6 +22,7 @@ from analysis.errors import ParameterError
 from analysis.experiment.choices import PLAN
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.pvalues import replicate_p_values
+from analysis.tools.compare import default_k
 
 RATER_SAMPLERS = ("S1", "S3", "S4")  # the samplers whose replicates keep raters across items: R bounds the power
 #: Studies drawn per R, each with its own raters and items, among which a design's replicates are shared.
@@ -56,7 +57,7 @@ def study(population: Population, pilot: AnnotationDataset, sampler: str, n_item
     if sampler == "S1":
         return population.draw(n_items, raters, seed, name=name)
     if sampler == "S4":
-        per_item = min(raters, max(1, int(np.median(pilot.raters_per_item))))
+        per_item = min(raters, default_k(pilot))
         return population.draw(n_items, raters, seed, name=name, per_item=per_item)
     item_batch = pilot.topology.item_batch
     batch_size = max(1, int(np.median(np.bincount(item_batch))))

@@ -35,7 +35,7 @@ from analysis.experiment.pvalues import replicate_p_values
 from analysis.engine.samplers import allowed_samplers, check_sampler, default_sampler, raters_available
 from analysis.data import population as populations
 from analysis.tools import rater_level
-from analysis.tools.compare import N_SAMPLES
+from analysis.tools.compare import N_SAMPLES, default_k
 from analysis.tools import study_power
 from analysis.tools.bands import Z95, wilson
 from analysis.tools.modelled import PANELS, check_plan_raters, study
@@ -168,8 +168,8 @@ class Planner:
 
 
 def pilot_design(ds: AnnotationDataset) -> tuple[int, int]:
-    """The pilot's own design: its items, and the median number of ratings per item."""
-    return ds.n_items, max(1, int(np.median(ds.raters_per_item)))
+    """The pilot's own design: its items, and the median number of ratings per item (:func:`.default_k`)."""
+    return ds.n_items, default_k(ds)
 
 
 def default_grid(ds: AnnotationDataset, sampler: str = "S2") -> tuple[list[int], list[int]]:
