@@ -192,7 +192,8 @@ def delta_values(gold: np.ndarray, a: np.ndarray, b: np.ndarray, names=METRICS) 
         found = score_deltas(scores(gold, a, BOOK.smoothing, others), scores(gold, b, BOOK.smoothing, others),
                              gold.shape[-2], metrics=others)
     if votes:
-        votes_a, votes_b = vote_scores(gold, a), vote_scores(gold, b)
+        gold_votes = shared_votes(gold)
+        votes_a, votes_b = vote_scores(gold_votes, a, votes), vote_scores(gold_votes, b, votes)
         found.update({m: np.round(votes_a[m] - votes_b[m], 12) + 0.0 for m in votes})
     return found
 
@@ -205,13 +206,13 @@ def shared_votes(counts: np.ndarray) -> np.ndarray:
     return tied / tied.sum(-1, keepdims=True)
 
 
-def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
+def vote_scores(gold_votes: np.ndarray, model: np.ndarray, names=None) -> dict[str, np.ndarray]:
     """Accuracy, and precision, recall and F1 under every averaging (the registry's names: support-weighted,
-    ``_macro``, ``_macro_all``, ``_micro``), of ``model``'s votes against ``gold``'s, from their expected confusion
-    matrix with ties shared (:func:`shared_votes`); leading axes are replicates. Relabelling the classes leaves every
-    value unchanged."""
-    confusion = np.swapaxes(shared_votes(gold), -1, -2) @ shared_votes(model)
-    n_items = gold.shape[-2]
+    ``_macro``, ``_macro_all``, ``_micro``; only ``names`` where given), of ``model``'s votes against the gold's
+    ``gold_votes`` (:func:`shared_votes` of its counts), from their expected confusion matrix with ties shared;
+    leading axes are replicates. Relabelling the classes leaves every value unchanged."""
+    confusion = np.swapaxes(gold_votes, -1, -2) @ shared_votes(model)
+    n_items = gold_votes.shape[-2]
     hits = np.diagonal(confusion, axis1=-2, axis2=-1)
     support, predicted = confusion.sum(-1), confusion.sum(-2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -222,10 +223,11 @@ def vote_scores(gold: np.ndarray, model: np.ndarray) -> dict[str, np.ndarray]:
     found = {"accuracy": accuracy, "precision": (weight * precision).sum(-1), "recall": accuracy,
              "f1": (weight * f1).sum(-1)}
     for kind in ("precision", "recall", "f1"):
-        found[f"{kind}_macro"] = macro_scores(confusion, kind)
-        found[f"{kind}_macro_all"] = macro_scores(confusion, kind, True)
         found[f"{kind}_micro"] = accuracy
-    return found
+        for suffix, every_label in (("_macro", False), ("_macro_all", True)):
+            if names is None or kind + suffix in names:
+                found[kind + suffix] = macro_scores(confusion, kind, every_label)
+    return found if names is None else {m: found[m] for m in names}
 
 
 def replicate_deltas(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
@@ -309,8 +311,9 @@ def observed(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, k:
     """Per metric of ``names`` (score A, score B, delta) on every item with all its ratings, on the scale of ``k``
     responses."""
     counts = full_counts(ds, share_a, share_b, k)
-    sa = {**scores(counts[0], counts[1], BOOK.smoothing), **vote_scores(counts[0], counts[1])}
-    sb = {**scores(counts[0], counts[2], BOOK.smoothing), **vote_scores(counts[0], counts[2])}
+    gold_votes = shared_votes(counts[0])
+    sa = {**scores(counts[0], counts[1], BOOK.smoothing), **vote_scores(gold_votes, counts[1])}
+    sb = {**scores(counts[0], counts[2], BOOK.smoothing), **vote_scores(gold_votes, counts[2])}
     delta = delta_values(*counts, names=tuple(dict.fromkeys((*names, "wins"))))
     wins = [(sa["item_error"] < sb["item_error"]).mean(), (sb["item_error"] < sa["item_error"]).mean()]
     out = {m: (float(sa[m]), float(sb[m]), float(delta[m])) for m in names if m != "wins"}
