@@ -40,7 +40,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.engine.metrics import DISTRIBUTION_METRICS
@@ -256,13 +256,24 @@ def expansion(per_group: float) -> float:
     return math.sqrt(max(per_group - 1, 0) / per_group)
 
 
+def student_sf(t: float, df: float) -> float:
+    """``P(T > t)`` for Student's t on ``df`` degrees of freedom. scipy.special's function, which scipy.stats'
+    ``t.sf`` and ``t.cdf`` call (the same numbers, tested), without their per-call checks: 2 µs a call, not 65."""
+    return float(special.stdtr(df, -t))
+
+
+def student_quantile(df: float) -> float:
+    """Student's t quantile at ``1 - TAIL`` on ``df`` degrees of freedom (scipy.special's, as :func:`student_sf`)."""
+    return float(special.stdtrit(df, 1 - TAIL))
+
+
 def percentile_p(count: int, n_samples: int, df: float, factor: float) -> float:
     """One-sided p of the expanded percentile: ``count`` replicates on the null's side of 0 among ``n_samples``
     give the percentile p ``(1 + count) / (1 + B)``, read as a normal quantile, multiplied by ``factor``
     (:func:`expansion`) and referred to Student's t on ``df`` degrees of freedom. With one rater per group the
     factor is 0 and the p is 1/2, every replicate on the null's side included (an infinite quantile times 0)."""
-    z = stats.norm.isf((1 + count) / (1 + n_samples))
-    return float(stats.t.sf(z * factor if factor else 0.0, df))
+    z = -special.ndtri((1 + count) / (1 + n_samples))  # the normal quantile (:func:`student_sf`)
+    return student_sf(z * factor if factor else 0.0, df)
 
 
 def smallest_p(per_group: int, groups: int, n_items: int, n_samples: int) -> float:
@@ -330,12 +341,12 @@ def t_test(delta: float, variance: float, df: float, bound: float = math.inf,
         return (up, down, delta + 0.0, delta + 0.0) if smallest < TAIL else (up, down, -math.inf, math.inf)
     z, z_variance = on_z_scale(delta, variance, bound)
     se = math.sqrt(z_variance)
-    half = stats.t.ppf(1 - TAIL, df) * se
+    half = student_quantile(df) * se
 
     def back(value: float) -> float:
         return value if not math.isfinite(bound) else math.tanh(value / bound) * bound
 
-    return float(stats.t.sf(z / se, df)), float(stats.t.cdf(z / se, df)), back(z - half), back(z + half)
+    return student_sf(z / se, df), student_sf(-z / se, df), back(z - half), back(z + half)
 
 
 def test(delta: float, variance: float, df: float, two_sided: bool, bound: float = math.inf, smallest: float = 0.0,
@@ -364,7 +375,7 @@ def even_odds(delta: float, variance: float, df: float, bound: float = math.inf)
     if not variance > 0 or abs(delta) >= bound:
         return variance >= 0 and delta != 0
     z, z_variance = on_z_scale(delta, variance, bound)
-    return abs(z) >= stats.t.ppf(1 - TAIL, df) * math.sqrt(z_variance)
+    return abs(z) >= student_quantile(df) * math.sqrt(z_variance)
 
 
 def raters_for_even_odds(delta: float, item: float, rater: float, raters: int, n_items: int, groups: int = 1,
