@@ -13,11 +13,12 @@ from scipy.stats import chisquare
 
 from analysis.engine.rule import Rule, make_rule
 from analysis.engine.draws import compositions, multinomial_pmf
-from analysis.engine.kernels.law import LawTables, slot_law
+from analysis.engine.kernels.law import LawTables, distinct_shares, slot_law
 
 LABELS = [[0, 0, 1], [1, 2], [2, 2, 2, 0], [0, 1, 2, 1, 1], [2], [0, 1]]
 C = 3
 SHARES = np.array([np.bincount(x, minlength=C) / len(x) for x in LABELS])
+DISTINCT = distinct_shares(SHARES)  # the items' distinct shares and their weights, as the simulator finds them
 SLOTS = 60_000
 
 
@@ -84,20 +85,20 @@ CASES = [(1, 0.5, "dirichlet", True, "half"), (2, 0.5, "dirichlet", True, "half"
 @pytest.mark.parametrize("k, epsilon, rule, null, null_mixing", CASES)
 def test_slot_law_matches_a_direct_simulation(k, epsilon, rule, null, null_mixing):
     triples = simulated_triples(k, epsilon, rule, null, np.random.default_rng(k * 10 + null), null_mixing)
-    assert chi_square_p(slot_law(SHARES, k, epsilon, symmetric(rule), null, null_mixing), triples) > 1e-4
+    assert chi_square_p(slot_law(*DISTINCT, k, epsilon, symmetric(rule), null, null_mixing), triples) > 1e-4
 
 
 def test_the_test_tells_the_pairs_null_from_the_half():
     """The chi-square test has the power to see the null's mixing: pairs drawn, the half's law rejected."""
     triples = simulated_triples(4, 0.8, "uniform", True, np.random.default_rng(3), "pairs")
-    assert chi_square_p(slot_law(SHARES, 4, 0.8, symmetric("uniform"), True, "half"), triples) < 1e-4
+    assert chi_square_p(slot_law(*DISTINCT, 4, 0.8, symmetric("uniform"), True, "half"), triples) < 1e-4
 
 
 def test_the_test_sees_noise_that_is_not_shared():
     """Power: a law in which A*'s and B*'s noise come from two independent Dirichlet draws, not the slot's one,
     is rejected on the same simulated slots that the right law passes."""
     triples = simulated_triples(2, 0.5, "dirichlet", True, np.random.default_rng(21))
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, symmetric("dirichlet"), True, "half"), triples) > 1e-4
+    assert chi_square_p(slot_law(*DISTINCT, 2, 0.5, symmetric("dirichlet"), True, "half"), triples) > 1e-4
 
     class Independent(Rule):
         """Row and column 0 are the empty noise vector, so column 0 is one noise vector's own
@@ -109,7 +110,7 @@ def test_the_test_sees_noise_that_is_not_shared():
 
     right = symmetric("dirichlet")
     wrong = Independent(right.name, right.shared, right.prior)
-    assert chi_square_p(slot_law(SHARES, 2, 0.5, wrong, True, "half"), triples) < 1e-4
+    assert chi_square_p(slot_law(*DISTINCT, 2, 0.5, wrong, True, "half"), triples) < 1e-4
 
 
 @pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
@@ -120,16 +121,16 @@ def test_slot_law_margins(rule, k):
     comp = compositions(k, C)
     gold = multinomial_pmf(SHARES, comp).mean(0)
     for null in (False, True):
-        law = slot_law(SHARES, k, 0.3, symmetric(rule), null, "half")
+        law = slot_law(*DISTINCT, k, 0.3, symmetric(rule), null, "half")
         assert law.sum() == pytest.approx(1.0, abs=1e-12)
         np.testing.assert_allclose(law.sum((1, 2)), gold, atol=1e-12)
-    zero = slot_law(SHARES, k, 0.0, symmetric(rule), False, "half")
-    np.testing.assert_allclose(zero, slot_law(SHARES, k, 0.0, symmetric(rule), True, "pairs"), atol=1e-14)
+    zero = slot_law(*DISTINCT, k, 0.0, symmetric(rule), False, "half")
+    np.testing.assert_allclose(zero, slot_law(*DISTINCT, k, 0.0, symmetric(rule), True, "pairs"), atol=1e-14)
     np.testing.assert_allclose(zero, zero.transpose(0, 2, 1), atol=1e-14)
 
 
 def test_law_tables_keep_every_positive_entry_in_decreasing_order():
-    law = slot_law(SHARES, 2, 0.3, symmetric("dirichlet"), True, "half")
+    law = slot_law(*DISTINCT, 2, 0.3, symmetric("dirichlet"), True, "half")
     tables = LawTables.build(law)
     flat = law.ravel()
     assert tables.order.size == (flat > 0).sum()

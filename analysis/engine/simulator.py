@@ -20,7 +20,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.engine.kernels.by_item import by_item_replicates, by_rater
 from analysis.engine.kernels.counts import Shares, count_replicates
 from analysis.engine.kernels.direct import direct_replicates
-from analysis.engine.kernels.law import LawTables, distinct_shares, law_replicates, weighted_slot_law
+from analysis.engine.kernels.law import LawTables, distinct_shares, law_replicates, slot_law
 from analysis.engine.kernels.pigeonhole import by_rater as turned_round, pigeonhole_replicates
 from analysis.engine.perturbation import NoiseCodes, NoiseTables, PerturbationTables, mask_tables
 from analysis.engine import path as paths
@@ -165,12 +165,12 @@ class Simulator:
         return self._once("compositions", k, lambda: composition_tables(self.layout.item_share, k))
 
     def law_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> LawTables:
-        """The drawing tables of the S2 slot law (:func:`analysis.engine.kernels.law.weighted_slot_law`)."""
+        """The drawing tables of the S2 slot law (:func:`analysis.engine.kernels.law.slot_law`)."""
         rule = self.rule(perturbation)
         return _keep(_LAWS, (self._data_key(), k, float(epsilon), perturbation, bool(null), self.null_mixing),
                      LAW_CACHE_ENTRIES,
-                     lambda: LawTables.build(weighted_slot_law(*self.distinct_shares, k, epsilon, rule, null,
-                                                               self.null_mixing)))
+                     lambda: LawTables.build(slot_law(*self.distinct_shares, k, epsilon, rule, null,
+                                                      self.null_mixing)))
 
     def perturbation_tables(self, k: int, epsilon: float, perturbation: str, null: bool) -> PerturbationTables:
         """The alias tables of B's perturbation on count vectors (:mod:`analysis.engine.perturbation`)."""

@@ -65,18 +65,13 @@ def distinct_shares(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct, counts / counts.sum()
 
 
-def slot_law(shares: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool, null_mixing: str) -> np.ndarray:
+def slot_law(distinct: np.ndarray, weight: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool,
+             null_mixing: str) -> np.ndarray:
     """The law of one S2 slot's (gold, A, B) count vectors of ``k`` responses, shape ``(V, V, V)``.
 
-    ``shares`` holds each item's label shares (one row per item, equally likely); ``rule`` is the perturbation
-    rule (:class:`analysis.engine.rule.Rule`); ``null`` selects the permutation null instead of the alternative, its
-    columns mixed as ``null_mixing`` says."""
-    return weighted_slot_law(*distinct_shares(shares), k, epsilon, rule, null, null_mixing)
-
-
-def weighted_slot_law(distinct: np.ndarray, weight: np.ndarray, k: int, epsilon: float, rule: Rule, null: bool,
-                      null_mixing: str) -> np.ndarray:
-    """:func:`slot_law` of the items' distinct label shares and their weights (:func:`distinct_shares`)."""
+    ``distinct`` holds the items' distinct label shares and ``weight`` each one's share of the items
+    (:func:`distinct_shares`); ``rule`` is the perturbation rule (:class:`analysis.engine.rule.Rule`); ``null``
+    selects the permutation null instead of the alternative, its columns mixed as ``null_mixing`` says."""
     n_labels = distinct.shape[1]
     comp, start = composition_space(k, n_labels)
     size = comp.sum(1)

@@ -34,10 +34,11 @@ from analysis.engine.metrics import accumulator, clear, store
 
 class Walk(NamedTuple):
     """Scratch of :func:`read_by_walk`. Per rater of the pool: its drawn ratings (``count``, 0 between replicates)
-    and its slot among the raters with ratings drawn (``slot``); per slot, its rater (``active``) and its segment
-    of ``items`` and ``labels`` (the drawn items' ratings turned round, rater by rater, an item named by its drawn
-    position): ``bounds[t]`` = (start, end of the items still short of ``K'``, end). The slots of raters with a
-    live item come first; ``filled`` counts each drawn position's columns."""
+    and its first slot among the raters with ratings drawn (``slot``; ``active`` lists them in that order, to clear
+    ``count``); per slot, its rater's segment of ``items`` and ``labels`` (the drawn items' ratings turned round,
+    rater by rater, an item named by its drawn position): ``bounds[t]`` = (start, end of the items still short of
+    ``K'``, end), a row that moves when its rater leaves the stream, so that the slots of raters with a live item
+    come first; ``filled`` counts each drawn position's columns."""
 
     count: np.ndarray
     slot: np.ndarray
