@@ -57,7 +57,10 @@ def installed(tmp_path_factory):
 
 
 def env_for(work: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    """The commands' environment: the data and cell caches under ``work``; the venv's modules byte-compiled by the
+    first command that imports them (the install left them uncompiled) and read back by the next, even where
+    PYTHONDONTWRITEBYTECODE is set here (it would have every command compile pandas, scipy and numba afresh)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
     return {**env, "ANNOTATION_DATA_DIR": str(work / "data"), "ANALYSIS_CACHE_DIR": str(work / "cache")}
 
 
