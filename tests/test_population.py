@@ -110,6 +110,16 @@ def test_a_large_pilot_recovers_the_parameters():
     assert found.spread == pytest.approx(np.sqrt(found.rho))
 
 
+def test_the_ends_of_the_interval_carry_the_fits_a0_there():
+    """A fitted population's ends: rho at each end of its interval, a0 as the fit reads it at that rho (a larger rho
+    makes items look more alike, and the fit takes more of that likeness off a0); one given by hand keeps its a0."""
+    found = fit(TRUE.draw(100, 8, seed=5), seed=5, pilots=20)
+    low, high = found.interval_ends()
+    assert (low.rho, high.rho) == found.rho_interval and (low.a0, high.a0) == found.interval_a0
+    assert low.a0 >= found.a0 >= high.a0 and low.shares == found.shares == high.shares
+    assert [end.a0 for end in TRUE.interval_ends()] == [TRUE.a0, TRUE.a0]
+
+
 def test_the_a0_correction_undoes_what_few_biased_raters_hide():
     """Five raters sharing 60 % of the latent's variance make items look alike: the plain moment estimate of a0 runs
     about 15 % high (its median over pilots). The fitted a0 sits nearer the truth than the plain estimate, and within

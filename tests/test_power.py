@@ -297,6 +297,30 @@ def test_planning_r_adds_modelled_designs_with_k_up_to_r(pilot, planned_r):
         assert p["best_power"] == own["power"].max() and p["best_K"] <= 6
 
 
+def test_a_modelled_designs_band_spans_its_power_at_both_ends_of_the_rater_shares_interval(pilot):
+    """The band of a modelled design holds what the fitted rho leaves open: the power of the same studies' seeds
+    drawn at each end of its interval, simulated apart here, lies inside it (one N per K: no fit through N)."""
+    from analysis.data.population import Population
+    from analysis.tools.modelled import PANELS, study
+
+    result = power.plan(pilot, sampler="S1", epsilon=0.6, ns=[40], ks=[2, 6], n_samples=40, metrics=["mae", "accuracy"],
+                        raters=[12])
+    modelled = result.designs[result.designs["modelled"]].set_index(["K", "metric"])
+    fitted = Population(**{k: v for k, v in result.provenance["population"].items() if k != "description"})
+    low, high = fitted.rho_interval
+    assert [end.rho for end in fitted.interval_ends()] == [low, high] and low < fitted.rho < high
+    for end in fitted.interval_ends():
+        studies = tuple(study(end, pilot, "S1", 40, 12, 0, panel) for panel in range(PANELS))
+        planner = power.Planner(pilot, "S1", 40, 0, studies=studies, metrics=("mae", "accuracy"))
+        for k in (2, 6):
+            powers = planner.cell(40, k, 0.6)[0]
+            for metric in ("mae", "accuracy"):
+                row = modelled.loc[(k, metric)]
+                if row["can_reject"]:  # else power 0: compare's test could not reject there
+                    found = powers[planner.metrics.index(metric)]
+                    assert row["power_low"] <= found <= row["power_high"], (end.rho, k, metric, found, row.to_dict())
+
+
 def test_the_cheapest_design_with_r_is_the_cheapest_then_the_fewest_raters_then_the_most_powerful():
     """Recruiting raters costs what the cost formula leaves out: on equal cost a design within the pilot's raters
     wins, then fewer raters, the pilot's own before a modelled design of the same R, and only then the more

@@ -27,7 +27,7 @@ What :func:`fit` estimates, and how:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,7 +45,8 @@ A0_BOUNDS = (1e-3, float(np.exp(dispersion.LOG_BOUNDS[1])))  # items all clear-c
 
 @dataclass(frozen=True)
 class Population:
-    """A fitted population: label shares, the laws' concentration ``a0``, the rater share ``rho`` and its interval."""
+    """A fitted population: label shares, the laws' concentration ``a0``, the rater share ``rho`` and its interval,
+    and ``interval_a0``, the ``a0`` the fit gives at the interval's ends (none for a population given by hand)."""
 
     labels: tuple
     shares: tuple
@@ -53,6 +54,7 @@ class Population:
     rho: float
     rho_interval: tuple[float, float]
     level: float = LEVEL
+    interval_a0: tuple = ()
 
     @property
     def spread(self) -> float:
@@ -98,6 +100,12 @@ class Population:
         design = f"batches of {batch_size} items x {raters} raters" if batch_size else f"{raters} raters, crossed"
         return draw(spec, np.random.default_rng(seed), name,
                     f"drawn from {self.describe()} (seed {seed}): {n_items} items, {design}")
+
+    def interval_ends(self) -> tuple["Population", "Population"]:
+        """The populations at the low and the high end of ``rho``'s interval, each with the fit's ``a0`` there
+        (this ``a0`` where the fit gave none)."""
+        a0s = self.interval_a0 or (self.a0, self.a0)
+        return tuple(replace(self, rho=float(rho), a0=float(a0)) for rho, a0 in zip(self.rho_interval, a0s))
 
     def describe(self) -> str:
         """The fitted parameters in one line."""
@@ -235,5 +243,10 @@ def estimate(ds: AnnotationDataset, found: PilotGrid, seed: int = 0, level: floa
     replicates = found.rho_at(np.array([resampled_consistency(ds, rng) for _ in range(boot)]))
     rho = float(found.rho_at(rater_consistency(ds.item, ds.rater, ds.label, ds.n_items, ds.n_raters, ds.n_labels)))
     interval = tuple(float(v) for v in np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2]))
-    a0 = found.a0 * found.a0 / found.a0_left(rho)  # undo what the rater biases hide of a0
-    return Population(ds.label_names, found.shares, float(np.clip(a0, *A0_BOUNDS)), rho, interval, level)
+    return Population(ds.label_names, found.shares, _a0(found, rho), rho, interval, level,
+                      tuple(_a0(found, end) for end in interval))
+
+
+def _a0(found: PilotGrid, rho: float) -> float:
+    """The pilot's ``a0`` at rater share ``rho``: its moment estimate, with what the rater biases hide undone."""
+    return float(np.clip(found.a0 * found.a0 / found.a0_left(rho), *A0_BOUNDS))

@@ -163,6 +163,10 @@ def method_note(result: Plan) -> str:
     bands = ("its 95 % bands are Wilson's over the simulated studies, each tested with compare's "
              f"{N_SAMPLES:,} replicates" if result.test == "compare" else
              "its 95 % bands hold the Monte Carlo error of the simulated null as well as of the studies")
+    if "population" in result.provenance:
+        low, high = result.provenance["population"]["rho_interval"]
+        bands += (f"; a modelled design's band also spans the power at either end of the rater share's interval "
+                  f"(ρ {low:.3g} to {high:.3g}), what the pilot leaves unknown of its raters")
     words = ("Power is fitted to rise with N at each K (an isotonic fit through the simulated designs, each "
              f"weighted by its Monte Carlo precision); {bands}. {WHOSE_TEST[result.test]}")
     if how["target_delta"]:

@@ -11,7 +11,9 @@ design costs ``N * cost_item + N * K * cost_rating``. A design whose K exceeds t
 the same people: it is marked as an extrapolation too, in the table, the summary and the figure. Under S1, S3 and S4
 the number of distinct raters bounds the power, and a plan keeps the pilot's raters, unless it is given numbers of raters R to plan
 (``raters``, ``--raters``): then each R's designs are simulated on studies drawn from a population model fitted to the
-pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled. With ``test="compare"``
+pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled: their power is the fitted
+model's, and their band spans the bands at the two ends of the fitted rater share's interval as well (the same
+studies' seeds drawn there), so that it carries what the pilot leaves unknown of its raters. With ``test="compare"``
 the power is instead ``compare``'s own test's, on studies drawn from the pilot (:mod:`analysis.tools.study_power`).
 """
 
@@ -347,7 +349,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         print(f"compiling the kernels (once per install, about {FIRST_COMPILE_SECONDS[0]}-{FIRST_COMPILE_SECONDS[1]} "
               "s); no estimate of the time left this run", file=sys.stderr)
     unit = "step" if modelled else "design"  # planning R counts the population model's simulated pilots too
-    total = len(ns) * (len(ks) + sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0)
+    # a modelled design is simulated at the fitted rho and at the ends of its interval
+    total = len(ns) * (len(ks) + 3 * sum(map(len, modelled.values()))) + searches + (pilots if modelled else 0)
     if test == "compare":  # every study of each design and of the pilot's (the target's search tests none)
         unit, total = "study", (len(ns) * len(ks) + 1) * int(n_samples)
     bar = tqdm(total=total,
@@ -464,13 +467,18 @@ def _plan(planner: Planner | StudyPower, chosen, epsilon, target_delta, ns, ks, 
         population = populations.fit(ds, planner.seed, pilots=pilots, progress=planner.progress)
         for r, r_ks in modelled.items():
             planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: R = {r}, modelled")
-            studies = tuple(study(population, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
-                            for panel in range(min(PANELS, n_samples)))
-            simulated = Planner(ds, planner.sampler, n_samples, planner.seed, planner.alpha, planner.perturbation,
-                                planner.progress, studies, planner.metrics)
-            rows = _rows(simulated, chosen, epsilons, ns, r_ks, cost_item, cost_rating, ds.n_items,
-                         min(r, raters) if planner.sampler == "S4" else r, r)  # S4: an item's raters, of the pool
-            designs = pd.concat([designs, pd.DataFrame(rows).assign(R=r, modelled=True)], ignore_index=True)
+            tables = []
+            for model in (population, *population.interval_ends()):  # the same studies' seeds at each rho
+                studies = tuple(study(model, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
+                                for panel in range(min(PANELS, n_samples)))
+                simulated = Planner(ds, planner.sampler, n_samples, planner.seed, planner.alpha, planner.perturbation,
+                                    planner.progress, studies, planner.metrics)
+                per_item = min(r, raters) if planner.sampler == "S4" else r  # S4: an item's raters, of the pool
+                tables.append(pd.DataFrame(_rows(simulated, chosen, epsilons, ns, r_ks, cost_item, cost_rating,
+                                                 ds.n_items, per_item, r)))
+            rows = tables[0].assign(power_low=np.minimum.reduce([t["power_low"].to_numpy() for t in tables]),
+                                    power_high=np.maximum.reduce([t["power_high"].to_numpy() for t in tables]))
+            designs = pd.concat([designs, rows.assign(R=r, modelled=True)], ignore_index=True)
         planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}")
     designs = monotone(designs)
     pilot_rows = []
