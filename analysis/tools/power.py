@@ -14,8 +14,8 @@ the number of distinct raters bounds the power, and a plan keeps the pilot's rat
 pilot (:mod:`analysis.tools.modelled`), beside the pilot's own R, and marked as modelled: their power is the fitted
 model's, and their band spans the bands at the two ends of the fitted rater share's interval as well (the same
 studies' seeds drawn there, half the replicates), so that it carries what the pilot leaves unknown of its raters.
-With ``test="compare"``
-the power is instead ``compare``'s own test's, on studies drawn from the pilot (:mod:`analysis.tools.study_power`).
+With ``test="compare"`` the power is instead ``compare``'s own test's, on studies drawn from the pilot
+(:mod:`analysis.tools.study_power`).
 """
 
 from __future__ import annotations
@@ -469,13 +469,13 @@ def _plan(planner: Planner | StudyPower, chosen, epsilon, target_delta, ns, ks, 
         for r, r_ks in modelled.items():
             planner.progress.set_description_str(f"plan {ds.name} {planner.sampler}: R = {r}, modelled")
             tables = []
+            per_item = min(r, raters) if planner.sampler == "S4" else r  # S4: an item's raters, of the pool
             ends = max(1, n_samples // 2)  # the interval's ends: half the replicates, their bands the wider for it
             for model, samples in ((population, n_samples), *((end, ends) for end in population.interval_ends())):
                 studies = tuple(study(model, ds, planner.sampler, max(ns + [ds.n_items]), r, planner.seed, panel)
                                 for panel in range(min(PANELS, samples)))  # the same studies' seeds at each rho
                 simulated = Planner(ds, planner.sampler, samples, planner.seed, planner.alpha, planner.perturbation,
                                     planner.progress, studies, planner.metrics)
-                per_item = min(r, raters) if planner.sampler == "S4" else r  # S4: an item's raters, of the pool
                 tables.append(pd.DataFrame(_rows(simulated, chosen, epsilons, ns, r_ks, cost_item, cost_rating,
                                                  ds.n_items, per_item, r)))
             rows = tables[0].assign(power_low=np.minimum.reduce([t["power_low"].to_numpy() for t in tables]),
