@@ -43,7 +43,11 @@ def test_the_finding_is_read_from_the_table():
 
 def test_p_contrast_counts_the_metrics_where_s1s_p_is_above():
     text = ex.p_contrast(TABLE)
-    assert text.startswith("S1's p is above S2's on 3 of 3 metrics, equal on 0 and below on 0")
+    assert text.startswith("S1's p is above S2's on all 3 metrics; the largest gap")
+    mixed = TABLE.copy()
+    mixed.loc[(mixed["sampler"] == "S2") & (mixed["metric"] == "jsd"), "p_value"] = 0.004  # equal to S1's
+    mixed.loc[(mixed["sampler"] == "S2") & (mixed["metric"] == "accuracy"), "p_value"] = 0.2  # above S1's
+    assert ex.p_contrast(mixed).startswith("S1's p is above S2's on 1 of 3 metrics, equal on 1, below on 1;")
     assert "largest gap is on F1-Score: p = 0.700 under S1 against 0.500 under S2" in text
     assert ex.p_contrast(TABLE[TABLE["sampler"] == "S2"]) == ""
 

@@ -180,8 +180,10 @@ def p_contrast(table: pd.DataFrame, first: str = "S1", second: str = "S2") -> st
         return ""
     gap = said[f"p_{first}"] - said[f"p_{second}"]
     top = said.loc[gap.idxmax()]
-    return (f"{first}'s p is above {second}'s on {int((gap > 0).sum())} of {len(said)} metrics, equal on "
-            f"{int((gap == 0).sum())} and below on {int((gap < 0).sum())}; the largest gap is on "
+    above, equal, below = int((gap > 0).sum()), int((gap == 0).sum()), int((gap < 0).sum())
+    share = f"all {len(said)}" if above == len(said) else f"{above} of {len(said)}"
+    rest = "".join(f", {word} on {count}" for word, count in (("equal", equal), ("below", below)) if count)
+    return (f"{first}'s p is above {second}'s on {share} metrics{rest}; the largest gap is on "
             f"{METRIC_LABELS[top['metric']]}: p = {top[f'p_{first}']:.3f} under {first} against "
             f"{top[f'p_{second}']:.3f} under {second}.")
 
