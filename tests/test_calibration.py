@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis.experiment.calibration import (SPREAD_LEVEL, Calibration, calibrate, combine, log_ratio_se, measure,
-                                  outside_allowed, share_limits, spread_band, summary, verdict)
+                                  outside_allowed, share_limits, spread_band, summary, verdict, weakest_run)
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +111,14 @@ def test_summary_states_each_runs_k_range_and_share_band(calibrated):
     assert list(table["K"]) == ["1–3", "1–3"]
     assert all("(" in v and "%" in v for v in table["p_j < 0.05, KL-Div and JSD"])
     assert isinstance(table, pd.DataFrame)
+
+
+def test_the_weakest_run_is_the_one_with_the_fewest_ratios_in_their_bands():
+    good, narrow = synthetic(1.0), synthetic(0.7, seed=1)
+    narrow.cells["dataset"], narrow.p_values["dataset"] = "narrow", "narrow"
+    both = combine([good, narrow])
+    name, share = weakest_run(both)
+    assert name == "narrow, S2" and share < 0.5  # a null 30 % too narrow leaves its bands in most cells
+    shown = summary(both).set_index("dataset")["ratio in its 99 % band"]
+    assert shown["narrow"] == f"{100 * share:.0f} %" and shown["d"] != shown["narrow"]
+    assert weakest_run(Calibration(good.cells.iloc[:0], good.p_values.iloc[:0])) is None

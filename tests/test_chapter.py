@@ -177,6 +177,7 @@ def test_provenance_round_trips_through_the_build_folder(tmp_path, monkeypatch, 
     assert note["parameters"] == {"n_samples": 10, "seed": 3} and len(note["datasets"]) == 1
     table = chapter.read_provenance()
     assert table.loc[0, "sha256"] == crossed.sha256 and table.loc[0, "chapter"] == "rqX"
+    assert table.loc[0, "design"] == note["datasets"][0]["topology"]  # the word every page uses for it
 
 
 def test_redact_hides_the_paths_of_the_building_machine(monkeypatch, tmp_path):

@@ -236,3 +236,9 @@ def test_a_cell_prints_our_delta_with_the_digits_that_show_its_side_of_the_facto
         shown = effect_sizes.cell_text(ours, paper, ours / paper)
         printed = float(shown.split(" vs ")[0]) / paper
         assert (1 / es.FACTOR <= printed <= es.FACTOR) == shown.endswith("✓"), shown
+
+
+def test_a_ratio_prints_with_the_digits_that_show_its_side_of_the_factor():
+    assert effect_sizes.ratio_text(1.2503) == "1.2503" and float(effect_sizes.ratio_text(1.2503)) > es.FACTOR
+    assert effect_sizes.ratio_text(1.2497) == "1.25"  # inside, and 1.25 is inside too
+    assert effect_sizes.ratio_text(1 / 1.2503) == "0.7998" and effect_sizes.ratio_text(1.31) == "1.31"

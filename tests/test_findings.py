@@ -463,7 +463,7 @@ def test_over_seeds_shows_each_sub_claims_spread_and_whether_it_flips():
     budget = claim(flipping, "needs a larger budget")
     assert budget.flips and [h for _, _, h in budget.seeds] == [True, True, False]
     assert "seed 2: larger for 0, the same for 8" in budget.margin() and "**flips between seeds**" in budget.margin()
-    assert flipping.row()["verdict"] == f"{findings.AGREES} on seed 0, not on every seed"
+    assert flipping.row()["verdict"] == f"{findings.AGREES} on seeds 0 and 1, not on seed 2"
     assert "flips over 3 seeds" in flipping.row()["ours"] and stable.row()["verdict"] == stable.verdict
     assert flipping.row()["ours"].endswith("The verdict flips between seeds: seed 0: agrees; seed 1: agrees; seed 2: "
                                            "disagrees")
@@ -646,3 +646,12 @@ def test_the_rule_note_reads_each_rules_ratio_of_delta_at_the_largest_k_to_the_s
     assert note == ("At N×K = 1,000 and ε = 0.3, the vote metrics' Δ at K = 100 is 4.00 times its K = 1 value under "
                     "the one-label rule, and 0.25 times its K = 1 value under the uniform rule (median over runs and "
                     "vote metrics).")
+
+
+def test_the_beyond_sentence_names_each_extrapolated_design_by_its_n_and_k():
+    results = grid_results({("dices-synthetic", "S2"): lambda nk, k, metric: 0.01 if nk >= 1000 else 0.5})
+    results["beyond_data"] = (results["metric"] == "mae") & (results["K"] == 1)  # N 1,000 above the data's items
+    said = findings.beyond_sentence(results, 0.3)
+    assert said.startswith(" 1 of these (run, metric) pairs rests on a design the data cannot supply")
+    assert "its smallest significant design is an extrapolation: MAE on " in said and "(N 1,000 × K 1)." in said
+    assert findings.beyond_sentence(results.drop(columns="beyond_data"), 0.3) == ""

@@ -146,6 +146,19 @@ def test_a_figure_caption_explains_hollow_markers_only_where_a_design_is_beyond_
     assert "Hollow markers are a design these data cannot supply" in caption and "or N above the items" in caption
 
 
+def test_a_figure_caption_says_recall_is_accuracy_only_under_an_averaging_where_it_is():
+    from analysis.paper import tables
+    from conftest import falling, grid_results
+
+    results = grid_results({("x", "S2"): falling()}, (100, 1000), (1, 5, 20))
+    for averaging in ("weighted", "micro"):
+        caption = tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1", averaging=averaging)
+        assert f"Under {averaging} averaging Recall (e) equals Accuracy (a)" in caption
+    for averaging in ("macro", None):
+        assert "equals Accuracy" not in tables.figure_caption(results, [("x", "S2")], "DICES", "Figure 1",
+                                                              averaging=averaging)
+
+
 def test_a_run_keeps_its_colour_marker_and_line_style_in_every_figure():
     """Styles follow the run, not its place in a figure: the same run drawn beside other runs in another figure is
     drawn alike, and the runs of one figure never share a style."""

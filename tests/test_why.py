@@ -254,8 +254,8 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     fitted = pd.DataFrame([A], columns=["table", "dataset", "sampler", "metric"])
     per_seed = why.predicted_per_seed(frames, fitted)
     table = why.preferred_table(per_seed, BOOK).set_index(["choice", "value"])
-    # A is fitted, so only B counts: weighted and the book's tie at 1 in every seed, so the book's stays
-    assert table.loc[("averaging", "macro averaging (the book's)")].to_list() == ["1 (1–1)", "✓"]
+    # A is fitted, so only B counts: weighted and the book's tie at 1 in every seed, so the book's is kept, unticked
+    assert table.loc[("averaging", "macro averaging (the book's)")].to_list() == ["1 (1–1)", "kept"]
     assert table.loc[("averaging", "weighted averaging")].to_list() == ["1 (1–1)", ""]
     assert table.loc[("averaging", "micro averaging")].to_list() == ["0 (0–0)", ""]
     assert set(table.index.get_level_values("choice")) == {"averaging", "noise law"}  # the others were not run
@@ -265,6 +265,11 @@ def test_preferred_sentence_names_each_switchs_value_with_its_spread():
     better[why.BASELINE] = cells_frame({A: 2.0, B: 1.0, C: 2.0})
     assert "Another value beats the book's for: averaging, weighted averaging." in why.preferred_sentence(
         why.predicted_per_seed(better, fitted), BOOK)
+    ticked = why.preferred_table(why.predicted_per_seed(better, fitted), BOOK).set_index(["choice", "value"])
+    assert ticked.loc[("averaging", "weighted averaging"), "favoured"] == "✓"  # 2 in every seed against 1 or 0
+    alone = {**frames, "weighted averaging": cells_frame({A: 2.0, B: 2.0})}  # now only the book's reproduces B
+    clear = why.preferred_table(why.predicted_per_seed(alone, fitted), BOOK).set_index(["choice", "value"])
+    assert clear.loc[("averaging", "macro averaging (the book's)"), "favoured"] == "✓"
 
 
 @pytest.mark.slow
@@ -281,3 +286,11 @@ def test_the_groups_in_workers_give_what_one_process_gives(tmp_path, monkeypatch
         assert list(runs[1][name]) == list(runs[2][name]) == [0, 1]
         for seed in (0, 1):
             pd.testing.assert_frame_equal(runs[1][name][seed], runs[2][name][seed])
+
+
+def test_the_fitted_cells_table_names_the_papers_tables_and_the_metrics_as_the_page_does():
+    fitted = identities.v3_cells()
+    shown = why.fitted_table(fitted).frame
+    assert set(shown["table"]) <= {"Table 1", "appendix"} and "Table 1" in set(shown["table"])
+    assert set(shown["metric"]) <= {"Accuracy", "KL-Div"} and len(shown) == len(fitted)
+    assert list(shown.columns) == ["table", "dataset", "sampler", "metric", "NK", "C", "E[Σ p̂²]"]

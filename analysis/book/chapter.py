@@ -203,7 +203,7 @@ def read_provenance() -> pd.DataFrame:
                          "items": ds["items"], "raters": ds["raters"],
                          "raters/item (min–median–max)": f"{ds['raters_per_item_min']}–"
                                                          f"{ds['raters_per_item_median']:g}–{ds['raters_per_item_max']}",
-                         "topology": ds["topology"], "sha256": ds["sha256"],
+                         "design": ds["topology"], "sha256": ds["sha256"],
                          "replicates": params.get("n_samples"), "seed": params.get("seed"),
                          "perturbation": params.get("perturbation", "–")})
     return pd.DataFrame(rows)

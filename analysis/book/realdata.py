@@ -112,9 +112,11 @@ def real_data_sections(book: Setup, groups: dict, epsilon: float, sparse_ks=(1, 
     large = checked("large_k", lambda r: findings.distribution_metrics_favour_large_k(r, epsilon))
     sparse = checked("sparse_raters", lambda r: findings.raters_raise_p_values(
         r, pairs["sparse"], epsilon, missing="No sparse set in the cache has raters who rate several items."))
+    shown = f", {pairs['crossed'][0][0][0]}," if pairs["crossed"] else ""  # the dataset of the first comparison
     sections = {
         "crossed": (crossed, "the RQ1 check on crossed data",
-                    "{numref}`fig-real-crossed` draws the p-value curves of the first crossed set under both samplers."),
+                    f"{{numref}}`fig-real-crossed` draws the p-value curves of the first crossed set{shown} under both "
+                    "samplers."),
         "batched": (batched, "the RQ3 check on batched data", (batched_raters.ours + " {numref}`fig-real-batched` "
                     "draws its p-value curves.") if batched_raters.checked else ""),
         "large_k": (large, "the large-K check",

@@ -137,6 +137,17 @@ def summary(result: Calibration) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def weakest_run(result: Calibration) -> tuple[str, float] | None:
+    """The run ("dataset, sampler") with the smallest share of spread ratios inside their 99 % bands, and that share,
+    as :func:`summary` counts them; None without cells."""
+    table = result.cells.dropna(subset=["sd_ratio", "log_ratio_se"])
+    if not len(table):
+        return None
+    shares = _inside(table).groupby([table["dataset"], table["sampler"]], sort=False).mean()
+    (dataset, sampler), share = shares.idxmin(), float(shares.min())
+    return f"{dataset}, {sampler}", share
+
+
 def _inside(table: pd.DataFrame) -> pd.Series:
     """Whether each spread ratio lies inside its :func:`spread_band`."""
     bands = [spread_band(se) for se in table["log_ratio_se"]]

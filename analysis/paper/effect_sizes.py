@@ -262,6 +262,17 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
                                        "smaller", "comparable"])
 
 
+def ratio_text(ratio: float) -> str:
+    """A Δ ratio to two decimals, or as many more as it takes to print it on its own side of the factor: 1.2503,
+    outside ×1.25, prints as "1.2503", not "1.25"."""
+    def within(r):
+        return 1 / FACTOR <= r <= FACTOR
+    digits = 2
+    while ratio == ratio and digits < 6 and within(round(ratio, digits)) != within(ratio):
+        digits += 1
+    return f"{ratio:.{digits}f}"
+
+
 def cell_text(ours: float, paper: float, ratio: float) -> str:
     """``ours vs paper mark``: the paper's Δ as it prints it (three decimals), ours with as many more decimals as it
     takes for the printed numbers' ratio to fall on the same side of the factor as the ratio itself, so that

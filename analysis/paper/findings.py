@@ -284,12 +284,12 @@ def beyond_sentence(results: pd.DataFrame, epsilon: float) -> str:
     if "beyond_data" not in summary or not summary["beyond_data"].any():
         return ""
     beyond = summary[summary["beyond_data"]]
-    pairs = ", ".join(f"{METRIC_LABELS[r.metric]} on {_label((r.dataset, r.sampler))} (K {r.K})"
-                      for r in beyond.itertuples())
+    pairs = ", ".join(f"{METRIC_LABELS[r.metric]} on {_label((r.dataset, r.sampler))} "
+                      f"(N {r.NK // r.K:,} × K {r.K})" for r in beyond.itertuples())
     one = len(beyond) == 1
     return (f" {len(beyond)} of these (run, metric) pairs {'rests' if one else 'rest'} on a design the data cannot "
             f"supply, K above the raters a drawn item comes from or N above the items, so {'its' if one else 'their'} "
-            f"best K is an extrapolation: {pairs}.")
+            f"smallest significant design is an extrapolation: {pairs}.")
 
 
 def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: float, missing: str = "") -> Finding:

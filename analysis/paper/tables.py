@@ -478,9 +478,10 @@ def family_medians(results: pd.DataFrame, epsilon: float) -> dict:
 
 
 def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure: str,
-                   regenerated: bool | None = None) -> str:
+                   regenerated: bool | None = None, averaging: str | None = None) -> str:
     """A caption's first sentence: "Regenerates the paper's Figure N" only when the runs are that figure's data
-    (``regenerated`` overrides the check, for derived data such as the cut DICES)."""
+    (``regenerated`` overrides the check, for derived data such as the cut DICES); under an ``averaging`` whose
+    recall is accuracy (weighted, micro), a sentence that says so."""
     runs = [as_run(r) for r in runs]
     names = " against ".join(run_label(*r) for r in runs)
     if regenerated is None:
@@ -488,6 +489,9 @@ def figure_caption(results: pd.DataFrame, runs, paper_dataset: str, paper_figure
     chosen = pd.concat([select(results, r) for r in runs]) if runs and results is not None else pd.DataFrame()
     beyond = "beyond_data" in chosen and chosen["beyond_data"].astype(bool).any()
     hollow = f" Hollow markers are {BEYOND_WORDS}." if beyond else ""
+    if averaging in ("weighted", "micro"):
+        hollow += (f" Under {averaging} averaging Recall (e) equals Accuracy (a) by construction (both count the "
+                   f"items whose votes agree).")
     if regenerated:
         return (f"The paper's {paper_figure} regenerated {{cite}}`pandita2026multilevel` on {names}: p-value against budget "
                 f"for a few K, one panel per metric, panel (a) Accuracy; log p-axis, dashed line p = 0.05.{hollow}")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 
 from analysis.paper import tables
+from analysis.wording import listed
 
 AGREES, PARTLY, DISAGREES, UNCHECKED = "agrees", "partly agrees", "disagrees", "cannot be checked"
 VERDICTS = (AGREES, PARTLY, DISAGREES, UNCHECKED)
@@ -277,9 +278,16 @@ class Finding:
                     ". The verdict flips between seeds: " + "; ".join(
                         f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
                     if self.flips else ""),
-                # a verdict that another seed does not repeat is not the whole answer: the cell says so
-                "verdict": self.verdict + (f" on seed {next(iter(self.seed_verdicts))}, not on every seed"
-                                           if self.flips else "")}
+                # a verdict that another seed does not repeat is not the whole answer: the cell names the seeds
+                "verdict": self.verdict + (self._seeds_held() if self.flips else "")}
+
+    def _seeds_held(self) -> str:
+        """" on seeds 0 and 1, not on seed 2": the seeds whose verdict is the first seed's, and the others."""
+        def seeds(which):
+            return f"seed{'s' if len(which) > 1 else ''} {listed(which)}"
+        same = [s for s, v in self.seed_verdicts.items() if v == self.verdict]
+        other = [s for s, v in self.seed_verdicts.items() if v != self.verdict]
+        return f" on {seeds(same)}, not on {seeds(other)}"
 
     def _repr_markdown_(self) -> str:
         return self.markdown()

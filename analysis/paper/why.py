@@ -273,8 +273,9 @@ def departures(by_alternative: Mapping[str, pd.DataFrame], baseline: str = BASEL
             if a is None or not 1 / factor <= a["median"] <= factor:
                 continue
             if a["min"] > r["max"] or a["max"] < r["min"]:
-                found.append(f"{n}: {a['median']:.2f} ({a['min']:.2f}–{a['max']:.2f})")
-        rows.append((key, "Δ", f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})", r["median"], found))
+                found.append(f"{n}: {effect_sizes.ratio_text(a['median'])} ({a['min']:.2f}–{a['max']:.2f})")
+        rows.append((key, "Δ", f"{effect_sizes.ratio_text(r['median'])} ({r['min']:.2f}–{r['max']:.2f})", r["median"],
+                     found))
     for rule, label in effect_sizes.RULES.items():
         shares = rule_shares(base, rule)
         alt = {n: rule_shares(by_alternative[n], rule) for n in others}
@@ -348,6 +349,14 @@ def finding(by_alternative: Mapping[str, pd.DataFrame], departed: pd.DataFrame, 
     return " ".join(lines)
 
 
+def fitted_table(fitted: pd.DataFrame) -> tables.Table:
+    """The cells stand-ins v3 are fitted on (:func:`analysis.paper.identities.v3_cells`) as the page shows them: the
+    paper's tables and the metrics by their names, each cell's ``E[Σ p̂²]`` to three decimals."""
+    shown = fitted[["table", "dataset", "sampler", "metric", "NK", "C", "sum_p2"]].assign(
+        table=fitted["table"].map(TABLES), metric=fitted["metric"].map(METRIC_LABELS))
+    return tables.Table(shown.rename(columns={"sum_p2": "E[Σ p̂²]"}).round(3), "the cells stand-ins v3 are fitted on")
+
+
 def fitted_apart(by_alternative: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> pd.DataFrame:
     """Per alternative and table, the count of Δ within the factor on the cells stand-ins v3 were fitted on and on
     every other (predicted) cell, ``median (min–max) of n`` over seeds. ``fitted``: the fit's cells, columns
@@ -409,17 +418,21 @@ def counts_sentence(counts: pd.DataFrame) -> str:
 
 def preferred_table(per_seed: pd.DataFrame, book: Choices) -> pd.DataFrame:
     """Per choice (:func:`choices_by_switch`) and value, the predicted cells within the factor as median (min–max)
-    over seeds, and ✓ beside the value they favour (:func:`best_on_predicted`: the book's unless another beats it
-    beyond the reseeded spread). Columns: ``choice``, ``value``, ``predicted cells``, ``favoured``."""
+    over seeds, and beside the value they favour (:func:`best_on_predicted`: the book's unless another beats it
+    beyond the reseeded spread) ✓ where it beats every other value so, or "kept" where the book's is kept because
+    none beats it, though it does not beat them all (a tie, or within the spread). Columns: ``choice``, ``value``,
+    ``predicted cells``, ``favoured``."""
     counts = per_seed.groupby("alternative")["predicted"]
     spread = {name: f"{v.median():g} ({v.min()}–{v.max()})" for name, v in counts}
+    low, high = counts.min(), counts.max()
     rows = []
     for switch, names in choices_by_switch(book).items():
         if not all(n in spread for n in names):
             continue
         best = best_on_predicted(per_seed, names)
+        clear = all(low[best] > high[n] for n in names if n != best)
         rows += [{"choice": switch, "value": _value_words(book, switch, n), "predicted cells": spread[n],
-                  "favoured": "✓" if n == best else ""} for n in names]
+                  "favoured": ("✓" if clear else "kept") if n == best else ""} for n in names]
     return pd.DataFrame(rows, columns=["choice", "value", "predicted cells", "favoured"])
 
 
