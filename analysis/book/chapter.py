@@ -301,6 +301,11 @@ class Setup:
             found.lines.insert(0, self.ks_note)
         return found
 
+    def figure_caption(self, results: pd.DataFrame, runs, paper_dataset: str, paper_figure: str,
+                       regenerated: bool | None = None) -> str:
+        """:func:`analysis.paper.tables.figure_caption` under the chapter's averaging."""
+        return tables.figure_caption(results, runs, paper_dataset, paper_figure, regenerated, self.choices.averaging)
+
     def glue_notes(self, prefix: str, results: pd.DataFrame, appendix_epsilon: float | None = None,
                    data: list[AnnotationDataset] | None = None) -> None:
         """See :func:`glue_notes`; ``data``: the datasets behind ``results``, where not all of the chapter's."""
