@@ -213,8 +213,10 @@ def test_the_papers_column_names_the_papers_data_only():
                           imitates={"dices-synthetic": "DICES"})
     finding = findings.raters_raise_p_values(results, [(("dices-synthetic", "S1"), ("dices-synthetic", "S2"))], 0.3)
     row = finding.row()
-    assert "synthetic" not in row["paper"] and "DICES, S1 against S2: needs a larger budget: larger for 1, the same " \
-        "for 7, smaller for 0 of 8 metrics" in row["paper"]
+    assert "synthetic" not in row["paper"] and row["paper"].startswith("(1) DICES, S1 against S2: higher p-values")
+    # the subject is named once where every sub-claim shares it, on both sides
+    assert "; (2) needs a larger budget: larger for 1, the same for 7, smaller for 0 of 8 metrics" in row["paper"]
+    assert row["paper"].count("DICES, S1 against S2") == 1 and row["ours"].count("dices-synthetic, S1") == 1
     assert "dices-synthetic" in finding.markdown()  # our side names our data
 
 

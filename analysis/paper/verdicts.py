@@ -269,10 +269,14 @@ class Finding:
 
         def number(i):
             return f"({i}) " if many else ""
+
+        def named(subjects):  # a subject is named where it changes, not again for each of its sub-claims
+            return [f"{s}: " if s and (i == 0 or s != subjects[i - 1]) else "" for i, s in enumerate(subjects)]
+        theirs, ours = named([c.paper_subject for c in self.claims]), named([c.subject for c in self.claims])
         return {"claim": self.claim,
-                "paper": "; ".join(f"{number(i)}{c.paper_name}: {c.paper}" + (" (the book's reading)" if
-                                   c.rule.reading else "") for i, c in enumerate(self.claims, 1)),
-                "ours": "; ".join(f"{number(i)}{c.name}: {c.ours} ({c.mark}" + (
+                "paper": "; ".join(f"{number(i)}{theirs[i - 1]}{c.rule.name}: {c.paper}" + (
+                    " (the book's reading)" if c.rule.reading else "") for i, c in enumerate(self.claims, 1)),
+                "ours": "; ".join(f"{number(i)}{ours[i - 1]}{c.rule.name}: {c.ours} ({c.mark}" + (
                     f"; {'flips' if c.flips else 'the same'} over {len(c.seeds)} seeds" if len(c.seeds) > 1
                     else "") + ")" for i, c in enumerate(self.claims, 1)) + (
                     ". The verdict flips between seeds: " + "; ".join(
