@@ -235,6 +235,16 @@ def test_counts_sentence_names_each_alternatives_count_in_both_tables():
     assert why.counts_sentence(counts) == ("Cells with Δ within ×1.25 of the paper's, median (min–max) over seeds: "
                                            "x 1 (1–1) of 1 in Table 1 and 0 (0–0) of 1 in the appendix; "
                                            "y 0 (0–0) of 1 in Table 1 and 1 (1–1) of 1 in the appendix.")
+    named = why.counts_sentence(counts, ["y", "z"])  # those asked for, in their order; z was not run
+    assert named.endswith(": y 0 (0–0) of 1 in Table 1 and 1 (1–1) of 1 in the appendix.") and "x 1" not in named
+
+
+def test_the_definition_alternatives_change_the_averaging_or_the_smoothing_alone():
+    chosen = why.definition_alternatives(BOOK)
+    assert chosen[0] == why.BASELINE and chosen[-1] == why.REFERENCE
+    by_switch = why.choices_by_switch(BOOK)
+    assert set(chosen[1:-1]) == set(by_switch["averaging"][1:]) | set(by_switch["smoothing"][1:])
+    assert not set(chosen) & set(by_switch["noise law"][1:])
 
 
 def test_a_grid_is_settled_once_every_metric_is_significant_at_every_epsilon():

@@ -103,6 +103,13 @@ def choices_by_switch(book: Choices) -> dict[str, tuple[str, ...]]:
             for switch, values in VALUES.items()}
 
 
+def definition_alternatives(book: Choices) -> list[str]:
+    """The alternatives that change the metrics' definitions alone (each other averaging and smoothing), after the
+    book's choices and before the reference choices, which change both."""
+    by_switch = choices_by_switch(book)
+    return [BASELINE, *by_switch[SWITCH_WORDS["averaging"]][1:], *by_switch[SWITCH_WORDS["smoothing"]][1:], REFERENCE]
+
+
 # ------------------------------------------------------------------------------------------ simulation
 
 def _groups(by_alternative: Mapping[str, Choices]) -> dict[tuple, list[str]]:
@@ -405,8 +412,12 @@ def best_on_predicted(per_seed: pd.DataFrame, candidates: Iterable[str]) -> str:
     return max(better, key=lambda c: (median[c], -others.index(c))) if better else default
 
 
-def counts_sentence(counts: pd.DataFrame) -> str:
-    """:func:`counts_table` as one sentence: per alternative, its Δ count in Table 1 and in the appendix."""
+def counts_sentence(counts: pd.DataFrame, alternatives: Iterable[str] | None = None) -> str:
+    """:func:`counts_table` as one sentence: per alternative (those named in ``alternatives``, in their order, where
+    given), its Δ count in Table 1 and in the appendix."""
+    if alternatives is not None:
+        order = [a for a in dict.fromkeys(alternatives) if a in set(counts["alternative"])]
+        counts = counts.set_index("alternative").loc[order].reset_index()
     parts = []
     for name, group in counts.groupby("alternative", sort=False):
         by_table = group.set_index("table")[effect_sizes.WITHIN]
