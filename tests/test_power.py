@@ -534,8 +534,8 @@ def test_the_plan_names_the_noise_law_it_plans_under(monotone_plan):
 
     text = plan_report.summary(monotone_plan)
     law = PLAN.perturbation.replace("dirichlet", "Dirichlet")
-    assert f"B perturbed with {law} noise, the law the planner's population model is checked under;" in text
-    assert f"the book's other chapters use {BOOK.perturbation} noise" in text and PLAN.perturbation != BOOK.perturbation
+    assert f"B perturbed with {law} noise, the law the planner's population model is checked under, not the" in text
+    assert f"{BOOK.perturbation} noise of the book's other chapters" in text and PLAN.perturbation != BOOK.perturbation
 
 
 def test_the_table_and_the_figure_agree_on_which_cheapest_design_extrapolates(planned_r):

@@ -283,15 +283,15 @@ class Finding:
                         f"seed {seed}: {verdict}" for seed, verdict in self.seed_verdicts.items())
                     if self.flips else ""),
                 # a verdict that another seed does not repeat is not the whole answer: the cell names the seeds
-                "verdict": self.verdict + (self._seeds_held() if self.flips else "")}
+                "verdict": self._by_seed() if self.flips else self.verdict}
 
-    def _seeds_held(self) -> str:
-        """" on seeds 0 and 1, not on seed 2": the seeds whose verdict is the first seed's, and the others."""
-        def seeds(which):
-            return f"seed{'s' if len(which) > 1 else ''} {listed(which)}"
-        same = [s for s, v in self.seed_verdicts.items() if v == self.verdict]
-        other = [s for s, v in self.seed_verdicts.items() if v != self.verdict]
-        return f" on {seeds(same)}, not on {seeds(other)}"
+    def _by_seed(self) -> str:
+        """"agrees on seeds 0 and 1; partly agrees on seed 2": each verdict with its seeds, the first seed's first."""
+        seeds: dict[str, list] = {}
+        for seed, verdict in self.seed_verdicts.items():
+            seeds.setdefault(verdict, []).append(seed)
+        return "; ".join(f"{verdict} on seed{'s' if len(which) > 1 else ''} {listed(which)}"
+                         for verdict, which in seeds.items())
 
     def _repr_markdown_(self) -> str:
         return self.markdown()

@@ -117,7 +117,7 @@ def summary(result: Plan) -> str:
               "design" if target else f"ε = {result.epsilon:g}")
     cost = (f"N × {how['cost_item']:g} + " if how["cost_item"] else "") + "N × K" + (
         f" × {how['cost_rating']:g}" if how["cost_rating"] != 1 else "")  # the terms that are not 0 or 1
-    lines = [f"The effect is {effect} (sampler {how['sampler']}, {law_words(result)}, {how['n_samples']} simulated "
+    lines = [f"The effect is {effect} (sampler {how['sampler']}; {law_words(result)}; {how['n_samples']} simulated "
              f"studies per design; a design of N items × K ratings costs {cost})."
              # the page's notation: ρ for the rater share, as the methods page writes it
              + (f" {raters_note(result).replace('rater share rho', 'rater share ρ')}" if raters_note(result) else "")
@@ -152,8 +152,8 @@ def law_words(result: Plan) -> str:
     """The noise law B is perturbed under, in words, and why where it is not the book's."""
     law = result.provenance["parameters"]["perturbation"]
     return (f"B perturbed with {law_name(law)} noise" + ("" if law == BOOK.perturbation else
-            f", the law the planner's population model is checked under; the book's other chapters use "
-            f"{law_name(BOOK.perturbation)} noise"))
+            f", the law the planner's population model is checked under, not the {law_name(BOOK.perturbation)} "
+            "noise of the book's other chapters"))
 
 
 def method_note(result: Plan) -> str:
@@ -180,8 +180,8 @@ def method_note(result: Plan) -> str:
     if len(blocked):
         per_metric = blocked.groupby("metric")["K"].max()
         said = "; ".join(f"{METRIC_LABELS[m]} with K up to {k}" for m, k in per_metric.items())
-        words += (f" compare's own test cannot reach p < {how['alpha']:g} on some designs ({said}: too few "
-                  "raters for its percentile part), so they count as power 0.")
+        words += (f" compare's own test, one-sided as the power is, cannot reach p < {how['alpha']:g} on some designs "
+                  f"({said}: too few raters for its percentile part), so they count as power 0.")
     return words
 
 
