@@ -23,7 +23,9 @@ import pandas as pd
 from analysis.data import datasets
 from analysis.experiment import grid
 from analysis.paper import tables
-from analysis.paper.marks import FACTOR, FEW_K, budget_step as _step, ratio_mark  # noqa: F401 (used here and by others)
+# noqa: F401: FACTOR, FEW_K, ratio_mark and ratio_text are used here and, through this module, by others
+from analysis.paper.marks import (FACTOR, FEW_K, budget_step as _step, ratio_mark, ratio_text,  # noqa: F401
+                                  within_factor)
 from analysis.errors import ParameterError
 from analysis.experiment.table1 import table1
 from analysis.engine.metrics import AVERAGINGS, BY_NAME, METRIC_LABELS, METRICS, averaged
@@ -262,26 +264,13 @@ def agreement(results: pd.DataFrame, epsilon: float = tables.PAPER_EPSILON, whic
                                        "smaller", "comparable"])
 
 
-def ratio_text(ratio: float) -> str:
-    """A Δ ratio to two decimals, or as many more as it takes to print it on its own side of the factor: 1.2503,
-    outside ×1.25, prints as "1.2503", not "1.25"."""
-    def within(r):
-        return 1 / FACTOR <= r <= FACTOR
-    digits = 2
-    while ratio == ratio and digits < 6 and within(round(ratio, digits)) != within(ratio):
-        digits += 1
-    return f"{ratio:.{digits}f}"
-
-
 def cell_text(ours: float, paper: float, ratio: float) -> str:
     """``ours vs paper mark``: the paper's Δ as it prints it (three decimals), ours with as many more decimals as it
     takes for the printed numbers' ratio to fall on the same side of the factor as the ratio itself, so that
     "0.0713 vs 0.057 ×1.251" shows a departure that "0.071 vs 0.057" (×1.246) would hide."""
-    def within(r):
-        return 1 / FACTOR <= r <= FACTOR
     digits = 3
     if paper and ratio == ratio:
-        while digits < 6 and within(round(ours, digits) / paper) != within(ratio):
+        while digits < 6 and within_factor(round(ours, digits) / paper) != within_factor(ratio):
             digits += 1
     return f"{ours:.{digits}f} vs {paper:.3f} {ratio_mark(ratio)}"
 

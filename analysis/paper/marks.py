@@ -28,12 +28,21 @@ def budget_step(budget) -> int | None:
     return None if budget is None or pd.isna(budget) else int(np.searchsorted(grid.PAPER_BUDGETS, int(budget)))
 
 
+def within_factor(ratio: float) -> bool:
+    """Whether a Δ ratio (ours / the paper's) lies within the factor either way."""
+    return 1 / FACTOR <= ratio <= FACTOR
+
+
+def ratio_text(ratio: float) -> str:
+    """A Δ ratio to two decimals, or as many more as it takes to print it on its own side of the factor: 1.2503,
+    outside ×1.25, prints as "1.2503", not "1.25"."""
+    return on_its_side(ratio, within_factor, 2)
+
+
 def ratio_mark(ratio: float) -> str:
     """✓ for a ratio within the factor, else the ratio with the digits that show it lies outside (×1.2504, not
     ×1.25)."""
-    def within(r):
-        return 1 / FACTOR <= r <= FACTOR
-    return "✓" if within(ratio) else f"×{on_its_side(ratio, within, 2)}"
+    return "✓" if within_factor(ratio) else f"×{ratio_text(ratio)}"
 
 
 LACKS_MARK = "‡"  # a Δ read at our own cell where the grid lacks the paper's († marks a design beyond the data)
