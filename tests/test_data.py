@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.data.annotations import BATCHED, FULLY_CROSSED, SPARSE, from_table, keep_raters, load_annotations
+from analysis.data.annotations import (BATCHED, FULLY_CROSSED, SPARSE, from_codes, from_table, keep_raters,
+                                       load_annotations)
 from analysis.errors import DataError, ParameterError
 from conftest import batched_table, crossed_table, sparse_table
 
@@ -17,6 +18,40 @@ def test_codes_round_trip_to_the_original_table():
     assert (back["item"].to_numpy() == table["item"].to_numpy()).all()
     assert (back["label"].astype(int).to_numpy() == table["label"].to_numpy()).all()
     assert ds.n_items == 5 and ds.n_raters == 4 and ds.n_labels == 3
+
+
+def _integer_ids(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with its ids as integers that sort in another order than the rows (as a draw's may)."""
+    out = table.copy()
+    for column in [c for c in ("item", "rater", "batch") if c in out]:
+        out[column] = 1000 - pd.factorize(out[column])[0] * 7
+    return out
+
+
+@pytest.mark.parametrize("make, batch", [(crossed_table, None), (sparse_table, None),
+                                         (lambda: batched_table(ragged=True), "batch")])
+def test_from_codes_builds_what_from_table_builds(make, batch):
+    table = _integer_ids(make())
+    labels = sorted(table["label"].unique())
+    by_table = from_table(table, batch=batch, label_order=labels, name="n", provenance="p")
+    codes = np.searchsorted(labels, table["label"].to_numpy())
+    by_codes = from_codes(table["item"].to_numpy(), table["rater"].to_numpy(), codes, labels,
+                          table[batch].to_numpy() if batch else None, name="n", provenance="p")
+    assert by_codes.sha256 == by_table.sha256 and by_codes.topology.kind == by_table.topology.kind
+    for field in ("item", "rater", "label", "item_batch"):
+        left, right = getattr(by_codes, field), getattr(by_table, field)
+        assert (left is None and right is None) or (left.dtype == right.dtype and np.array_equal(left, right))
+    assert list(by_codes.item_ids) == list(by_table.item_ids) and by_codes.label_names == by_table.label_names
+
+
+def test_from_codes_refuses_what_from_table_refuses():
+    item, rater = np.array([0, 0, 1, 1]), np.array([5, 6, 5, 6])
+    with pytest.raises(DataError, match="1 repeated"):
+        from_codes(np.array([0, 0, 1]), np.array([5, 5, 6]), np.array([0, 1, 1]), ["a", "b"])
+    with pytest.raises(DataError, match="more than one batch"):
+        from_codes(item, rater, np.array([0, 1, 1, 0]), ["a", "b"], batch=np.array([0, 1, 1, 1]))
+    with pytest.raises(DataError, match="label codes"):
+        from_codes(item, rater, np.array([0, 1, 2, 0]), ["a", "b"])
 
 
 def test_label_order_is_respected_and_unknown_labels_rejected():

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.data import dispersion
-from analysis.data.annotations import AnnotationDataset, from_table
+from analysis.data.annotations import AnnotationDataset, from_codes
 from analysis.errors import ParameterError
 
 
@@ -325,11 +325,7 @@ def draw(spec: StandIn, rng: np.random.Generator, name: str, provenance: str) ->
     if spec.binary:
         codes = np.isin(np.asarray(spec.labels, dtype=object)[codes], spec.positive).astype(int)
         labels = spec.binary_labels
-    table = pd.DataFrame({"item": item, "rater": rater, "label": np.asarray(labels, dtype=object)[codes]})
-    if batch is not None:
-        table["batch"] = batch
-    return from_table(table, batch="batch" if batch is not None else None, label_order=labels, name=name,
-                      provenance=provenance)
+    return from_codes(item, rater, codes, labels, batch, name=name, provenance=provenance)
 
 
 def nominal_alpha(ds: AnnotationDataset) -> float:

@@ -33,7 +33,7 @@ from scipy.special import ndtr
 from tqdm import tqdm
 
 from analysis.tools.compare import RATER_LEVEL, compare, default_k
-from analysis.data.annotations import AnnotationDataset, from_table
+from analysis.data.annotations import AnnotationDataset, from_codes
 from analysis.errors import ParameterError
 from analysis.experiment.grid import in_workers
 from analysis.tools.outputs import read_outputs
@@ -92,11 +92,8 @@ def draw_test_set(population: Scenario, seed: int) -> tuple[AnnotationDataset, p
     reversed_codes = rng.random(n) < 0.5  # ties to the lowest code favour neither system (module docstring)
     rating = np.where(reversed_codes[:, None], population.n_labels - 1 - rating, rating)
     item, column = np.divmod(np.arange(n * r), r)
-    table = pd.DataFrame({"item": item, "rater": who[item, column], "label": rating.ravel()})
-    if population.batch_size:
-        table["batch"] = batch[item]
-    ds = from_table(table, batch="batch" if population.batch_size else None, name=f"simulated-{seed}",
-                    label_order=list(range(population.n_labels)))
+    ds = from_codes(item, who[item, column], rating.ravel(), list(range(population.n_labels)),
+                    batch[item] if population.batch_size else None, name=f"simulated-{seed}")
 
     def system(lean: float) -> pd.DataFrame:
         above = ndtr((score[:, None] + lean - population.cuts) / population.noise_sd)  # P(label > each cut)
