@@ -9,6 +9,7 @@ they are the plan's (:mod:`analysis.engine.path`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -125,12 +126,17 @@ class CompositionTables(NamedTuple):
     start: np.ndarray
 
 
+@functools.lru_cache(maxsize=1024)
 def compositions(k: int, n_labels: int) -> np.ndarray:
-    """All count vectors of ``k`` responses over ``n_labels`` labels, shape (C(k + C - 1, C - 1), C)."""
+    """All count vectors of ``k`` responses over ``n_labels`` labels, shape (C(k + C - 1, C - 1), C); made once
+    per ``(k, n_labels)`` and read-only (:func:`composition_space` copies them into its blocks)."""
     if n_labels == 1:
-        return np.array([[k]], dtype=np.int64)
-    return np.array([[first, *rest] for first in range(k, -1, -1) for rest in compositions(k - first, n_labels - 1)],
-                    dtype=np.int64)
+        vectors = np.array([[k]], dtype=np.int64)
+    else:
+        vectors = np.array([[first, *rest] for first in range(k, -1, -1)
+                            for rest in compositions(k - first, n_labels - 1)], dtype=np.int64)
+    vectors.flags.writeable = False
+    return vectors
 
 
 def composition_space(k: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
