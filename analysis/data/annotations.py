@@ -269,8 +269,9 @@ def from_codes(item: np.ndarray, rater: np.ndarray, label: np.ndarray, label_nam
         raise DataError(f"label codes must lie in 0..{len(label_names) - 1} for the labels {list(label_names)}, "
                         "two labels or more")
     pairs = item_codes.astype(np.int64) * len(rater_ids) + rater_codes
-    if np.unique(pairs).size < pairs.size:
-        raise DataError(f"{pairs.size - np.unique(pairs).size} repeated (item, rater) pair(s)")
+    repeated = pairs.size - np.unique(pairs).size
+    if repeated:
+        raise DataError(f"{repeated} repeated (item, rater) pair(s)")
     item_batch = None
     if batch is not None:
         batch_per_row = np.unique(batch, return_inverse=True)[1]

@@ -392,8 +392,9 @@ def _await_others(cache: ResultCache | None, keys: dict, cells_: list[Cell], fin
     return []
 
 
-SIMULATORS_KEPT = 16  # simulators kept for the next run of the same data, sampler and choices (each a few MB: 10 at most on
-# the paper's grid of the Toxicity stand-in); the why chapter cycles through about 40, and 4 rebuilt 210 of them
+# simulators kept for the next run of the same data, sampler and choices, each a few MB (10 at most measured, the
+# Toxicity stand-in under S3): the why chapter cycles through about 40, of which 4 kept rebuilt 210
+SIMULATORS_KEPT = 16
 _SIMULATORS: dict = {}
 
 
