@@ -61,20 +61,23 @@ browser:
 # two workers, a test file to each at a time (the tests of the small book build share one, which builds it once), in
 # the order of tests/conftest.py: the longest files first, so that neither worker ends the run alone on one
 XDIST = -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+# The tests start some hundred Python processes (workers, notebook kernels, commands), each importing the package and
+# pytest's rewritten tests: where the shell sets PYTHONDONTWRITEBYTECODE, each would compile them from source again.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 test: install browser
-	$(PY) -m pytest -q $(XDIST)
+	$(PYTEST) -q $(XDIST)
 
 # the edit-test loop: every test but the slow ones (the book build, chapter runs, packaging, signals, worker pools, ten
 # million rows, the statistical level checks of five seconds or more)
 test-fast: install
-	$(PY) -m pytest -q $(XDIST) -m "not slow and not packaging"
+	$(PYTEST) -q $(XDIST) -m "not slow and not packaging"
 
 # The kernels index without numba's wrap of negative indices and without bounds checks (analysis/engine/indices.py):
 # here every plan of the reference tests runs with numba's bounds checks on, an index outside its array an error.
 # The kernels compile afresh into a numba cache of their own: a cached kernel was compiled without the checks.
 test-boundscheck: install
 	rm -rf $(BUILD)/numba-boundscheck
-	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BUILD)/numba-boundscheck $(PY) -m pytest -q -n $(TEST_JOBS) tests/test_reference.py
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BUILD)/numba-boundscheck $(PYTEST) -q -n $(TEST_JOBS) tests/test_reference.py
 
 bench: install
 	$(PY) benchmarks/bench_grid.py --jobs $(JOBS)
