@@ -237,7 +237,7 @@ def test_the_switches_are_chapter_parameters_and_replace_stand_ins(crossed):
     assert set(chapter.SWITCH_NAMES) <= set(chapter.PARAMETER_NAMES)
     assert found.choices == BOOK
     assert found.dataset("toxicity-synthetic").name == "toxicity-synthetic-binary"
-    assert "Choices the paper leaves unstated (methods page): macro averaging, s = 1e-09" in repr(found.banner())
+    assert "Choices the paper leaves unstated (methods page): precision, recall and F1 macro-averaged, KL-Div and JSD smoothed by 1e-09" in repr(found.banner())
 
 
 def test_a_chapter_simulates_the_chosen_averaging_under_the_papers_names(crossed):

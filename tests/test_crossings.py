@@ -251,7 +251,7 @@ def test_the_mixing_table_sets_each_nulls_counts_and_spread_side_by_side():
     mixings = {"half": narrow, "pairs": wide}
     table = crossings.mixing_table({m: crossings.counts(f) for m, f in mixings.items()},
                                    {m: crossings.spreads(f) for m, f in mixings.items()}).frame
-    assert table["the null's columns"].tolist() == [crossings.MIXING_WORDS["half"], crossings.MIXING_WORDS["pairs"]]
+    assert table["the null's columns"].tolist() == ["a uniform half (the book's)", "a coin per pair of columns"]
     at = "Table 1, " + crossings.AT
     assert table[at].tolist() == ["0 (0–0) of 39", "39 (39–39) of 39"]  # p 0.2 everywhere, then 0.01 everywhere
     ratios = table["spread ratio, vote metrics"].astype(float)

@@ -149,5 +149,19 @@ def test_the_choices_in_words_tie_the_label_granularity_to_the_stand_ins():
     real files were binarised."""
     from analysis.experiment.choices import BOOK, Choices
 
-    assert "stand-ins v2 with the published binary split" in BOOK.label()
-    assert "stand-ins v2 with their own labels" in Choices().label() and "binary" not in Choices().label()
+    assert "the version 2 stand-ins with the published binary split" in BOOK.label()
+    assert "version 2 stand-ins with their own labels" in Choices().label() and "binary" not in Choices().label()
+
+
+def test_the_choices_in_words_name_what_each_switch_changes():
+    """The banner's words carry no code notation ("s = 1e-09") and name each switch's subject."""
+    from dataclasses import replace
+
+    from analysis.experiment.choices import BOOK, REFERENCE
+
+    assert BOOK.label().startswith("precision, recall and F1 macro-averaged, KL-Div and JSD smoothed by 1e-09, "
+                                   "one-label noise for B")
+    assert "weighted-averaged" in REFERENCE.label() and "Dirichlet(1/C) noise for B" in REFERENCE.label()
+    assert "s = " not in BOOK.label() and "macro over all labels" not in BOOK.label()
+    assert "macro-averaged over all labels" in replace(BOOK, averaging="macro-all").label()
+    assert "null's columns mixed by pairs" in replace(BOOK, null_mixing="pairs").label()

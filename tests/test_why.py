@@ -304,3 +304,12 @@ def test_the_fitted_cells_table_names_the_papers_tables_and_the_metrics_as_the_p
     assert set(shown["table"]) <= {"Table 1", "appendix"} and "Table 1" in set(shown["table"])
     assert set(shown["metric"]) <= {"Accuracy", "KL-Div"} and len(shown) == len(fitted)
     assert list(shown.columns) == ["table", "dataset", "sampler", "metric", "NK", "C", "E[Σ p̂²]"]
+
+
+def test_the_nulls_readings_have_one_name_on_every_page():
+    """The why page's switch values and its table of the null's readings word each reading alike."""
+    from analysis.paper import crossings
+
+    for reading, words in why.VALUES["null_mixing"].items():
+        assert words == f"the null's columns: {crossings.MIXING_WORDS[reading]}"
+    assert crossings.mixing_words("half") == "a uniform half (the book's)"

@@ -82,13 +82,18 @@ class Choices:
         return name
 
     def label(self) -> str:
-        """The choices in words, e.g. ``macro averaging, s = 1e-09, dirichlet noise, stand-ins v2 with their own
-        labels`` (the granularity reads only on stand-ins: a dataset's own files keep their labels)."""
-        return (f"{self.averaging} averaging, s = {self.smoothing:g}, {self.perturbation} noise, "
-                f"stand-ins {self.stand_ins} with "
+        """The choices in words a reader without the code follows, e.g. ``precision, recall and F1 macro-averaged,
+        KL-Div and JSD smoothed by 1e-09, one-label noise for B, the version 2 stand-ins with their own labels``
+        (the granularity reads only on stand-ins: a dataset's own files keep their labels)."""
+        noise = {"dirichlet": "Dirichlet(1/C)", "dirichlet-shares": "label-share Dirichlet"}.get(self.perturbation,
+                                                                                                 self.perturbation)
+        return (f"precision, recall and F1 {self.averaging.replace('macro-all', 'macro')}-averaged"
+                + (" over all labels" if self.averaging == "macro-all" else "")
+                + f", KL-Div and JSD smoothed by {self.smoothing:g}, {noise} noise for B, "
+                f"the version {self.stand_ins.removeprefix('v')} stand-ins with "
                 f"{'the published binary split' if self.granularity == 'binary' else 'their own labels'}"
                 + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}")
-                + ("" if self.null_mixing == NULL_MIXINGS[0] else f", null mixed by {self.null_mixing}"))
+                + ("" if self.null_mixing == NULL_MIXINGS[0] else f", the null's columns mixed by {self.null_mixing}"))
 
 
 #: The one set of defaults, declared once, the book's choices (macro averaging, s = 1e-9, the one-label noise law,

@@ -313,9 +313,15 @@ def cells_table(frame: pd.DataFrame, spread: pd.DataFrame, which: str = "table1"
 
 # ------------------------------------------------------------------------------------------ the null's mixing
 
-MIXING_WORDS = {"half": "a uniform half (the book's)", "pairs": "a coin per pair of columns",
+#: How the null mixes A's and B's columns, in the words of every page (the why page's switch values among them).
+MIXING_WORDS = {"half": "a uniform half", "pairs": "a coin per pair of columns",
                 "half per item": "a uniform half per item", "pooled with replacement": "pooled with replacement",
                 "coin per response": "a coin per response (VET's parametric)"}
+
+
+def mixing_words(reading: str) -> str:
+    """A reading of the null in words, the book's own marked as such (a table's row or column)."""
+    return MIXING_WORDS[reading] + (" (the book's)" if reading == BOOK.null_mixing else "")
 
 
 def mixing_table(counted: Mapping[str, pd.DataFrame], spread: Mapping[str, pd.DataFrame]) -> tables.Table:
@@ -324,7 +330,7 @@ def mixing_table(counted: Mapping[str, pd.DataFrame], spread: Mapping[str, pd.Da
     rows = []
     for mixing, counts_ in counted.items():
         every = counts_[counts_["by"] == "all"]
-        row = {"the null's columns": MIXING_WORDS[mixing]}
+        row = {"the null's columns": mixing_words(mixing)}
         row.update({f"{_title(r.table)}, {r.count}": r.spread for r in every.itertuples()})
         for family, part in spread[mixing].groupby("family", sort=False):
             row[f"spread ratio, {FAMILY_WORDS[family].removeprefix('the ')}"] = f"{part['ratio'].median():.2f}"
@@ -353,7 +359,7 @@ def readings_table(readings: pd.DataFrame) -> tables.Table:
     wide = summary.pivot(index=["run", "family"], columns="reading", values="ratio")
     wide = wide.reindex(index=list(dict.fromkeys(zip(summary["run"], summary["family"]))),
                         columns=[r for r in MIXING_WORDS if r in wide.columns])
-    wide = wide.map(lambda x: f"{x:.2f}").rename(columns=MIXING_WORDS).reset_index()
+    wide = wide.map(lambda x: f"{x:.2f}").rename(columns=mixing_words).reset_index()
     wide["family"] = wide["family"].map(lambda f: FAMILY_WORDS[f].removeprefix("the "))
     return tables.Table(wide.rename(columns={"family": "metrics"}).rename_axis(columns=None),
                         "our spread of δ − δ₀ over the paper's, median over each group's Table 1 cells, by how the "

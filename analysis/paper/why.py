@@ -26,9 +26,11 @@ import pandas as pd
 
 from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
+from analysis.paper.crossings import MIXING_WORDS
 from analysis.experiment.choices import BOOK, Choices
 from analysis.experiment.grid import ALPHA, in_workers
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
+from analysis.engine.split import NULL_MIXINGS
 from analysis.wording import counted
 
 COUNTS = (effect_sizes.WITHIN, *effect_sizes.RULES.values())
@@ -46,8 +48,7 @@ VALUES = {"averaging": {"weighted": "weighted averaging", "macro": "macro averag
           "stand_ins": {"v2": "stand-ins v2", "v3": "stand-ins v3 (a0 from the K = 1 cells)"},
           "dices_labels": {"three": "three labels (DICES)", "unsure-as-no": "DICES's Unsure merged into No",
                            "unsure-as-yes": "DICES's Unsure merged into Yes"},
-          "null_mixing": {"half": "the null's columns split in half",
-                          "pairs": "the null's columns swapped pair by pair"}}
+          "null_mixing": {reading: f"the null's columns: {MIXING_WORDS[reading]}" for reading in NULL_MIXINGS}}
 SWITCH_WORDS = {"averaging": "averaging", "smoothing": "smoothing", "perturbation": "noise law",
                 "granularity": "granularity", "stand_ins": "stand-ins", "dices_labels": "DICES's labels",
                 "null_mixing": "null's mixing"}
