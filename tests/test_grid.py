@@ -70,6 +70,19 @@ def test_cells_skip_budgets_below_k_and_reject_bad_values():
         cells("S9", (10,), (1,), (0.3,))
 
 
+@pytest.mark.parametrize("n_jobs", [0, -1, 1.5])
+def test_every_entry_refuses_a_worker_count_that_is_not_a_positive_integer(crossed, n_jobs):
+    """grid.run and in_workers share one check, and one message, which the command line words as --jobs."""
+    from analysis.experiment.grid import in_workers
+
+    message = r"n_jobs \(the worker processes\) must be an integer >= 1"
+    with pytest.raises(ParameterError, match=message):
+        run(crossed, "S1", budgets=[60], ks=[2], epsilons=[0.3], n_samples=20, n_jobs=n_jobs, use_cache=False)
+    with pytest.raises(ParameterError, match=message):
+        in_workers({"a": int, "b": int}, n_jobs)
+    assert in_workers({"a": int, "b": float}, 2.0) == {"a": 0, "b": 0.0}
+
+
 def test_cache_keeps_finished_cells_and_serves_reruns(crossed, tmp_path):
     first = run(crossed, "S2", cache_dir=tmp_path, **SMALL)
     files = sorted(tmp_path.glob("*.json"))

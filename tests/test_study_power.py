@@ -202,7 +202,7 @@ def test_a_six_rater_pilot_plans_no_power_where_compares_test_cannot_reject(cros
 @pytest.mark.parametrize("options, message", [
     (["--test", "compare", "--raters", "8"], "--raters plans under the paper's test only"),
     (["--test", "both"], "invalid choice: 'both'"),
-    (["--test", "compare", "--jobs", "0"], "--jobs) must be an integer >= 1"),
+    (["--test", "compare", "--jobs", "0"], "--jobs (the worker processes) must be an integer >= 1"),
 ])
 def test_cli_refuses_what_compares_test_cannot_plan(tmp_path, crossed, capsys, options, message):
     data = tmp_path / "pilot.csv"

@@ -339,15 +339,21 @@ def _worker_pool(n_jobs: int, calls: list, initargs: tuple = ()):
             pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
+def check_jobs(n_jobs) -> int:
+    """The number of worker processes as an int, or a :class:`ParameterError` (the command line's ``--jobs``)."""
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise ParameterError(f"n_jobs (the worker processes) must be an integer >= 1, got {n_jobs!r}")
+    return int(n_jobs)
+
+
 def in_workers(calls: Mapping[Hashable, Callable], n_jobs: int = 1) -> dict:
     """Each call's result, by key, in the order of ``calls``: in up to ``n_jobs`` worker processes, which leave
     Ctrl-C to this process and die with it as :func:`run`'s do; in this process with one job or one call.
     ``calls`` are picklable callables (module functions, ``functools.partial`` of them)."""
-    if int(n_jobs) != n_jobs or n_jobs < 1:
-        raise ParameterError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+    n_jobs = check_jobs(n_jobs)
     if n_jobs == 1 or len(calls) < 2:
         return {key: call() for key, call in calls.items()}
-    with _worker_pool(min(int(n_jobs), len(calls)), list(calls.values())) as futures:
+    with _worker_pool(min(n_jobs, len(calls)), list(calls.values())) as futures:
         return {key: future.result() for key, future in zip(calls, futures)}
 
 
@@ -496,8 +502,10 @@ def run(
     chosen = selected(metrics, choices)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    if n_jobs < 1 or chunk_size < 1:
-        raise ParameterError(f"n_jobs and chunk_size must be >= 1, got {n_jobs} and {chunk_size}")
+    n_jobs = check_jobs(n_jobs)
+    if int(chunk_size) != chunk_size or chunk_size < 1:
+        raise ParameterError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    chunk_size = int(chunk_size)
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
     simulator = _simulator(dataset, sampler, choices.engine(), METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.errors import ParameterError
-from analysis.experiment.grid import ALPHA
+from analysis.experiment.grid import ALPHA, check_jobs
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
@@ -21,7 +21,7 @@ from analysis.tools import plan_page
 from analysis.wording import law_name
 from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
 from analysis.tools.compare import N_SAMPLES
-from analysis.tools.power import TESTS, WHOSE_TEST, Plan, beyond_pilot, check_jobs, check_plan, cheapest, plan
+from analysis.tools.power import TESTS, WHOSE_TEST, Plan, beyond_pilot, check_plan, cheapest, plan
 
 def extrapolations(row, result: Plan, short: bool = False) -> list[str]:
     """Why a design (a row of ``designs`` or ``cheapest``) is an extrapolation (:func:`.beyond_pilot`): more items

@@ -31,7 +31,7 @@ from tqdm import tqdm
 from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 from analysis.experiment.cache import engine_fingerprint
-from analysis.experiment.grid import ALPHA, Cell, simulate_cell
+from analysis.experiment.grid import ALPHA, Cell, check_jobs, simulate_cell
 from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 from analysis.engine.metrics import METRIC_LABELS, METRICS, averaged, check_metrics
 from analysis.experiment.pvalues import replicate_p_values
@@ -200,13 +200,6 @@ def check_alpha(alpha: float, n_samples: int) -> None:
         raise ParameterError(f"alpha (--alpha) {alpha:g} is below what {n_samples} replicates (--n-samples) can "
                              f"resolve: the smallest resolvable alpha is {smallest_alpha(n_samples):g}; give "
                              f"--n-samples {math.ceil(1 / alpha - 1e-9)} or more, or a larger --alpha")
-
-
-def check_jobs(n_jobs: int) -> int:
-    """Refuse a number of worker processes below 1."""
-    if int(n_jobs) != n_jobs or n_jobs < 1:
-        raise ParameterError(f"the worker processes (--jobs) must be an integer >= 1, got {n_jobs!r}")
-    return int(n_jobs)
 
 
 def check_plan(cost_item: float, cost_rating: float, power: float, alpha: float, epsilon: float | None,
