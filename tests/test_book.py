@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_BUILD = ROOT / "_build" / "test"
 # one process per chapter (n_jobs 1): make test's two workers already fill the two cores, and a chapter's own workers
 # would compile the kernels again beside them on a fresh clone
-SMALL = ('-p n_jobs 1 -p n_samples 20 -p effect_n_samples 10 -p n_boot 40 -p n_sets 10 -p pilots 10 '
+SMALL = ('-p n_jobs 1 -p n_samples 20 -p effect_n_samples 10 -p n_boot 40 -p n_sets 4 -p pilots 10 '
          '-y "{budgets: [100, 1000], ks: [1, 5, 20], epsilons: [0.3], raters: [5, 20], seeds: [0]}"')
 RQ_CHAPTERS = ["rq1", "rq2", "rq3", "rq4"]
 EMPTY_DATA = TEST_BUILD / "empty-dataset-cache"

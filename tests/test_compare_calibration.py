@@ -73,11 +73,14 @@ def test_the_calibration_is_reported_as_measured():
     assert list(shown.columns) == ["design", "metric", "S1 rater-level", "S2 percentile"]
     assert list(shown["metric"]) == ["Accuracy", "JSD"] and set(shown["design"]) == {"5 raters"}
     row = table.iloc[0]
-    assert shown.loc[0, f"{row['sampler']} {row['test']}"] == f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]"
+    band = [f"{row[end]:.3f}".rstrip("0").rstrip(".") for end in ("low", "high")]
+    assert shown.loc[0, f"{row['sampler']} {row['test']}"] == f"{row['share']:.3f} [{band[0]}, {band[1]}]"
+    assert row["n_sets"] == 30  # 30 sets: a share needs three decimals (1/30), as 500 do
     assert len(readable({"a": table, "b": table})) == 4
     text = summary({"5 raters": table})
     s1 = table[table["sampler"] == "S1"]["share"]
     assert f"5 raters under S1 (rater-level): {s1.min():.3f} to {s1.max():.3f} (30 test sets; " in text
+
     held = (table["low"] <= 0.05) & (0.05 <= table["high"])
     for (sampler, test), part in table.groupby(["sampler", "test"]):  # each share's side of 0.05, in words
         words = ("on every metric consistent with 0.05" if held[part.index].all() else
@@ -94,6 +97,17 @@ def test_the_calibration_is_reported_as_measured():
     assert f"in {span(power.min(), power.max())} where A was better" in said
     assert ("weak evidence of no difference" in said) == (0.2 <= power.min() < 0.8)
     assert ("almost never detects" in said) == (power.min() < 0.2 <= power.max() or power.max() < 0.2)
+
+
+@pytest.mark.parametrize("n_sets, shares, shown", [(4, (1, 2), ("0.25", "0.50")), (10, (1, 5), ("0.1", "0.5")),
+                                                   (500, (14, 25), ("0.028", "0.050")), (60, (3, 6), ("0.050", "0.100")),
+                                                   (1, (0, 1), ("0", "1"))])
+def test_a_share_shows_the_decimals_its_count_of_sets_needs(n_sets, shares, shown):
+    """A share of 4 test sets is a quarter: "0.25", never "0.250" (padded); one of 60 or 500 keeps three decimals."""
+    from analysis.tools.compare_calibration import share_text
+
+    assert tuple(share_text(k / n_sets, n_sets) for k in shares) == shown
+
 
 
 @pytest.mark.parametrize("powers, words", [((0.0, 0.06), "with so few raters the test almost never detects"),

@@ -195,7 +195,7 @@ def readable(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for design, table in tables.items():
         for _, row in table.iterrows():
             rows.setdefault((design, METRIC_LABELS[row["metric"]]), {})[f"{row['sampler']} {row['test']}"] = (
-                f"{row['share']:.3f} [{row['low']:.3f}, {row['high']:.3f}]")
+                f"{share_text(row['share'], row['n_sets'])} [{_bound(row['low'])}, {_bound(row['high'])}]")
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["design", "metric"])
     return frame.reset_index()
@@ -232,6 +232,22 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
     return "\n".join(lines)
 
 
+def share_decimals(n_sets: int) -> int:
+    """The decimals a share of ``n_sets`` test sets needs: the fewest (at most 3) that write every count's share
+    exactly (4 sets: 2, "0.25"; 10 sets: 1; 500 sets: 3), else 3, so a share is never padded with zeros."""
+    return next((d for d in range(3) if 10**d % int(n_sets) == 0), 3)
+
+
+def share_text(share: float, n_sets: int) -> str:
+    """A share of ``n_sets`` test sets, to :func:`share_decimals`' decimals."""
+    return f"{share:.{share_decimals(n_sets)}f}"
+
+
+def _bound(value: float) -> str:
+    """An end of a share's band to three decimals, without trailing zeros (a rounded 0.48990 is "0.49")."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
 def _span(low: float, high: float, form: str = ".0%") -> str:
     """A range of shares (in percent by default, else in ``form``), one value where both ends print alike ("3%",
     not "3% to 3%")."""
@@ -251,7 +267,7 @@ def summary(tables: dict[str, pd.DataFrame], alpha: float = 0.05, power: bool = 
     parts = []
     for design, table in tables.items():
         for (sampler, test), part in table.groupby(["sampler", "test"], sort=False):
-            shares = _span(part["share"].min(), part["share"].max(), ".3f")
+            shares = _span(part["share"].min(), part["share"].max(), f".{share_decimals(part['n_sets'].iloc[0])}f")
             if power:
                 parts.append(f"{design} under {sampler} ({test}): {shares} ({int(part['n_sets'].iloc[0])} test sets)")
                 continue
