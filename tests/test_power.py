@@ -357,6 +357,11 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     fig = plan_report.figure(result, ["mae"])
     assert [ax.get_title() for ax in fig.axes] == ["MAE, R = 6 (the pilot)", "MAE, R = 12 (modelled)",
                                                    "MAE, R = 24 (modelled)"]
+    # one legend below the panels, each K once, none inside a panel over its lines and bands
+    assert not any(ax.get_legend() for ax in fig.axes) and len(fig.legends) == 1
+    shown = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len(shown) == len(set(shown)) and {f"K = {k}" for k in result.designs["K"]} <= {
+        t.removesuffix(" (K > raters)") for t in shown}
     stars = [(i, line) for i, ax in enumerate(fig.axes) for line in ax.lines if line.get_marker() == "*"]
     assert len(stars) == 1 and stars[0][0] == [6, 12, 24].index(r) and stars[0][1].get_markerfacecolor() == "white"
     plan_report.save(result, str(tmp_path / "plan.csv"))

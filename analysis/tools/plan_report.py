@@ -227,8 +227,8 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
     shown = [m for m in metrics if m in set(result.designs["metric"])] or list(result.cheapest["metric"])[:4]
     groups = (list(result.designs.groupby(["modelled", "R"])) if "R" in result.designs else
               [((False, None), result.designs)])
-    fig, axes = plt.subplots(len(groups), len(shown), figsize=(3.2 * len(shown), 3.0 * len(groups)), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(len(groups), len(shown), figsize=(3.2 * len(shown), 3.0 * len(groups) + 0.6),
+                             sharey=True, squeeze=False, layout="constrained")
     best = result.cheapest.set_index("metric")
     for row, ((modelled, r), group) in zip(axes, groups):
         for ax, metric in zip(row, shown):
@@ -253,8 +253,10 @@ def figure(result: Plan, metrics=("accuracy", "mae", "f1", "jsd")):
                                                   f", R = {r} ({'modelled' if modelled else 'the pilot'})"))
             ax.set_xlabel("cost")
         row[0].set_ylabel("power")
-        row[-1].legend(fontsize=7, loc="best", title="hollow: extrapolated", title_fontsize=7)
-    fig.tight_layout()
+    # one legend for every panel, below them, where it hides no line or band; each K once, in the order drawn
+    lines = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(lines.values(), lines.keys(), loc="outside lower center", ncol=min(len(lines), 6), fontsize=7,
+               title="hollow: extrapolated", title_fontsize=7, frameon=False)
     return fig
 
 
