@@ -313,6 +313,12 @@ def test_distribution_metrics_budget_rules_on_both_sides():
     assert reversed_.verdict == findings.DISAGREES
     never = findings.distribution_metrics_favour_large_k(results_for({("d", "S2"): lambda *a: 0.9}), 0.3)
     assert never.verdict == findings.UNCHECKED
+    # both families significant at the grid's smallest budget: a tie the grid cannot break, not a failure
+    floored = _families(40, 20, dist_nk=100, vote_nk=100)
+    assert claim(floored, "smaller budget").holds is None and "not comparable" in claim(floored, "smaller budget").ours
+    assert floored.verdict == findings.UNCHECKED and "cannot tell which needs less" in floored.answer()
+    tied = _families(40, 20, dist_nk=1000, vote_nk=1000)  # a tie above the floor is measured, and fails
+    assert claim(tied, "smaller budget").holds is False and tied.verdict == findings.DISAGREES
 
 
 def test_family_claim_reads_only_s2_on_the_papers_dices_and_d3code():

@@ -324,9 +324,13 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
     names = sorted({tables.imitated(results, d) for d in chosen["dataset"]} - {None})
     subject = " and ".join(n for n in names if n in ("DICES", "D3code"))
     paper_subject = f"{subject}, S2" if subject else ""
+    # both families at the grid's smallest budget: the grid cannot tell which needs less (RQ1's floor rule)
+    floor = float(chosen.loc[np.isclose(chosen["epsilon"], epsilon), "NK"].min())
+    floored = o["dist_nk"] <= floor and o["vote_nk"] <= floor
     claims = [SubClaim(budget, f"{p['dist_nk']:,.0f} against {p['vote_nk']:,.0f}",
-                       f"{o['dist_nk']:,.0f} against {o['vote_nk']:,.0f}", o["dist_nk"] < o["vote_nk"],
-                       paper_subject=paper_subject),
+                       f"{o['dist_nk']:,.0f} against {o['vote_nk']:,.0f}"
+                       + (", both at the grid's smallest budget: not comparable" if floored else ""),
+                       None if floored else o["dist_nk"] < o["vote_nk"], paper_subject=paper_subject),
               SubClaim(k_larger, f"{p['dist_k']:g} against {p['vote_k']:g}", f"{o['dist_k']:g} against "
                        f"{o['vote_k']:g}", o["dist_k"] > o["vote_k"], paper_subject=paper_subject)]
     if subject:  # the paper's sizes, on its data only
@@ -345,7 +349,9 @@ def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: f
     ours = (f"At ε = {epsilon:g}, on {runs} ({med['pairs']} (run, metric) pairs): the distribution metrics reach "
             f"significance at a median budget of {o['dist_nk']:,.0f} with a median best K of {o['dist_k']:g} "
             f"({med['distribution']['n']} pairs significant); the vote metrics at {o['vote_nk']:,.0f} with K "
-            f"{o['vote_k']:g} ({med['vote']['n']} pairs).{beyond_sentence(chosen, epsilon)}")
+            f"{o['vote_k']:g} ({med['vote']['n']} pairs).{beyond_sentence(chosen, epsilon)}"
+            + (f" Both families reach significance at the grid's smallest budget, NK {floor:,.0f}, so this grid "
+               "cannot tell which needs less; a grid with smaller budgets can." if floored else ""))
     return Finding(QUESTIONS["distribution"], paper, ours, None, med, claims, CLAIMS["distribution"])
 
 

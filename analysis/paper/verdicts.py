@@ -377,7 +377,8 @@ RULES: dict[str, tuple[VerdictRule, ...]] = {
     "distribution": (
         VerdictRule("smaller budget", "distribution-sensitive metrics “achieve significance at a lower total budget” "
              "than the vote metrics (section 5, under S2 on DICES and D3code)", "under S2, the distribution "
-             "metrics' median smallest significant budget is below the vote metrics'", ANY_SIZE, main=True),
+             "metrics' median smallest significant budget is below the vote metrics' (both at the grid's smallest "
+             "budget: not comparable)", ANY_SIZE, main=True),
         VerdictRule("distribution budget as the paper's", "“at a lower total budget of NK=1000” (section 5)",
              "the distribution metrics' median smallest significant budget lies within the paper's range for them",
              "the paper's own spread over the four distribution metrics on DICES and D3code: 1,000 to 2,500; on "
