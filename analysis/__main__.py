@@ -507,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # what reproduces the run (plan --html shows it)
     if args.command in ENGINE_COMMANDS:
-        from analysis.experiment.grid import one_blas_thread
+        from analysis.experiment.workers import one_blas_thread
 
         one_blas_thread()
     try:

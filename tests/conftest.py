@@ -10,7 +10,7 @@ import pytest
 from hypothesis import settings
 
 from analysis.data.annotations import from_table
-from analysis.experiment.grid import one_blas_thread
+from analysis.experiment.workers import one_blas_thread
 from analysis.engine.metrics import METRICS
 from analysis.data.synthetic import make_stand_in
 

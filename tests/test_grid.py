@@ -73,7 +73,7 @@ def test_cells_skip_budgets_below_k_and_reject_bad_values():
 @pytest.mark.parametrize("n_jobs", [0, -1, 1.5])
 def test_every_entry_refuses_a_worker_count_that_is_not_a_positive_integer(crossed, n_jobs):
     """grid.run and in_workers share one check, and one message, which the command line words as --jobs."""
-    from analysis.experiment.grid import in_workers
+    from analysis.experiment.workers import in_workers
 
     message = r"n_jobs \(the worker processes\) must be an integer >= 1"
     with pytest.raises(ParameterError, match=message):
@@ -267,11 +267,12 @@ def test_an_unreachable_scheduler_is_one_clear_error(crossed, monkeypatch):
 def test_a_small_grid_runs_in_this_process(crossed, monkeypatch):
     """Below ``POOL_FROM`` simulated responses no worker process is started, whatever ``n_jobs`` says."""
     import analysis.experiment.grid
+    import analysis.experiment.workers
 
     def no_pool(*args, **kwargs):
         raise AssertionError("a worker pool was started for a small grid")
 
-    monkeypatch.setattr(analysis.experiment.grid, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(analysis.experiment.workers, "ProcessPoolExecutor", no_pool)
     table = run(crossed, "S1", n_jobs=2, use_cache=False, **SMALL)
     monkeypatch.setattr(analysis.experiment.grid, "POOL_FROM", 0)
     with pytest.raises(AssertionError, match="worker pool"):
@@ -372,11 +373,11 @@ def _blas_threads() -> set[int]:
 
 def test_the_workers_and_the_command_line_run_blas_on_one_thread():
     """Forked from a process that allows two BLAS threads, each worker and the command line's engine commands run
-    one (:func:`analysis.experiment.grid.one_blas_thread`)."""
+    one (:func:`analysis.experiment.workers.one_blas_thread`)."""
     from threadpoolctl import threadpool_limits
 
     from analysis.__main__ import main
-    from analysis.experiment.grid import in_workers
+    from analysis.experiment.workers import in_workers
 
     with threadpool_limits(2, user_api="blas"):
         assert _blas_threads() == {2}

@@ -25,7 +25,8 @@ from analysis.data.annotations import AnnotationDataset, keep_raters
 from analysis.data.synthetic import base_name
 from analysis.errors import TopologyError
 from analysis.book.glue import PlainText, glue_text  # noqa: F401 (chapters glue through chapter)
-from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES, one_blas_thread
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS, PAPER_N_SAMPLES
+from analysis.experiment.workers import one_blas_thread
 from analysis.io import write_atomic
 from analysis.engine.samplers import allowed_samplers, default_sampler, raters_available
 from analysis.experiment.choices import BOOK, Choices
@@ -380,7 +381,7 @@ def missing_sentence(missing: list[str], consequence: str = "this section has no
 
 def setup(chapter: str, names: list[str], namespace: dict | None = None, optional: bool = False, **params) -> Setup:
     """Load a chapter's datasets with the parameters of its ``parameters`` cell (``namespace=globals()``). The
-    chapter's process runs BLAS on one thread from then on (:func:`analysis.experiment.grid.one_blas_thread`)."""
+    chapter's process runs BLAS on one thread from then on (:func:`analysis.experiment.workers.one_blas_thread`)."""
     one_blas_thread()
     return Setup(chapter, names, optional=optional, **{**parameters(namespace or {}), **params})
 

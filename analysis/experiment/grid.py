@@ -15,24 +15,18 @@ computes afresh, and every cached summary carries its fingerprint, so an old ent
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import ctypes
 import json
-import os
-import signal
 import sys
-import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numba
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from analysis import __version__
@@ -43,6 +37,7 @@ from analysis.engine.exact import settle
 from analysis.io import write_atomic
 from analysis.engine.metrics import BY_NAME, METRICS
 from analysis.experiment.choices import BOOK, REFERENCE, selected
+from analysis.experiment.workers import check_jobs, sigint_held, worker_pool
 from analysis.experiment.pvalues import p_values, replicate_p_values
 from analysis.engine.samplers import SAMPLERS, check_sampler, raters_available
 from analysis.engine import PERTURBATIONS, Simulator, check_perturbation
@@ -182,63 +177,6 @@ def _init_worker(simulator: Simulator, n_samples: int, seed: int) -> None:
     _WORKER.update(simulator=simulator, n_samples=n_samples, seed=seed)
 
 
-def one_blas_thread() -> None:
-    """Run BLAS on one thread in this process from now on. The package parallelises by processes (``n_jobs``); its
-    matrix products are small, and BLAS threads left spinning between them take the cores that the other workers
-    need. Its workers, command line and chapters call this; the numbers are the same."""
-    threadpool_limits(1, user_api="blas")
-
-
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-WATCHDOG_SECONDS = 0.5  # how often a worker checks that its parent is alive
-
-
-def _init_pool_worker(parent: int, *args) -> None:
-    """A worker process leaves Ctrl-C to its parent, which stops the pool (no traceback from every worker), and
-    dies with its parent, even one killed with SIGKILL: by the kernel's parent-death signal on Linux, and by a
-    watchdog thread that sees the parent's pid change anywhere."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # forked with SIGINT blocked (see _sigint_held); now ignored
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the watchdog below still stops the worker
-    if os.getppid() != parent:  # the parent died before the kernel could be told
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watchdog").start()
-    one_blas_thread()
-    if args:  # a grid's workers: its simulator, replicates and seed
-        _init_worker(*args)
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(WATCHDOG_SECONDS)
-    os._exit(1)
-
-
-@contextlib.contextmanager
-def _sigint_held():
-    """Hold Ctrl-C back while worker processes start (a KeyboardInterrupt raised during a fork, inside the
-    interpreter's at-fork handlers, prints "Exception ignored in ..." and can leave a lock held), or while a
-    finished cell is cached and counted (so that the count said on Ctrl-C is the cache's). SIGINT is blocked
-    in this thread (the workers inherit the mask, then ignore SIGINT), and one that reaches another thread is only
-    recorded; on leaving, a held-back Ctrl-C is handed to the previous handler (a KeyboardInterrupt)."""
-    held = []
-    main = threading.current_thread() is threading.main_thread()
-    handler = signal.signal(signal.SIGINT, lambda *_: held.append(True)) if main else None
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a blocked SIGINT arrives now, and is recorded
-        if main:
-            signal.signal(signal.SIGINT, handler)
-            if held and callable(handler):
-                handler(signal.SIGINT, None)
-
-
 def simulate_chunk(simulator: Simulator, cells_: list[Cell], n_samples: int, seed: int) -> list[tuple[Cell, dict]]:
     """Simulate and summarise a chunk of cells (what a local worker or a Dask task runs)."""
     return [(cell, summarise_cell(*simulate_cell(simulator, cell, n_samples, seed), metrics=simulator.metrics))
@@ -312,49 +250,10 @@ def _computed(simulator: Simulator, todo: list[Cell], n_samples: int, seed: int,
         for chunk in chunks:
             yield from _work(chunk)
         return
-    with _worker_pool(n_jobs, [functools.partial(_work, chunk) for chunk in chunks],
-                      (simulator, n_samples, seed)) as futures:
+    with worker_pool(n_jobs, [functools.partial(_work, chunk) for chunk in chunks],
+                     _init_worker, (simulator, n_samples, seed)) as futures:
         for future in as_completed(futures):
             yield from future.result()
-
-
-@contextlib.contextmanager
-def _worker_pool(n_jobs: int, calls: list, initargs: tuple = ()):
-    """The futures of ``calls`` (picklable callables) in ``n_jobs`` worker processes, started with Ctrl-C held back
-    (:func:`_sigint_held`) and initialised by :func:`_init_pool_worker`; on Ctrl-C, an error or an early close the
-    workers are killed, not awaited."""
-    pool, interrupted = None, False
-    try:
-        with _sigint_held():
-            pool = ProcessPoolExecutor(n_jobs, initializer=_init_pool_worker, initargs=(os.getpid(), *initargs))
-            futures = [pool.submit(call) for call in calls]  # forks every worker (the first submit)
-        yield futures
-    except BaseException:  # Ctrl-C, an error, or the caller closing its generator early
-        interrupted = True
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.kill()
-        raise
-    finally:
-        if pool:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-
-
-def check_jobs(n_jobs) -> int:
-    """The number of worker processes as an int, or a :class:`ParameterError` (the command line's ``--jobs``)."""
-    if int(n_jobs) != n_jobs or n_jobs < 1:
-        raise ParameterError(f"n_jobs (the worker processes) must be an integer >= 1, got {n_jobs!r}")
-    return int(n_jobs)
-
-
-def in_workers(calls: Mapping[Hashable, Callable], n_jobs: int = 1) -> dict:
-    """Each call's result, by key, in the order of ``calls``: in up to ``n_jobs`` worker processes, which leave
-    Ctrl-C to this process and die with it as :func:`run`'s do; in this process with one job or one call.
-    ``calls`` are picklable callables (module functions, ``functools.partial`` of them)."""
-    n_jobs = check_jobs(n_jobs)
-    if n_jobs == 1 or len(calls) < 2:
-        return {key: call() for key, call in calls.items()}
-    with _worker_pool(min(n_jobs, len(calls)), list(calls.values())) as futures:
-        return {key: future.result() for key, future in zip(calls, futures)}
 
 
 def _claimed(cache: ResultCache | None, keys: dict, todo: list[Cell], finish) -> list[Cell]:
@@ -502,10 +401,7 @@ def run(
     chosen = selected(metrics, choices)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    n_jobs = check_jobs(n_jobs)
-    if int(chunk_size) != chunk_size or chunk_size < 1:
-        raise ParameterError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    chunk_size = int(chunk_size)
+    n_jobs, chunk_size = check_jobs(n_jobs), check_jobs(chunk_size, "chunk_size")
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
     simulator = _simulator(dataset, sampler, choices.engine(), METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),
@@ -538,7 +434,7 @@ def run(
             computing = _computed(simulator, _claimed(cache, keys, ahead, finish), int(n_samples), int(seed),
                                   chunk_size, None if local else n_jobs, scheduler)
             for cell, summary in computing:
-                with _sigint_held():  # stored and counted as one step: Ctrl-C's message counts what is cached
+                with sigint_held():  # stored and counted as one step: Ctrl-C's message counts what is cached
                     if cache:
                         cache.put(keys[cell], summary)
                     finish(cell, summary)

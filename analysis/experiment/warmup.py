@@ -24,7 +24,8 @@ import numpy as np
 
 from analysis.data.annotations import AnnotationDataset
 from analysis.experiment.choices import BOOK, Choices
-from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS, cells, in_workers, run
+from analysis.experiment.grid import PAPER_BUDGETS, PAPER_KS, cells, run
+from analysis.experiment.workers import in_workers
 
 # the kernels split into groups of about equal compile time (45 s and 33 s on one core of the development machine,
 # the shared helpers compiled in each; the pigeonhole kernel calls the by-item kernel's item loops), each group

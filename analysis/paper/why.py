@@ -28,7 +28,8 @@ from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
 from analysis.paper.crossings import MIXING_WORDS
 from analysis.experiment.choices import BOOK, Choices
-from analysis.experiment.grid import ALPHA, in_workers
+from analysis.experiment.grid import ALPHA
+from analysis.experiment.workers import in_workers
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
 from analysis.engine.split import NULL_MIXINGS
 from analysis.wording import counted

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from analysis.tools.compare import RATER_LEVEL, compare, default_k
 from analysis.data.annotations import AnnotationDataset, from_codes
 from analysis.errors import ParameterError
-from analysis.experiment.grid import in_workers
+from analysis.experiment.workers import in_workers
 from analysis.tools.outputs import read_outputs
 from analysis.tools.power import wilson
 
@@ -170,7 +170,7 @@ def oracle_share(deltas: pd.Series, alpha: float = 0.05) -> float:
 
 def calibrations(populations: Mapping[Hashable, Scenario], n_jobs: int = 1, **options) -> dict:
     """:func:`calibration` of each population (``options`` passed on), by name, in ``n_jobs`` worker processes
-    (:func:`analysis.experiment.grid.in_workers`); each call seeds its own test sets, so the tables are those of the
+    (:func:`analysis.experiment.workers.in_workers`); each call seeds its own test sets, so the tables are those of the
     calls made one by one."""
     return in_workers({name: partial(calibration, population, **options) for name, population in populations.items()},
                       n_jobs)

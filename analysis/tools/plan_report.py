@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.errors import ParameterError
-from analysis.experiment.grid import ALPHA, check_jobs
+from analysis.experiment.grid import ALPHA
+from analysis.experiment.workers import check_jobs
 from analysis.io import json_ready, output_file, replace_atomic, write_atomic
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK

@@ -31,7 +31,8 @@ from tqdm import tqdm
 from analysis.data.annotations import AnnotationDataset
 from analysis.errors import ParameterError, TopologyError
 from analysis.experiment.cache import engine_fingerprint
-from analysis.experiment.grid import ALPHA, Cell, check_jobs, simulate_cell
+from analysis.experiment.grid import ALPHA, Cell, simulate_cell
+from analysis.experiment.workers import check_jobs
 from analysis.experiment.timing import FIRST_COMPILE_SECONDS, kernels_compiled
 from analysis.engine.metrics import METRIC_LABELS, METRICS, averaged, check_metrics
 from analysis.experiment.pvalues import replicate_p_values

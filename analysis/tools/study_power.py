@@ -196,7 +196,7 @@ class StudyPower:
             if self.jobs == 1 or self.studies < 2:
                 parts = [self.tested(*key, range(self.studies), self.progress)]
             else:
-                from analysis.experiment.grid import in_workers
+                from analysis.experiment.workers import in_workers
 
                 runs = np.array_split(np.arange(self.studies), min(self.jobs, self.studies))
                 found = in_workers({i: partial(self.tested, *key, range(run[0], run[-1] + 1))
