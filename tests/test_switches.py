@@ -165,3 +165,8 @@ def test_the_choices_in_words_name_what_each_switch_changes():
     assert "s = " not in BOOK.label() and "macro over all labels" not in BOOK.label()
     assert "macro-averaged over all labels" in replace(BOOK, averaging="macro-all").label()
     assert "null's columns mixed by pairs" in replace(BOOK, null_mixing="pairs").label()
+    from analysis.engine.rule import PERTURBATIONS
+    from analysis.experiment.choices import NOISE_WORDS
+
+    for law in PERTURBATIONS:  # the banner names each law as the why page does
+        assert f"{NOISE_WORDS[law]} for B" in replace(BOOK, perturbation=law).label()

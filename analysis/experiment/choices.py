@@ -30,6 +30,11 @@ DICES_LABELS = {"three": "", "unsure-as-no": "-unsure-no", "unsure-as-yes": "-un
 STAND_IN_VERSIONS = ("v2", "v3")
 
 
+#: Each noise law of B's perturbation in words, on every page that names one (the why page's switch values too).
+NOISE_WORDS = {"dirichlet": "Dirichlet(1/C) noise", "uniform": "uniform noise, response by response",
+               "dirichlet-shares": "noise centred on the label shares", "one-label": "one-label noise"}
+
+
 @dataclass(frozen=True)
 class Choices:
     """One value of each global switch the paper leaves unstated (the methods page): ``averaging`` of precision, recall and F1
@@ -85,11 +90,9 @@ class Choices:
         """The choices in words a reader without the code follows, e.g. ``precision, recall and F1 macro-averaged,
         KL-Div and JSD smoothed by 1e-09, one-label noise for B, the version 2 stand-ins with their own labels``
         (the granularity reads only on stand-ins: a dataset's own files keep their labels)."""
-        noise = {"dirichlet": "Dirichlet(1/C)", "dirichlet-shares": "label-share Dirichlet"}.get(self.perturbation,
-                                                                                                 self.perturbation)
         return (f"precision, recall and F1 {self.averaging.replace('macro-all', 'macro')}-averaged"
                 + (" over all labels" if self.averaging == "macro-all" else "")
-                + f", KL-Div and JSD smoothed by {self.smoothing:g}, {noise} noise for B, "
+                + f", KL-Div and JSD smoothed by {self.smoothing:g}, {NOISE_WORDS[self.perturbation]} for B, "
                 f"the version {self.stand_ins.removeprefix('v')} stand-ins with "
                 f"{'the published binary split' if self.granularity == 'binary' else 'their own labels'}"
                 + ("" if self.dices_labels == "three" else f", DICES {self.dices_labels.replace('-', ' ')}")

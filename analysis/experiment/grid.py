@@ -401,7 +401,10 @@ def run(
     chosen = selected(metrics, choices)
     if int(n_samples) != n_samples or n_samples < 2:
         raise ParameterError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    n_jobs, chunk_size = check_jobs(n_jobs), check_jobs(chunk_size, "chunk_size")
+    n_jobs = check_jobs(n_jobs)
+    if int(chunk_size) != chunk_size or chunk_size < 1:
+        raise ParameterError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    chunk_size = int(chunk_size)
     grid = cells(sampler, budgets, ks, epsilons, perturbation)
     simulator = _simulator(dataset, sampler, choices.engine(), METRICS + tuple(m for m in chosen if m not in METRICS))
     cache = ResultCache(cache_dir or default_cache_dir(), engine=variant_fingerprint(simulator),

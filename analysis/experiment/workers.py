@@ -45,7 +45,7 @@ def _init_pool_worker(parent: int, initializer: Callable | None, *args) -> None:
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watchdog").start()
     one_blas_thread()
-    if initializer:  # a grid's workers: its simulator, replicates and seed
+    if initializer:  # the pool's own set-up (a grid's: its simulator, replicates and seed)
         initializer(*args)
 
 
@@ -98,10 +98,10 @@ def worker_pool(n_jobs: int, calls: list, initializer: Callable | None = None, i
             pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
-def check_jobs(n_jobs, name: str = "n_jobs (the worker processes)") -> int:
-    """``n_jobs`` (or another count, ``name``) as an int >= 1, or a :class:`ParameterError` (CLI: ``--jobs``)."""
+def check_jobs(n_jobs) -> int:
+    """The number of worker processes as an int >= 1, or a :class:`ParameterError` (the command line's ``--jobs``)."""
     if int(n_jobs) != n_jobs or n_jobs < 1:
-        raise ParameterError(f"{name} must be an integer >= 1, got {n_jobs!r}")
+        raise ParameterError(f"n_jobs (the worker processes) must be an integer >= 1, got {n_jobs!r}")
     return int(n_jobs)
 
 

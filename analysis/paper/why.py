@@ -27,7 +27,7 @@ import pandas as pd
 from analysis.data import datasets
 from analysis.paper import effect_sizes, identities, tables
 from analysis.paper.crossings import MIXING_WORDS
-from analysis.experiment.choices import BOOK, Choices
+from analysis.experiment.choices import BOOK, NOISE_WORDS, Choices
 from analysis.experiment.grid import ALPHA
 from analysis.experiment.workers import in_workers
 from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS, METRICS, SMOOTHINGS
@@ -43,8 +43,7 @@ REFERENCE = "reference choices"  # the choices written down before the paper's n
 VALUES = {"averaging": {"weighted": "weighted averaging", "macro": "macro averaging", "micro": "micro averaging",
                         "macro-all": "macro over all labels"},
           "smoothing": {s: f"smoothing {s:g}" for s in SMOOTHINGS},
-          "perturbation": {"dirichlet": "Dirichlet(1/C) noise", "uniform": "uniform noise, response by response",
-                           "dirichlet-shares": "noise centred on the label shares", "one-label": "one-label noise"},
+          "perturbation": NOISE_WORDS,
           "granularity": {"levels": "five labels (D3code, Toxicity)", "binary": "binary labels (D3code, Toxicity)"},
           "stand_ins": {"v2": "stand-ins v2", "v3": "stand-ins v3 (a0 from the K = 1 cells)"},
           "dices_labels": {"three": "three labels (DICES)", "unsure-as-no": "DICES's Unsure merged into No",
