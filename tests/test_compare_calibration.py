@@ -109,7 +109,6 @@ def test_a_share_shows_the_decimals_its_count_of_sets_needs(n_sets, shares, show
     assert tuple(share_text(k / n_sets, n_sets) for k in shares) == shown
 
 
-
 @pytest.mark.parametrize("powers, words", [((0.0, 0.06), "with so few raters the test almost never detects"),
                                             ((0.0, 0.7), "on some metrics the test almost never detects"),
                                             ((0.5, 0.78), "misses a difference of this size in 22% to 50%"),
