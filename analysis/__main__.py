@@ -561,29 +561,37 @@ def _by_ctrl_c(error: BaseException | None) -> bool:
 
 
 def entry_point() -> None:
+    stopped_by = None  # the error that ended the run before main could catch it
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
         code = 141
-    except BaseException as error:  # Ctrl-C before main could catch it (while the modules load)
-        if not _by_ctrl_c(error):
-            raise
+    except BaseException as error:  # Ctrl-C before main could catch it (while the modules load), or a bug
+        stopped_by, code = error, 130
+    while code == 130:
+        # After Ctrl-C, ignore the next one. An impatient user's second Ctrl-C, already on its way, raises at the
+        # next Python call, which may be one of these: it is absorbed and the step done again.
+        try:
+            if stopped_by is not None and not _by_ctrl_c(stopped_by):
+                raise stopped_by
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt:
+            continue
+    if stopped_by is not None:
         _STOPPING.set()
         print(f"\n{PROG}: interrupted; no output written", file=sys.stderr)
-        code = 130
     if code == 130:
-        # After Ctrl-C, leave at once: the interpreter's shutdown would wait for the worker pool's threads, and a
-        # second Ctrl-C there prints a traceback ("Exception ignored in: <module 'threading'>"). Workers that Ctrl-C
-        # met before the run could stop them would go on computing: they are stopped here.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # Leave at once: the interpreter's shutdown would wait for the worker pool's threads, and a second Ctrl-C
+        # there prints a traceback ("Exception ignored in: <module 'threading'>"). Workers that Ctrl-C met before
+        # the run could stop them would go on computing: they are stopped here.
         for worker in multiprocessing.active_children():
             worker.kill()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
-
 
 if __name__ == "__main__":
     entry_point()
