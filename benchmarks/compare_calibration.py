@@ -3,7 +3,8 @@ percentile bootstrap it replaced. Outside ``make test`` (it takes about half an 
 
     .venv/bin/python benchmarks/compare_calibration.py --sets 500 --out benchmarks/compare_calibration.csv
 
-``--only rater-level`` measures the rater-level test alone and keeps the percentile's rows of the file. Each
+``--only rater-level`` measures the rater-level test alone and keeps the percentile's rows of the file;
+``--match TEXT`` measures the designs whose name holds TEXT and keeps the others' rows. Each
 finished design is kept in ``--parts``, so an interrupted run resumes where it stopped.
 
 Designs (``--designs crossed``, the default): the compare chapter's population (two labels) and an ordinal one with
@@ -164,6 +165,9 @@ def main() -> None:
                              "can then reject from 8 raters on, from 6 with compare's 1000)")
     parser.add_argument("--only", choices=TESTS,
                         help="measure this test alone and keep the other's rows from --out (it did not change)")
+    parser.add_argument("--match", default=None,
+                        help="measure the designs whose name holds this text and keep the other designs' rows "
+                             "from --out")
     parser.add_argument("--parts", default="benchmarks/.compare_calibration",
                         help="folder of finished designs, read back by a rerun (default: benchmarks/.compare_calibration)")
     parser.add_argument("--jobs", type=int, default=2)
@@ -184,14 +188,22 @@ def main() -> None:
     tests = (args.only,) if args.only else (TESTS[:1] if args.designs == "oracle" else TESTS)
     Path(args.parts).mkdir(parents=True, exist_ok=True)
     sets = {"power": args.power_sets} if args.designs == "oracle" else {"size": args.sets, "power": args.power_sets}
-    chosen = {"crossed": designs, "sparse": sparse_designs, "oracle": oracle_designs}[args.designs]()
+    every = {"crossed": designs, "sparse": sparse_designs, "oracle": oracle_designs}[args.designs]()
+    chosen = every
+    if args.match:
+        chosen = [design for design in every if args.match in design[0]]
+        if not chosen:
+            parser.error(f"no {args.designs} design's name holds {args.match!r}")
     jobs = [(design, sets, args.n_samples, tests, args.parts) for design in chosen]
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         table = pd.concat(pool.map(measure, jobs, chunksize=1), ignore_index=True)
-    if args.only and Path(args.out).exists():
+    if (args.only or args.match) and Path(args.out).exists():  # the rows not measured again
         kept = pd.read_csv(args.out)
-        kept = kept[kept["test"].isin(set(TESTS) - {args.only})].drop(columns=["band_low", "band_high"])
+        measured = kept["test"].isin(tests) & kept["design"].str.contains(args.match or "", regex=False)
+        kept = kept[~measured].drop(columns=["band_low", "band_high"])
         table = pd.concat([table, kept], ignore_index=True)
+        order = {design[0]: place for place, design in enumerate(every)}  # the designs in their usual order
+        table = table.sort_values("design", key=lambda names: names.map(order), kind="stable", ignore_index=True)
     table["band_low"], table["band_high"] = zip(*(band(int(n)) for n in table["n_sets"]))  # each its own sets'
     write_atomic(args.out, table.to_csv(index=False))
     size = table[table["kind"] == "size"]

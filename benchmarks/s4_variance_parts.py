@@ -6,11 +6,12 @@ difference. Outside ``make test`` (about ten minutes on one core):
 On simulated test sets of the compare calibration's populations (``analysis.tools.compare_calibration``), each
 metric's item part I (items left out), pool's rater part R (raters left out of every item they rated) and ratings'
 part Res (single ratings left out) are averaged over the test sets and divided by the variance of the observed
-difference over the same sets (the truth the parts estimate). The test combines them as ``two_way`` (I + R - Res,
-never below the larger of I and R); beside it, the same combination floored at I alone, and ``set_way``, a rule
-tried and not adopted: ``two_way`` with the item part S of a jackknife that leaves out one rater set at a time
-(every item rated by the same raters) where it is the larger, and where a set's items share an interaction of its
-raters that neither I nor R sees (where the sets number more than ``rater_level.MAX_ITEM_GROUPS``, S is I). Each
+difference over the same sets (the truth the parts estimate). The rules: ``two_way`` (I + R - Res, never below the
+larger of I and R), the test's rule until rater sets were taken in; the same combination floored at I alone; and
+``set_way``, the test's rule (``compare.rater_parts``): ``two_way`` with the item part S of a jackknife that leaves
+out one rater set at a time (every item rated by the same raters) where it is the larger, where a set's items share
+an interaction of its raters that neither I nor R sees (where items do not share sets, at most half as many sets as
+items, S is I: ``rater_level.set_jackknife``). Each
 row also gives the rules' share of two-sided t-test p < 0.05 (the t-test alone: the distribution metrics' test adds
 the widened percentile, which this leaves out). With A and B equally good that share is the level; with A better,
 the power.
@@ -54,19 +55,6 @@ def designs() -> dict[str, Scenario]:
     return {name: found[name] for name in KEPT}
 
 
-def set_part(full: list[np.ndarray], ds, deltas, item: np.ndarray) -> np.ndarray:
-    """The delete-one-rater-set jackknife's variance per metric (items with the same raters left out together);
-    ``item`` (the item part) where the sets number more than the item jackknife's groups."""
-    sets: dict[frozenset, list[int]] = {}
-    for i in range(ds.n_items):
-        sets.setdefault(frozenset(ds.rater[ds.item == i].tolist()), []).append(i)
-    if not 2 <= len(sets) <= rater_level.MAX_ITEM_GROUPS:
-        return item
-    values = np.array([deltas(*(x[np.setdiff1d(np.arange(ds.n_items), chosen)][None] for x in full))[0]
-                       for chosen in sets.values()])
-    return (len(sets) - 1) / len(sets) * ((values - values.mean(0)) ** 2).sum(0)
-
-
 def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     """Per test set and metric: the observed delta, the three parts, and both rules' two-sided t-test p."""
     names = selected("all", BOOK)
@@ -75,7 +63,8 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
     for seed, (ds, share_a, share_b, k) in enumerate(drawn_test_sets(population, n_sets)):
         full = full_counts(ds, share_a, share_b, k)
         item = rater_level.item_jackknife(full, deltas)
-        by_set = set_part(full, ds, deltas, item)
+        by_set = rater_level.set_jackknife(full, rater_level.rater_sets(ds), deltas)
+        by_set = item if by_set is None else by_set
         rater, df_raters, _ = rater_level.rater_part(rater_level.pool_jackknife(ds, share_a, share_b, k, deltas))
         residual, _, _ = rater_level.rater_part(rater_level.rating_jackknife(ds, share_a, share_b, k, deltas))
         df = rater_level.degrees(ds.n_items, min(df_raters, ds.n_raters - 1))

@@ -394,19 +394,19 @@ def test_on_crowd_data_compare_keeps_raters_across_items_and_says_why(pool, sets
 
 
 def test_a_pool_of_8_raters_or_fewer_is_read_as_the_calibration_found_it():
-    """Under S4 a pool of at most LIBERAL_POOL raters gets a note that its p runs a little liberal, about 0.08 at a
+    """Under S4 a pool of at most LIBERAL_POOL raters gets a note that its p runs a little liberal, about 0.07 at a
     nominal 0.05, as the recorded crowd calibration measured on both 8-rater designs (their median shares over the
-    metrics lie near 0.08, and the pool of 20 held its level); a pool of 30 gets no such note."""
+    metrics lie near 0.07, and the pool of 20 held its level); a pool of 30 gets no such note."""
     from analysis.tools.compare import LIBERAL_POOL
 
     notes = {pool: " ".join(compare(*_crowd(pool=pool, sets=sets)[:3], n_samples=100, seed=2).attrs["notes"])
              for pool, sets in ((LIBERAL_POOL, 12), (30, None))}
     assert "with a pool of 8 raters the test runs a little liberal" in notes[LIBERAL_POOL]
-    assert "read a p near 0.05 as about 0.08" in notes[LIBERAL_POOL] and "liberal" not in notes[30]
+    assert "read a p near 0.05 as about 0.07" in notes[LIBERAL_POOL] and "liberal" not in notes[30]
     found = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "compare_calibration_sparse.csv")
     size = found[(found["kind"] == "size") & (found["sampler"] == "S4") & (found["test"] == "rater-level")]
     medians = size.groupby("pool")["share"].median()
-    assert 0.07 <= medians[LIBERAL_POOL] <= 0.09 and medians.drop(LIBERAL_POOL).max() <= 0.06
+    assert 0.065 <= medians[LIBERAL_POOL] <= 0.075 and medians.drop(LIBERAL_POOL).max() <= 0.06
     assert (size.groupby("pool")["share"].max().drop(LIBERAL_POOL) <= size["band_high"].max()).all()
 
 

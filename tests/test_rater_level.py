@@ -202,3 +202,65 @@ def test_the_t_and_normal_functions_give_scipy_stats_numbers_exactly():
             z = float(stats.norm.isf((1 + count) / (1 + n)))
             for df, factor in ((3, 0.8), (50, 0.95)):
                 assert rater_level.percentile_p(count, n, df, factor) == float(stats.t.sf(z * factor, df))
+
+
+def test_items_rated_by_the_same_raters_share_a_rater_set():
+    """An item's rater set is its raters, whatever the order of its ratings in the file."""
+    table = pd.DataFrame({"item": ["a", "b", "c", "a", "b", "c", "d", "d"],
+                          "rater": ["x", "y", "x", "y", "x", "z", "x", "y"], "label": [0, 1, 0, 1, 1, 0, 1, 0]})
+    ds = from_table(table.iloc[::-1], name="sets")
+    found = dict(zip(ds.item_ids, rater_level.rater_sets(ds)))
+    assert found["a"] == found["b"] == found["d"] != found["c"]
+
+
+def test_the_rater_sets_part_leaves_a_sets_items_out_together():
+    """Items copied three times under one rater set each: leaving a set out leaves out all copies of one item, so
+    the sets' part is the one-item part of the items before copying, metric by metric (the eight scores depend on
+    the items' shares of each count, which copying keeps). Where items do not share sets there is no sets' part."""
+    rng = np.random.default_rng(3)
+    counts = [rng.multinomial(5, [0.5, 0.3, 0.2], size=40).astype(float) for _ in range(3)]
+    copies = [np.repeat(x, 3, axis=0) for x in counts]
+    by_set = rater_level.set_jackknife(copies, np.repeat(np.arange(40), 3), _delta_matrix)
+    np.testing.assert_allclose(by_set, rater_level.item_jackknife(counts, _delta_matrix), rtol=1e-9)
+    assert rater_level.set_jackknife(counts, np.arange(40), _delta_matrix) is None
+    # shared: at most half as many sets as items
+    assert rater_level.set_jackknife(copies, np.arange(120) % 61, _delta_matrix) is None
+    assert rater_level.set_jackknife(copies, np.arange(120) % 60, _delta_matrix) is not None
+
+
+@pytest.mark.parametrize("sets", [12, None])
+def test_the_tests_item_part_clusters_items_by_rater_set_where_they_share_one(sets):
+    """compare's item part under S4 is the larger of the one-item and the rater sets' parts where items share
+    sets (12 sets of 3 of 8 raters over 120 items), its degrees of freedom at most the sets' less one; the one-item
+    part alone where every item has raters of its own (3 of 30)."""
+    from analysis.tools.compare import rater_parts
+
+    table = pd.DataFrame([(f"i{i}", f"r{r}", int(label)) for i, (raters, labels) in enumerate(zip(
+        *_crowd_layout(sets))) for r, label in zip(raters, labels)], columns=["item", "rater", "label"])
+    ds = from_table(table, name="crowd")
+    rng = np.random.default_rng(5)
+    share_a, share_b = (rng.dirichlet(np.ones(ds.n_labels), ds.n_items) for _ in range(2))
+    full = full_counts(ds, share_a, share_b, 3)
+    one_item = rater_level.item_jackknife(full, _delta_matrix)
+    by_set = rater_level.set_jackknife(full, rater_level.rater_sets(ds), _delta_matrix)
+    parts = rater_parts(ds, share_a, share_b, "S4", 3, _delta_matrix)
+    if sets:
+        n_sets = int(rater_level.rater_sets(ds).max()) + 1
+        np.testing.assert_array_equal(parts.item, np.maximum(one_item, by_set))
+        assert (by_set > one_item).any() and parts.df == min(ds.n_raters - 1, n_sets - 1)
+    else:
+        assert by_set is None
+        np.testing.assert_array_equal(parts.item, one_item)
+        assert parts.df == ds.n_raters - 1
+
+
+def _crowd_layout(sets: int | None, n_items: int = 120):
+    """Each item's three raters (of 8 in ``sets`` rater sets, or of 30 drawn per item) and labels, the labels
+    leaning with a rater's own bias so that a set's items share something."""
+    rng = np.random.default_rng(6)
+    pool = 8 if sets else 30
+    bias = rng.normal(0, 1, pool)
+    chosen = [rng.choice(pool, 3, replace=False) for _ in range(sets or n_items)]
+    raters = [chosen[i % len(chosen)] for i in range(n_items)]
+    labels = [(rng.normal(0, 1) + bias[r] + rng.normal(0, 0.5, 3) > 0).astype(int) for r in raters]
+    return raters, labels

@@ -12,9 +12,11 @@ of freedom. The test here has two parts.
   also holds the item-by-rater residual, so the sum errs on the large side: little where an item has many ratings
   (crossed and batched designs), by half or more on crowd data, where an item has 3 to 9. Under S4 (any design) a
   deleted rater takes their ratings from every item they rated (:func:`pool_jackknife`), and the residual, measured
-  by leaving single ratings out (:func:`rating_jackknife`), is taken off once (:func:`two_way`). The reference is
-  Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most N − 1), the fewer clusters' count,
-  as for two-way clustered errors. The test and its interval are taken on
+  by leaving single ratings out (:func:`rating_jackknife`), is taken off once (:func:`two_way`). Where items share
+  rater sets (overlapping sets of a small pool), the sets are the items' clusters: the item part is the larger of
+  the one-item part and one that leaves a set's items out together (:func:`set_jackknife`). The reference is
+  Student's t on the rater level's degrees of freedom, Σ_g (r_g − 1) (at most the items' clusters less one), the
+  fewer clusters' count, as for two-way clustered errors. The test and its interval are taken on
   Fisher's scale, atanh(delta / bound) for a metric whose difference lies between −bound and bound
   (:func:`on_z_scale`): a difference that saturates as the raters' leaning grows (a share of items won, most of
   all) has a small jackknife variance exactly where it is far from 0, and the scale undoes that.
@@ -74,6 +76,33 @@ def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
         left_out.append(deltas(*(x[keep] for x in full)))
     values = np.concatenate(left_out)
     return (groups - 1) / groups * ((values - values.mean(0)) ** 2).sum(0)
+
+
+def rater_sets(ds: AnnotationDataset) -> np.ndarray:
+    """Each item's rater set, numbered in the sets' sorted order: items rated by the same raters share a number."""
+    order = np.lexsort((ds.rater, ds.item))
+    bounds = np.searchsorted(ds.item[order], np.arange(ds.n_items + 1))
+    raters = ds.rater[order].astype(np.int64)
+    keys = np.empty(ds.n_items, dtype=object)
+    keys[:] = [raters[bounds[i]:bounds[i + 1]].tobytes() for i in range(ds.n_items)]
+    return np.unique(keys, return_inverse=True)[1].reshape(-1)
+
+
+def set_jackknife(full: list[np.ndarray], item_set: np.ndarray, deltas) -> np.ndarray | None:
+    """The item part of the observed delta's variance with the items of one rater set left out at a time (beyond
+    :data:`MAX_ITEM_GROUPS` sets, set ``s`` with the others of group ``s mod`` that many), where items share
+    rater sets: at most half as many sets as items (``item_set``: :func:`rater_sets`), as in overlapping sets of a
+    small pool (ConvAbuse's shape). The items of a set share their raters' interaction, which
+    :func:`item_jackknife` counts as independent. None where the items do not share sets (crowd data from a large
+    pool), and there the one-item part is the whole item part. ``full`` and ``deltas``: as for
+    :func:`item_jackknife`."""
+    n_sets = int(item_set.max()) + 1
+    if n_sets < 2 or 2 * n_sets > len(item_set):
+        return None
+    n_groups = min(n_sets, MAX_ITEM_GROUPS)
+    group = item_set % n_groups
+    values = np.stack([deltas(*(x[group != g][None] for x in full))[0] for g in range(n_groups)])
+    return (n_groups - 1) / n_groups * ((values - values.mean(0)) ** 2).sum(0)
 
 
 def groups(ds: AnnotationDataset, sampler: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -176,9 +205,10 @@ def rater_part(jackknife: list[np.ndarray]) -> tuple[np.ndarray, int, float]:
     return part, sum(len(x) - 1 for x in jackknife), float(np.mean([len(x) for x in jackknife]))
 
 
-def degrees(n_items: int, df_raters: int) -> int:
-    """The t reference's degrees of freedom: the rater level's, at most the items' ``N - 1``, at least 1."""
-    return max(1, min(int(df_raters), n_items - 1))
+def degrees(item_clusters: int, df_raters: int) -> int:
+    """The t reference's degrees of freedom: the rater level's, at most the items' clusters' count less one (the
+    N items, or the rater sets that items share: :func:`set_jackknife`), at least 1."""
+    return max(1, min(int(df_raters), item_clusters - 1))
 
 
 def column_replicates(ds: AnnotationDataset, share_a: np.ndarray, share_b: np.ndarray, sampler: str, k: int,
