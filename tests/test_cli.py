@@ -206,11 +206,7 @@ def test_an_object_that_ctrl_c_cut_short_does_not_print_when_freed(tmp_path):
     """Ctrl-C inside a constructor (llvmlite's, while a kernel compiles) leaves a half-built object whose __del__
     fails when the interrupted frames are freed, after the message. The CLI exits 130 with its one message and no
     'Exception ignored in ...' (CI saw one from llvmlite's ObjectRef)."""
-    script = tmp_path / "cut_short.py"
-    script.write_text(textwrap.dedent("""
-        import sys
-        import analysis.__main__ as cli
-
+    err = _stopped_run(tmp_path, """
         class HalfBuilt:
             def __init__(self):
                 raise KeyboardInterrupt  # before the handle the destructor needs is set
@@ -222,12 +218,22 @@ def test_an_object_that_ctrl_c_cut_short_does_not_print_when_freed(tmp_path):
 
         sys.unraisablehook = cli._interrupt_again  # as ``python -m analysis`` sets it
         cli._check_run = check
-        sys.argv = ["analysis", "run", "--data", "dices-synthetic", "--sampler", "S2"]
-        cli.entry_point()
-    """))
+    """)
+    assert "Exception ignored" not in err
+
+
+def _stopped_run(tmp_path, setup: str) -> str:
+    """Standard error of ``python -m analysis run`` on the DICES stand-in, its module ``cli`` changed first by
+    ``setup`` (Python, with ``os``, ``signal``, ``sys`` and ``types`` imported), after checking that it exited 130
+    with the one message."""
+    script = tmp_path / "stopped.py"
+    script.write_text("import os, signal, sys, types\nimport analysis.__main__ as cli\n" + textwrap.dedent(setup)
+                      + '\nsys.argv = ["analysis", "run", "--data", "dices-synthetic", "--sampler", "S2"]\n'
+                      + "cli.entry_point()\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 130, done.stderr
-    assert "Exception ignored" not in done.stderr and done.stderr.count("interrupted") == 1, done.stderr
+    assert done.stderr.count("interrupted") == 1, done.stderr
+    return done.stderr
 
 
 @pytest.mark.parametrize("first", ["before main", "in main"])
@@ -236,11 +242,7 @@ def test_a_second_ctrl_c_while_the_first_is_handled_is_absorbed(tmp_path, first)
     (CI saw it raise inside ``signal.signal``, with a traceback and exit -2). Here it comes as the CLI sets Ctrl-C
     to be ignored on its way out, after a first Ctrl-C that came while the modules loaded, or that main handled.
     The CLI still exits 130 with its one message."""
-    script = tmp_path / "twice.py"
-    script.write_text(textwrap.dedent(f"""
-        import os, signal, sys, types
-        import analysis.__main__ as cli
-
+    err = _stopped_run(tmp_path, f"""
         ignored = []
         def set_handler(number, handler):
             if handler is signal.SIG_IGN:
@@ -257,12 +259,8 @@ def test_a_second_ctrl_c_while_the_first_is_handled_is_absorbed(tmp_path, first)
             cli.main = stopped
         else:
             cli._check_run = stopped
-        sys.argv = ["analysis", "run", "--data", "dices-synthetic", "--sampler", "S2"]
-        cli.entry_point()
-    """))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 130, done.stderr
-    assert "Traceback" not in done.stderr and done.stderr.count("interrupted") == 1, done.stderr
+    """)
+    assert "Traceback" not in err
 
 
 def test_a_ctrl_c_lost_in_a_callback_is_raised_again(monkeypatch, capsys, request):
