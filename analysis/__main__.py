@@ -46,7 +46,7 @@ if __name__ == "__main__":  # before the imports below, which a Ctrl-C can meet 
 
 from analysis import __version__  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
-from analysis.tools.options import data_arguments, floats, ints, load_data, split  # noqa: E402
+from analysis.tools.options import data_arguments, floats, ints, load_data, perturbation_argument, split  # noqa: E402
 
 
 PROG = "python -m analysis"
@@ -236,7 +236,6 @@ def _add_engine_command(commands, name: str, engine_commands) -> None:
 
 def _add_run(commands, line: str) -> None:
     """Register ``run`` on the command line's subparsers, with its one-line help, as the tools register theirs."""
-    from analysis.engine import PERTURBATIONS
     from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import PAPER_BUDGETS, PAPER_EPSILONS, PAPER_KS
     from analysis.engine.metrics import ALL_METRICS, AVERAGINGS, METRICS, SMOOTHINGS
@@ -249,10 +248,7 @@ def _add_run(commands, line: str) -> None:
     run.add_argument("--budgets", type=ints, default=list(PAPER_BUDGETS), help="comma-separated N*K budgets (default: the paper's)")
     run.add_argument("--ks", type=ints, default=list(PAPER_KS), help="comma-separated responses per item K (default: the paper's)")
     run.add_argument("--epsilons", type=floats, default=list(PAPER_EPSILONS), help="comma-separated perturbations (default: 0.1,0.2,0.3,0.4)")
-    run.add_argument("--perturbation", choices=PERTURBATIONS, default=BOOK.perturbation,
-                     help=f"how B is perturbed (default: {BOOK.perturbation}, one label per perturbed item, as in the "
-                          "book): also per-item Dirichlet(1/C) noise as in VET, a uniform other label, or Dirichlet "
-                          "noise centred on the data's label shares")
+    perturbation_argument(run)
     run.add_argument("--metrics", type=_metrics, default="all",
                      help=f"comma-separated metrics, or 'all' for the paper's eight ({','.join(METRICS)}, with "
                           f"precision, recall and F1 averaged by --averaging); also "

@@ -51,11 +51,12 @@ def test_numbers_of_raters_are_taken_once_each_in_order():
 def test_pooled_power_on_one_study_is_the_planners_with_a_bootstrap_error(crossed):
     """One study with all the replicates is the planner's own cell at the same seed; the error is a bootstrap's,
     zero only where every replicate or none is significant."""
+    from analysis.experiment.choices import BOOK
     from analysis.experiment.grid import Cell
     from analysis.tools.modelled import pooled_power
     from analysis.tools.power import Planner
 
-    found, error = pooled_power([crossed], "S1", Cell("S1", "dirichlet", 0.5, 20 * 4, 4), 60, 3,
+    found, error = pooled_power([crossed], "S1", Cell("S1", BOOK.perturbation, 0.5, 20 * 4, 4), 60, 3,
                                 np.random.default_rng(0))
     assert np.array_equal(found, Planner(crossed, "S1", 60, 3).cell(20, 4, 0.5)[0])
     assert np.all((error > 0) | (found == 0) | (found == 1)) and np.all(error < 0.5)

@@ -47,7 +47,7 @@ def test_power_agrees_with_an_independent_simulation(pilot):
     result = power.plan(pilot, sampler="S2", epsilon=epsilon, ns=[n], ks=[k], n_samples=200, seed=0)
     planned = result.designs.set_index("metric")["power"]
     alt, null = simulate_cell(Simulator(pilot, "S2", **BOOK.engine(), metrics=BOOK.metrics),  # the planner's
-                              Cell("S2", "dirichlet", epsilon, n * k, k), 400, 11)
+                              Cell("S2", BOOK.perturbation, epsilon, n * k, k), 400, 11)
     independent = share_significant(alt, null, alpha)
     for m, metric in enumerate(check_metrics(BOOK.metrics)):
         both = (planned[metric] * 200 + independent[m] * 400) / 600
@@ -65,7 +65,7 @@ def test_the_cheapest_design_is_the_brute_force_one(pilot):
     found = {}
     for n in ns:
         for k in ks:
-            alt, null = simulate_cell(simulator, Cell("S2", "dirichlet", 0.4, n * k, k), 100, 2)
+            alt, null = simulate_cell(simulator, Cell("S2", BOOK.perturbation, 0.4, n * k, k), 100, 2)
             found[n, k] = share_significant(alt, null, 0.05)
     best = result.cheapest.set_index("metric")
     for m, metric in enumerate(check_metrics(BOOK.metrics)):
@@ -106,7 +106,8 @@ def test_a_target_delta_becomes_an_epsilon_and_an_unreachable_one_is_refused(pil
     (["--epsilon", "0.3", "--power", "1.5"], "--power) must lie in (0, 1)"),
     (["--epsilon", "0"], "--epsilon) must lie in (0, 1]"),
     (["--target-delta", "accuracy=9", "--n-samples", "20", "--sampler", "S2"], "out of reach"),
-    (["--target-delta", "nonsense=0.1"], "unknown metric")])
+    (["--target-delta", "nonsense=0.1"], "unknown metric"),
+    (["--epsilon", "0.3", "--test", "compare", "--perturbation", "dirichlet"], "under the one-label law only")])
 def test_cli_refuses_a_bad_plan_with_one_line_and_writes_nothing(tmp_path, pilot, capsys, options, message):
     pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
     out = tmp_path / "plan.csv"
@@ -124,6 +125,15 @@ def test_cli_prints_the_cheapest_design_and_writes_the_table_and_figure(tmp_path
     printed = capsys.readouterr()
     assert "cheapest with power >= 0.8" in printed.out and "extrapolation" in printed.err
     assert len(pd.read_csv(out)) == 3 * 2 * 8 and fig.stat().st_size > 0
+
+
+def test_cli_plans_under_the_law_it_is_given_and_says_so(tmp_path, pilot, capsys):
+    pilot.to_frame().to_csv(tmp_path / "pilot.csv", index=False)
+    out = tmp_path / "plan.csv"
+    assert main(["plan", "--data", str(tmp_path / "pilot.csv"), "--epsilon", "0.4", "--ns", "20", "--ks", "3",
+                 "--n-samples", "20", "--metrics", "accuracy", "--perturbation", "dirichlet", "--out", str(out)]) == 0
+    assert "B perturbed with Dirichlet noise, not the one-label noise" in capsys.readouterr().out
+    assert json.loads(Path(f"{out}.json").read_text())["parameters"]["perturbation"] == "dirichlet"
 
 
 def test_k_beyond_the_raters_is_an_extrapolation_in_the_table_summary_readable_and_figure(pilot):
@@ -424,7 +434,7 @@ def test_planned_power_matches_the_true_populations_at_five_designs():
     rng, chosen = np.random.default_rng(0), [METRICS.index(m) for m in metrics]
     z = stats.norm.isf(0.005 / 15)
     for n_items, k, r in [(40, 4, 12), (80, 8, 12), (40, 4, 48), (80, 8, 48), (80, 16, 48)]:
-        cell = Cell("S1", "dirichlet", 0.3, n_items * k, k)
+        cell = Cell("S1", BOOK.perturbation, 0.3, n_items * k, k)
         fresh = [study(truth, pilot, "S1", 200, r, 7, p) for p in range(n)]
         true, true_se = pooled_power(fresh, "S1", cell, n, 70_000, rng)
         again = [study(fitted, pilot, "S1", 200, r, 8, p) for p in range(PANELS)]
@@ -533,14 +543,15 @@ def test_on_equal_cost_a_design_within_the_pilot_beats_an_extrapolation():
 
 
 def test_the_plan_names_the_noise_law_it_plans_under(monotone_plan):
-    """plan keeps Dirichlet noise (its population model's checked law) where the book's chapters use another: its
-    report says which, with the reason."""
-    from analysis.experiment.choices import BOOK, PLAN
-
+    """plan perturbs B under the book's law unless told otherwise; its report names the law, and another law as
+    not the book's."""
+    assert monotone_plan.provenance["parameters"]["perturbation"] == BOOK.perturbation
     text = plan_report.summary(monotone_plan)
-    law = PLAN.perturbation.replace("dirichlet", "Dirichlet")
-    assert f"B perturbed with {law} noise, the law the planner's population model is checked under, not the" in text
-    assert f"{BOOK.perturbation} noise of the book's other chapters" in text and PLAN.perturbation != BOOK.perturbation
+    assert f"B perturbed with {BOOK.perturbation} noise;" in text and "not the" not in text
+    named = replace(monotone_plan, provenance={**monotone_plan.provenance, "parameters": {
+        **monotone_plan.provenance["parameters"], "perturbation": "dirichlet"}})
+    assert (f"B perturbed with Dirichlet noise, not the {BOOK.perturbation} noise of the book's chapters"
+            in plan_report.summary(named))
 
 
 def test_the_table_and_the_figure_agree_on_which_cheapest_design_extrapolates(planned_r):

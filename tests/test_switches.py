@@ -81,9 +81,8 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     import inspect
 
     from analysis.experiment import calibration, timing
-    from analysis.experiment.choices import PLAN
     from analysis.tools.compare import compare
-    from analysis.tools import power
+    from analysis.tools import power, study_power
 
     small = dict(budgets=(60,), ks=(1, 3), n_samples=60, seed=3)
     plain = calibration.calibrate(crossed, "S2", **small)
@@ -94,9 +93,12 @@ def test_every_other_entry_point_defaults_to_the_books_choices_or_to_a_named_set
     assert inspect.signature(timing.time_cells).parameters["choices"].default is BOOK
     assert inspect.signature(power.plan).parameters["perturbation"].default is None  # resolved by its test:
     planned = power.plan(crossed, epsilon=0.3, ns=[20], ks=[3], n_samples=20, metrics=["accuracy"])
-    assert planned.provenance["parameters"]["perturbation"] == PLAN.perturbation == "dirichlet"
-    assert power.Planner.__dataclass_fields__["perturbation"].default == PLAN.perturbation
-    assert PLAN.smoothing == BOOK.smoothing and PLAN.metrics == BOOK.metrics != METRICS
+    assert planned.provenance["parameters"]["perturbation"] == BOOK.perturbation == study_power.LAW
+    assert power.Planner.__dataclass_fields__["perturbation"].default == BOOK.perturbation
+    dirichlet = power.plan(crossed, epsilon=0.3, ns=[20], ks=[3], n_samples=20, metrics=["accuracy"],
+                           perturbation="dirichlet")  # by name
+    assert dirichlet.provenance["parameters"]["perturbation"] == "dirichlet"
+    assert not np.allclose(dirichlet.designs["delta"], planned.designs["delta"])  # another law, another effect
     assert inspect.signature(compare).parameters["averaging"].default == BOOK.averaging
 
 

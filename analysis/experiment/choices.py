@@ -7,7 +7,8 @@ paper's numbers were read. :data:`BOOK` is the
 set the why-chapter infers from the paper's own cells (a test checks that the inference gives it); it is the
 default of every entry point: the chapters, :func:`analysis.experiment.grid.run`, ``python -m analysis run`` (with
 ``--explain``), :func:`~analysis.experiment.calibration.calibrate` and :func:`~analysis.experiment.timing.time_cells`.
-Where a tool must differ, a second named set sits beside it with its reason: :data:`PLAN`.
+``compare`` and ``plan`` take them too (``plan`` checked under the book's noise law: the methods page, "Planning a
+study").
 :func:`selected` resolves a metric selection (``"all"``) through a set of choices. The engine's signatures carry no
 default noise law or smoothing: they take the choice resolved here.
 
@@ -107,11 +108,6 @@ BOOK = Choices(averaging="macro", smoothing=1e-9, perturbation="one-label", gran
 
 #: The reference choices (the field defaults): what a results table that predates a switch's column was run with.
 REFERENCE = Choices()
-
-#: ``plan``'s choices: the book's, but Dirichlet noise, the law its population model is checked under (the
-#: methods page, "Planning a study"), until the model is refitted under the book's law.
-PLAN = replace(BOOK, perturbation="dirichlet")
-
 
 def selected(metrics, choices: Choices) -> tuple[str, ...]:
     """A metric selection under ``choices``: ``"all"`` (or None) is the eight of the methods page averaged as

@@ -19,7 +19,7 @@ from analysis.data.annotations import AnnotationDataset
 from analysis.data.population import Population, check_raters
 from analysis.engine import Simulator
 from analysis.errors import ParameterError
-from analysis.experiment.choices import PLAN
+from analysis.experiment.choices import BOOK
 from analysis.experiment.grid import ALPHA, Cell, simulate_cell
 from analysis.experiment.pvalues import replicate_p_values
 from analysis.tools.compare import default_k
@@ -75,7 +75,7 @@ def pooled_power(studies, sampler: str, cell: Cell, n_samples: int, seed: int, r
     binomial one. One study per replicate measures the power on fresh studies from a population (the model's check,
     ``benchmarks/plan_model_checks.py``)."""
     per = np.diff(np.linspace(0, n_samples, len(studies) + 1).astype(int))
-    parts = [simulate_cell(Simulator(one, sampler, **PLAN.engine()), cell, int(m), seed + i)  # plan's choices
+    parts = [simulate_cell(Simulator(one, sampler, **BOOK.engine()), cell, int(m), seed + i)
              for i, (one, m) in enumerate(zip(studies, per))]
 
     def power(chosen):

@@ -77,6 +77,17 @@ def sampler_argument(parser: argparse.ArgumentParser) -> None:
                              "design where raters rate several items, else S2)")
 
 
+def perturbation_argument(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``--perturbation``, B's noise law, defaulting to the book's; ``note`` adds a clause to its help."""
+    from analysis.engine.rule import PERTURBATIONS
+    from analysis.experiment.choices import BOOK
+
+    parser.add_argument("--perturbation", choices=PERTURBATIONS, default=BOOK.perturbation,
+                        help=f"how B is perturbed (default: {BOOK.perturbation}, one label per perturbed item, as in "
+                             f"the book{note}): also per-item Dirichlet(1/C) noise as in VET, a uniform other label, "
+                             "or Dirichlet noise centred on the data's label shares")
+
+
 def load_data(args: argparse.Namespace) -> AnnotationDataset:
     """The annotations named by :func:`data_arguments`' options."""
     from analysis.data import datasets

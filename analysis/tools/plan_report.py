@@ -20,7 +20,7 @@ from analysis.engine.metrics import AVERAGINGS, METRIC_LABELS
 from analysis.experiment.choices import BOOK
 from analysis.tools import plan_page
 from analysis.wording import law_name
-from analysis.tools.options import data_arguments, ints, load_data, sampler_argument
+from analysis.tools.options import data_arguments, ints, load_data, perturbation_argument, sampler_argument
 from analysis.tools.compare import N_SAMPLES
 from analysis.tools.power import TESTS, WHOSE_TEST, Plan, beyond_pilot, check_plan, cheapest, plan
 
@@ -150,11 +150,10 @@ def summary(result: Plan) -> str:
 
 
 def law_words(result: Plan) -> str:
-    """The noise law B is perturbed under, in words, and why where it is not the book's."""
+    """The noise law B is perturbed under, in words, and where it is not the book's, which the book uses."""
     law = result.provenance["parameters"]["perturbation"]
     return (f"B perturbed with {law_name(law)} noise" + ("" if law == BOOK.perturbation else
-            f", the law the planner's population model is checked under, not the {law_name(BOOK.perturbation)} "
-            "noise of the book's other chapters"))
+            f", not the {law_name(BOOK.perturbation)} noise of the book's chapters"))
 
 
 def method_note(result: Plan) -> str:
@@ -325,6 +324,7 @@ def add_cli(commands, line: str) -> None:
     cli.add_argument("--averaging", choices=AVERAGINGS, default=BOOK.averaging,
                      help=f"how 'all' averages precision, recall and F1 over the labels (default: {BOOK.averaging}, "
                           "as in the book; weighted: by each label's support)")
+    perturbation_argument(cli, "; the only law under --test compare")
     cli.add_argument("--test", choices=TESTS, default=TESTS[0],
                      help="whose test's power: the paper's, on simulated replicates (default), or compare's own, run "
                           "on simulated studies (slower: about 0.02 s a study for the vote metrics and 0.2-0.4 s with "
@@ -361,7 +361,8 @@ def run_cli(args: argparse.Namespace) -> None:
                   ns=args.ns, ks=args.ks, cost_item=args.cost_item, cost_rating=args.cost_rating, power=args.power,
                   alpha=args.alpha, n_samples=args.n_samples, seed=args.seed,
                   metrics="all" if args.metrics == "all" else args.metrics.split(","), progress=not args.quiet,
-                  raters=args.raters, averaging=args.averaging, test=args.test, n_jobs=args.jobs)
+                  raters=args.raters, averaging=args.averaging, test=args.test, n_jobs=args.jobs,
+                  perturbation=args.perturbation)
     how = "" if args.target_delta is None else f" (found for {args.target_delta[0]} Delta = {args.target_delta[1]:g})"
     print(f"epsilon {result.epsilon:.3g}{how}; sampler {result.provenance['parameters']['sampler']}; "
           f"{law_words(result)}; " + (f"{args.n_samples} studies per design; power is the share of studies whose "

@@ -45,7 +45,7 @@ from analysis.tools.bands import Z95, wilson
 from analysis.tools.modelled import PANELS, check_plan_raters, study
 from analysis.tools.study_power import StudyPower
 from analysis.engine import Simulator, check_perturbation
-from analysis.experiment.choices import PLAN, selected
+from analysis.experiment.choices import BOOK, selected
 
 BISECTION_STEPS = 7  # epsilon to within 1/128
 DEFAULT_N_FACTORS = (0.25, 0.5, 1, 2, 4, 8, 16)  # default item counts, as multiples of the pilot's
@@ -90,7 +90,7 @@ class Planner:
     n_samples: int = 200
     seed: int = 0
     alpha: float = ALPHA
-    perturbation: str = PLAN.perturbation
+    perturbation: str = BOOK.perturbation
     progress: tqdm | None = field(default=None, repr=False)  # advanced by one per simulated design
     studies: tuple = field(default=(), repr=False)
     metrics: tuple = METRICS  # what it simulates; powers and Deltas come in its (the registry's) order
@@ -100,7 +100,7 @@ class Planner:
     def __post_init__(self):  # each study its own stream; the metrics in the simulator's order
         self.metrics = check_metrics(self.metrics)
         seeds = [int(np.random.SeedSequence([self.seed, i]).generate_state(1)[0]) for i in range(len(self.studies))]
-        self.simulators = [(Simulator(d, self.sampler, **PLAN.engine(), metrics=self.metrics), s)
+        self.simulators = [(Simulator(d, self.sampler, **BOOK.engine(), metrics=self.metrics), s)
                            for d, s in zip(self.studies or (self.ds,), seeds or [self.seed])]
 
     def cell(self, n: int, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -250,7 +250,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
          target_delta: tuple[str, float] | None = None, ns=None, ks=None, cost_item: float = 0.0,
          cost_rating: float = 1.0, power: float = 0.8, alpha: float = ALPHA, n_samples: int = 200, seed: int = 0,
          metrics="all", perturbation: str | None = None, progress: bool = False, raters=None,
-         pilots: int = populations.PILOTS, averaging: str = PLAN.averaging, test: str = TESTS[0],
+         pilots: int = populations.PILOTS, averaging: str = BOOK.averaging, test: str = TESTS[0],
          n_jobs: int = 1) -> Plan:
     """Power of every (N, K) of the grid (``ns`` x ``ks``; by default around the pilot's design), the cheapest
     design reaching ``power`` per metric, and the pilot's own power and smallest detectable epsilon.
@@ -282,8 +282,8 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
     metrics : "all" or sequence of str, default "all"
         The metrics; ``"all"``: the eight, with precision, recall and F1 averaged by ``averaging``.
     perturbation : str, optional
-        The noise law of B; default: Dirichlet noise under the paper's test (the law the population model is
-        checked under, ``PLAN.perturbation``), and the one-label law, the only one, under compare's.
+        The noise law of B; default: the book's (``BOOK.perturbation``, the one-label law), the only one under
+        compare's test.
     progress : bool, default False
         A bar of simulated designs on standard error.
     raters : sequence of int, optional
@@ -319,11 +319,11 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         raise ParameterError("--raters plans under the paper's test only (--test paper): compare's test is "
                              "simulated on studies drawn from the pilot's own raters")
     if perturbation is None:
-        perturbation = study_power.LAW if test == "compare" else PLAN.perturbation
+        perturbation = BOOK.perturbation
     elif test == "compare" and perturbation != study_power.LAW:
         raise ParameterError(f"compare's test is planned with B's answers under the {study_power.LAW} law only, "
                              f"got {perturbation!r}")
-    chosen = selected(metrics, replace(PLAN, averaging=averaging))
+    chosen = selected(metrics, replace(BOOK, averaging=averaging))
     sampler = check_sampler(sampler or default_sampler(ds))
     if sampler not in allowed_samplers(ds):
         raise TopologyError(f"{sampler} does not run on {ds.name!r}, whose design is {ds.topology.kind}; its design "
