@@ -5,7 +5,8 @@ one core):
     .venv/bin/python benchmarks/plan_against_compare.py --out benchmarks/plan_against_compare.csv --study-power
 
 The second adds ``plan --test compare``'s power beside each row (its own studies, another seed, the same system B:
-ten minutes).
+ten minutes). ``--replan`` instead computes the plan's columns again and keeps the rest (a minute: the plan
+changed, ``compare`` did not).
 
 ``plan`` simulates a design's studies as the paper does: the gold standard and both systems are draws of rater
 columns, B's perturbed, and a study's p comes from its delta against the null's replicates. ``compare`` tests two
@@ -108,8 +109,7 @@ def design_rows(metric: str, delta: float, n_studies: int, seed: int, parts: Pat
     labels, names = ratings(ds), ds.label_names
     shares = ds.item_label_counts / ds.raters_per_item[:, None]
     noise = np.random.default_rng(seed).integers(ds.n_labels, size=ds.n_items)
-    planned = power.plan(ds, sampler="S1", target_delta=(metric, delta), ns=sorted({n for n, _ in DESIGNS}),
-                         ks=sorted({k for _, k in DESIGNS}), n_samples=200, seed=seed, metrics=[metric]).designs
+    planned = plan(ds, metric, delta, seed)
     epsilons = {k: epsilon_for(labels, shares, noise, metric, delta, 100, k, seed + 10**6, names)
                 for k in {k for _, k in DESIGNS}}
     rows = []
@@ -122,18 +122,40 @@ def design_rows(metric: str, delta: float, n_studies: int, seed: int, parts: Pat
             rejected += bool(found["p_value"].iloc[0] < ALPHA)
             deltas.append(found["delta"].iloc[0])
         low, high = power.wilson(rejected, n_studies)
-        plan_row = planned[(planned["N"] == n) & (planned["K"] == k)].iloc[0]
         rows.append({"metric": metric, "delta": delta, "N": n, "K": k, "epsilon": epsilons[k],
                      "mean_study_delta": float(np.mean(deltas)), "studies": n_studies,
                      "compare_power": rejected / n_studies, "compare_low": float(low), "compare_high": float(high),
-                     "plan_power": plan_row["power"], "plan_low": plan_row["power_low"],
-                     "plan_high": plan_row["power_high"], "plan_simulated": plan_row["simulated_power"],
-                     "plan_can_reject": bool(plan_row["can_reject"])})
-        print(f"{metric} N {n} K {k}: compare {rejected / n_studies:.2f}, plan {plan_row['power']:.2f}",
+                     **plan_columns(planned, n, k)})
+        print(f"{metric} N {n} K {k}: compare {rejected / n_studies:.2f}, plan {rows[-1]['plan_power']:.2f}",
               file=sys.stderr, flush=True)
     table = pd.DataFrame(rows)
     write_atomic(done, table.to_csv(index=False))
     return table
+
+
+def plan(ds: AnnotationDataset, metric: str, delta: float, seed: int) -> pd.DataFrame:
+    """``plan --target-delta METRIC=DELTA``'s designs on the pilot (its defaults: the book's noise law)."""
+    return power.plan(ds, sampler="S1", target_delta=(metric, delta), ns=sorted({n for n, _ in DESIGNS}),
+                      ks=sorted({k for _, k in DESIGNS}), n_samples=200, seed=seed, metrics=[metric]).designs
+
+
+def plan_columns(planned: pd.DataFrame, n: int, k: int) -> dict:
+    """The planned power of design (N, K), its band, the simulated power and whether compare's test can reject."""
+    row = planned[(planned["N"] == n) & (planned["K"] == k)].iloc[0]
+    return {"plan_power": row["power"], "plan_low": row["power_low"], "plan_high": row["power_high"],
+            "plan_simulated": row["simulated_power"], "plan_can_reject": bool(row["can_reject"])}
+
+
+def replanned(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The table with its plan columns computed again (the plan changed; compare's rejections did not)."""
+    ds = datasets.load(PILOT)
+    fresh = {}
+    for metric, delta in table[["metric", "delta"]].drop_duplicates().itertuples(index=False):
+        planned = plan(ds, metric, delta, seed)
+        for n, k in table.loc[table["metric"] == metric, ["N", "K"]].itertuples(index=False):
+            fresh[(metric, n, k)] = plan_columns(planned, n, k)
+    columns = pd.DataFrame([fresh[key] for key in zip(table["metric"], table["N"], table["K"])], index=table.index)
+    return table.assign(**columns)
 
 
 def with_study_power(table: pd.DataFrame, n_studies: int, seed: int) -> pd.DataFrame:
@@ -163,7 +185,15 @@ if __name__ == "__main__":
     parser.add_argument("--out", default=None)
     parser.add_argument("--study-power", action="store_true",
                         help="add plan --test compare's power to the rows of --out (read back, not recomputed)")
+    parser.add_argument("--replan", action="store_true",
+                        help="compute the plan columns of --out again, compare's and the study power kept")
     args = parser.parse_args()
+    if args.replan:
+        table = replanned(pd.read_csv(args.out), args.seed)
+        write_atomic(args.out, table.to_csv(index=False))
+        print(table[["metric", "N", "K", "compare_power", "plan_power", "plan_low", "plan_high"]].round(3)
+              .to_string(index=False))
+        sys.exit(0)
     if args.study_power:
         table = with_study_power(pd.read_csv(args.out), args.studies, args.seed)
         write_atomic(args.out, table.to_csv(index=False))
