@@ -319,7 +319,7 @@ def plan(ds: AnnotationDataset, sampler: str | None = None, epsilon: float | Non
         raise ParameterError("--raters plans under the paper's test only (--test paper): compare's test is "
                              "simulated on studies drawn from the pilot's own raters")
     if perturbation is None:
-        perturbation = BOOK.perturbation
+        perturbation = study_power.LAW if test == "compare" else BOOK.perturbation
     elif test == "compare" and perturbation != study_power.LAW:
         raise ParameterError(f"compare's test is planned with B's answers under the {study_power.LAW} law only, "
                              f"got {perturbation!r}")
