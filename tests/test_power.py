@@ -479,6 +479,20 @@ def test_power_cannot_fall_as_n_grows_and_the_simulated_power_is_kept(monotone_p
     assert pooled.sum() < len(reachable)  # the fit moves only where the simulated powers fall
 
 
+def test_a_pooled_runs_band_holds_each_designs_own_band():
+    """Two designs whose simulated power falls as N grows are pooled to one level; each keeps a band that holds
+    both the level's and its own, since the true power may rise within the run."""
+    designs = pd.DataFrame({"metric": "mae", "K": 3, "N": [10, 20, 40], "power": [0.6, 0.4, 0.9],
+                            "power_low": [0.5, 0.3, 0.85], "power_high": [0.7, 0.5, 0.95], "can_reject": True})
+    fitted = power.monotone(designs).set_index("N")
+    assert fitted.loc[10, "power"] == fitted.loc[20, "power"] == pytest.approx(0.5) and fitted.loc[40, "power"] == 0.9
+    for n in (10, 20):
+        own = designs.set_index("N").loc[n]
+        assert fitted.loc[n, "power_low"] <= own["power_low"] and fitted.loc[n, "power_high"] >= own["power_high"]
+        assert fitted.loc[n, "power_low"] < 0.5 < fitted.loc[n, "power_high"]
+    assert fitted.loc[40, ["power_low", "power_high"]].tolist() == [0.85, 0.95]  # not pooled: as simulated
+
+
 def test_the_band_holds_the_nulls_monte_carlo_error_as_well():
     power_ = np.array([0.0, 0.3, 0.8])
     wilson_low, wilson_high = power.wilson(np.rint(power_ * 200), 200)

@@ -411,7 +411,8 @@ def reachable(planner: Planner, metric: str, n: int, k: int, pool: int) -> bool:
 def monotone(designs: pd.DataFrame) -> pd.DataFrame:
     """Power that cannot fall as N grows (module docstring): per metric, K (and R), an isotonic regression of the
     simulated power on N, each design weighted by the inverse variance its band implies; designs pooled into one
-    run take its weighted mean and that mean's band. Designs where ``compare``'s test cannot reject get power 0.
+    run take its weighted mean, and a band that holds both that mean's band and their own (their true powers may
+    still rise within the run). Designs where ``compare``'s test cannot reject get power 0.
     The simulated power stays as ``simulated_power``."""
     from scipy.optimize import isotonic_regression
 
@@ -428,8 +429,10 @@ def monotone(designs: pd.DataFrame) -> pd.DataFrame:
             if size > 1:
                 pooled_sd = 1 / np.sqrt(weights[start:start + size].sum())
                 level = fit.x[start]
-                out.loc[rows, ["power", "power_low", "power_high"]] = (
-                    level, max(0.0, level - Z95 * pooled_sd), min(1.0, level + Z95 * pooled_sd))
+                out.loc[rows, "power"] = level
+                out.loc[rows, "power_low"] = np.minimum(max(0.0, level - Z95 * pooled_sd), group.loc[rows, "power_low"])
+                out.loc[rows, "power_high"] = np.maximum(min(1.0, level + Z95 * pooled_sd),
+                                                         group.loc[rows, "power_high"])
             start += size
     out.loc[~out["can_reject"], ["power", "power_low", "power_high"]] = 0.0
     return out
