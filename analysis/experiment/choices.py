@@ -17,7 +17,7 @@ Imports the data and the engine; nothing above.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from analysis.data import synthetic
 from analysis.engine.rule import PERTURBATIONS, check_perturbation

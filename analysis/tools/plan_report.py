@@ -150,7 +150,7 @@ def summary(result: Plan) -> str:
 
 
 def law_words(result: Plan) -> str:
-    """The noise law B is perturbed under, in words, and where it is not the book's, which the book uses."""
+    """The noise law B is perturbed under, in words; a law other than the book's is named as such."""
     law = result.provenance["parameters"]["perturbation"]
     return (f"B perturbed with {law_name(law)} noise" + ("" if law == BOOK.perturbation else
             f", not the {law_name(BOOK.perturbation)} noise of the book's chapters"))
