@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import importlib
 import json
@@ -19,30 +18,55 @@ import re
 import signal
 import sys
 import threading
+import time
 
 
 _STOPPING = threading.Event()  # set once a Ctrl-C has reached the CLI's handler: the process is on its way out
 
 
-def _interrupt_again(unraisable) -> None:
-    """A Ctrl-C that lands in a callback the interpreter cannot raise from (a weakref's, during an import, say)
-    would print 'Exception ignored in ...' and be lost, and the run would go on: it is raised again instead, at
-    the next point that can take it. Once the CLI is stopping on Ctrl-C, unraisable errors are dropped: they come
-    from objects the Ctrl-C cut short while they were built (llvmlite's, in a kernel's compilation), freed with the
-    interrupted frames. Any other unraisable error is reported as usual."""
-    if _STOPPING.is_set():
-        return
-    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        # from another thread, 10 ms on: a signal raised in the hook itself would be handled (and lost) inside it
-        again = threading.Timer(0.01, _thread.interrupt_main, (signal.SIGINT,))
-        again.daemon = True
-        again.start()
+LOST_AFTER = 1.0  # seconds: a Ctrl-C raised this long ago that the CLI has not taken was lost
+_RAISED: list[float] = []  # when each Ctrl-C was raised as a KeyboardInterrupt (time.monotonic)
+
+
+def _raise_ctrl_c(signum, frame) -> None:
+    """The CLI's Ctrl-C handler: a KeyboardInterrupt, as the interpreter's own, its time kept for :func:`_watch`."""
+    _RAISED.append(time.monotonic())
+    raise KeyboardInterrupt
+
+
+def _watch() -> None:
+    """Raise a lost Ctrl-C again. Code that clears every error (a bare ``except``, a C function that suppresses
+    errors, a callback the interpreter cannot raise from) can swallow the KeyboardInterrupt, and the run would go
+    on as if nobody had pressed it. Until the CLI has taken a Ctrl-C (``_STOPPING``), one raised more than
+    ``LOST_AFTER`` seconds ago is sent again to the main thread (a signal, which wakes it where it waits, as the first
+    one did); this thread never takes a SIGINT itself."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    while not _STOPPING.wait(0.1):
+        if _RAISED and time.monotonic() - _RAISED[-1] > LOST_AFTER:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+def _catch_ctrl_c() -> None:
+    """Take Ctrl-C with :func:`_raise_ctrl_c`, and start :func:`_watch`, unless SIGINT is ignored (a run started
+    in the background)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _raise_ctrl_c)
+        threading.Thread(target=_watch, daemon=True, name="ctrl-c-watch").start()
+
+
+def _quiet_unraisable(unraisable) -> None:
+    """Drop the 'Exception ignored in ...' report of a Ctrl-C that landed in a callback the interpreter cannot raise
+    from (a weakref's, during an import, say): :func:`_watch` raises it again. Once the CLI is stopping on Ctrl-C,
+    every unraisable error is dropped: they come from objects the Ctrl-C cut short while they were built
+    (llvmlite's, in a kernel's compilation), freed with the interrupted frames. Any other is reported as usual."""
+    if _STOPPING.is_set() or (unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt)):
         return
     sys.__unraisablehook__(unraisable)
 
 
 if __name__ == "__main__":  # before the imports below, which a Ctrl-C can meet too
-    sys.unraisablehook = _interrupt_again
+    sys.unraisablehook = _quiet_unraisable
+    _catch_ctrl_c()
 
 from analysis import __version__  # noqa: E402
 from analysis.errors import AnalysisError  # noqa: E402
