@@ -95,9 +95,13 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, l
         for d in range(n_drawn):
             filled[d] = 0
         n_active, short = n_touched, n_drawn
+        t = uniform_index(rng, n_active)
+        q, end = bounds[ix(t), 0], bounds[ix(t), 1]
         while short > 0:
-            t = uniform_index(rng, n_active)
-            q, end = bounds[ix(t), 0], bounds[ix(t), 1]
+            # the next rater, drawn and its segment's bounds loaded before this segment is read, so that the two
+            # overlap (the end of a segment is a branch the processor cannot foresee)
+            after = uniform_index(rng, n_active)
+            q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
             while q < end:
                 d = seg_item[ix(q)]
                 f = filled[ix(d)]
@@ -116,6 +120,12 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, l
                 n_active -= 1
                 for j in range(3):
                     bounds[ix(t), j], bounds[n_active, j] = bounds[n_active, j], bounds[ix(t), j]
+            if after >= n_active:  # drawn among more raters than remain: given that, uniform among those that
+                after = uniform_index(rng, n_active) if n_active > 0 else 0  # do; else drawn again among them
+                q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+            elif after == t:  # this same slot, whose bounds have moved
+                q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+            t, q, end = after, q_after, end_after
         for t in range(n_touched):
             bounds[t, 1] = bounds[t, 2]
 
@@ -208,29 +218,30 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
 
 
 @numba.njit(cache=True)
-def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, filled, position, labels):
-    """:func:`read_by_walk`'s ``labels``, walking the stream itself: each rater drawn gives the next column to every
+def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat):
+    """:func:`read_by_walk`'s labels, walking the stream itself: each rater drawn gives the next column to every
     drawn item of theirs still short of ``K'`` (cheaper than :func:`read_by_walk` where the drawn items are many and
-    hold most of the pool between them). ``filled`` counts each item's columns, -1 where it is not drawn (and so
-    between replicates); ``position`` is each drawn item's drawn position."""
-    for d in range(n_drawn):
-        position[ix(drawn[d])] = d
+    hold most of the pool between them). ``flat`` holds the labels (models x drawn positions x ``K'``, as
+    :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` is (columns the item still lacks, its drawn
+    position), the first 0 for an item not drawn and so between replicates. A visit writes without a branch: an item
+    that needs no column writes to the spare byte (a branch taken at random would cost more than the write)."""
+    spare = flat.shape[0] - 1
     for model in range(3):
-        columns = labels[model]
         for d in range(n_drawn):
-            filled[ix(drawn[d])] = 0
+            state[ix(drawn[d]), 0] = k
+            state[ix(drawn[d]), 1] = d
+        base = model * (spare // 3)
         short = n_drawn
         while short > 0:
             rater = uniform_index(rng, n_pool)
             for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
                 item = turned.items[ix(e)]
-                f = filled[ix(item)]
-                if 0 <= f < k:
-                    columns[ix(position[ix(item)]), ix(f)] = turned.labels[ix(e)]
-                    filled[ix(item)] = f + 1
-                    short -= f + 1 == k
-    for d in range(n_drawn):
-        filled[ix(drawn[d])] = -1
+                left = state[ix(item), 0]
+                live = left > 0
+                at = base + np.int64(state[ix(item), 1]) * k + k - left
+                flat[ix(at if live else spare)] = turned.labels[ix(e)]
+                state[ix(item), 0] = left - live
+                short -= live & (left == 1)
 
 
 @numba.njit(cache=True)
@@ -256,9 +267,9 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     per_item, per_rater = ratings / n_items, ratings / n_pool  # mean raters of an item, items of a rater
     cap = min(n, n_items)  # distinct items a replicate draws at most
     scratch = walk_scratch(n_pool, ratings, cap)
-    labels = np.zeros((3, cap, k), dtype=np.int8)  # by model and drawn position
-    filled = np.full(n_items, -1, dtype=np.int64)  # read_by_stream's: -1, not drawn in this replicate
-    position = np.zeros(n_items, dtype=np.int64)
+    flat = np.zeros(3 * cap * k + 1, dtype=np.int8)  # the labels and read_by_stream's spare byte
+    labels = flat[:-1].reshape((3, cap, k))  # by model and drawn position
+    state = np.zeros((n_items, 2), dtype=np.int32)  # read_by_stream's: columns lacking, drawn position
     to_a = np.zeros(2 * k, dtype=np.bool_)
     one = np.int64(1)  # literal 1s, or a literal 0 below, would compile second versions of the callees
     work = item_work(n_items, cap, k, n_labels, one, one, np.max(perturbation.n_out), one)
@@ -286,7 +297,7 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
         by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
         if by_stream < by_walk:
-            read_by_stream(rng, k, n_pool, turned, held, n_drawn, filled, position, labels)
+            read_by_stream(rng, k, n_pool, turned, held, n_drawn, state, flat)
         else:
             read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, labels)
         if gather:
