@@ -24,7 +24,7 @@ HOT = {"analysis.engine.kernels.direct." + name for name in
       {"analysis.engine.kernels.by_item." + name for name in
        ("by_item_replicates", "column_law_slots", "read_items", "tabled_items", "untabled_items")} | \
       {"analysis.engine.kernels.pigeonhole." + name for name in
-       ("pigeonhole_replicates", "read_by_stream", "read_by_walk", "hold_items")} | \
+       ("pigeonhole_replicates", "read_by_stream", "read_by_walk", "turn_round", "walk", "hold_items")} | \
       {"analysis.engine.kernels.counts.count_replicates", "analysis.engine.kernels.law.law_replicates",
        "analysis.engine.split.weigh_columns", "analysis.engine.draws.draw_slots"}
 

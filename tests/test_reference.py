@@ -59,7 +59,10 @@ CONFIGURATIONS = [
     ("S3", "ragged", "tables", 240, 1, 0.3, "dirichlet", ()),  # direct, slots gathered, K = 1 deferred
     ("S3", "ragged5", "auto", 24, 7, 0.3, "dirichlet", ()),  # direct, five labels: pair and perturbation tables
     ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", ()),  # pigeonhole: raters shared across a sparse table
-    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "WALK_COST", 1e9),)),  # ... read by the whole stream
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "WALK_COST", 1e9), ("path", "TAIL_COST", 1e9))),
+    # ... read by the whole stream, to the last column
+    ("S4", "sparse", "auto", 20, 5, 0.3, "dirichlet", (("path", "WALK_COST", 1e9), ("path", "TAIL_COST", 0.3))),
+    # ... by the whole stream until 9 items are short, then by those items' walk
     ("S4", "ragged", "auto", 24, 1, 0.3, "uniform", ()),  # pigeonhole on ragged batches, one response
     ("S4", "sparse", "auto", 400, 1, 0.3, "dirichlet", ()),  # K = 1, ten slots an item: triples, deferred
     ("S4", "sparse", "auto", 400, 1, 0.3, "uniform", (("path", "WALK_COST", 0.0),)),  # ... read by the items' walk
@@ -175,12 +178,14 @@ def test_the_comparison_tells_another_noise_law_from_the_dirichlet(data, k, epsi
 
 @pytest.mark.parametrize("null", [False, True], ids=["alternative", "null"])
 @pytest.mark.parametrize("rule", ["dirichlet", "uniform"])
-@pytest.mark.parametrize("walk_cost", [0.0, 1e9], ids=["items' walk", "whole stream"])
+@pytest.mark.parametrize("walk_cost, tail_cost", [(0.0, 1.0), (1e9, 1e9), (1e9, 0.125)],
+                         ids=["items' walk", "whole stream", "stream then walk"])
 @pytest.mark.parametrize("n, k", [(20, 5), (200, 1)], ids=["k5", "k1"])
-def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, walk_cost, n, k):
+def test_s4_has_s1s_law_on_a_fully_crossed_table(monkeypatch, null, rule, walk_cost, tail_cost, n, k):
     """METHOD section 2: on a fully crossed table every item's first K' raters in the stream are the stream's
-    first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (both ways of reading)."""
+    first K', so S4 draws S1's replicates: held to S1's reference, as S1's own plans are (every way of reading)."""
     monkeypatch.setattr(path, "WALK_COST", walk_cost)
+    monkeypatch.setattr(path, "TAIL_COST", tail_cost)
     got = Simulator(DATA["crossed"](), "S4", **REFERENCE.engine()).replicates(n, k, 0.3, N_PLAN, np.random.default_rng(23), null=null,
                                                          perturbation=rule)
     assert not same_law(got, reference("crossed", "S1", n, k, 0.3, rule, null))
@@ -196,7 +201,7 @@ def test_s4_keeps_raters_that_s2_treats_as_new_people():
 
 # One plan of each kernel and of each way a kernel draws the null's H (the column law, the slot law and its chain,
 # gathered and deferred slots, the pigeonhole's tables), for the null mixed pair by pair.
-PAIRED = [CONFIGURATIONS[i] for i in (0, 3, 7, 9, 10, 11, 14, 16, 18, 21, 24)]
+PAIRED = [CONFIGURATIONS[i] for i in (0, 3, 7, 9, 10, 11, 14, 16, 18, 22, 25)]
 
 
 @pytest.mark.parametrize("config", PAIRED, ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
@@ -218,7 +223,7 @@ def test_the_paired_plans_reach_every_kernel():
                       null_mixing="pairs").path(c[3], c[4], c[5], True, c[6]).kernel for c in PAIRED} == set(KERNELS)
 
 
-@pytest.mark.parametrize("config", CONFIGURATIONS[:21], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
+@pytest.mark.parametrize("config", CONFIGURATIONS[:22], ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")
 def test_every_plan_draws_the_reference_law_of_every_metric_at_the_other_smoothing(monkeypatch, config):
     """METHOD section 12's switches through every plan: the registry's every metric (macro and micro averages,
     divergences in bits) with the smoothing 1e-9, under the null (whose law involves every part of a plan)."""

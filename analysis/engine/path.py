@@ -47,6 +47,7 @@ TAIL_SLOTS = 16  # slots left at which the chain stops and draws the rest by inv
 BINOMIAL_FROM = 48  # from this many responses on, an item's counts are drawn as a chain of binomials
 SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms (faster than rng.binomial in numba)
 WALK_COST = 0.8  # S4: one visit of the drawn items' own walk (their raters' stream) against one of the whole stream's
+TAIL_COST = 1.7  # S4: turning a rating of an item still short round for the walk, against one visit of the whole stream
 MULTIPLICITY_CHAIN_FROM = 20  # slots per item from which item multiplicities are drawn as a chain of binomials
 
 

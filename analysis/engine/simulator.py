@@ -222,7 +222,8 @@ class Simulator:
                                                                   self.n_pool))
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
-            pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool, paths.WALK_COST, draw,
+            pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool,
+                                  (paths.WALK_COST, paths.TAIL_COST), draw,
                                   self.null_mixing == "pairs", chances, divergence,
                                   self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
                                   cell.pigeonhole_options(), tables,

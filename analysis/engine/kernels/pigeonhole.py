@@ -33,12 +33,13 @@ from analysis.engine.metrics import accumulator, clear, store
 
 
 class Walk(NamedTuple):
-    """Scratch of :func:`read_by_walk`. Per rater of the pool: its drawn ratings (``count``, 0 between replicates)
-    and its first slot among the raters with ratings drawn (``slot``; ``active`` lists them in that order, to clear
-    ``count``); per slot, its rater's segment of ``items`` and ``labels`` (the drawn items' ratings turned round,
-    rater by rater, an item named by its drawn position): ``bounds[t]`` = (start, end of the items still short of
-    ``K'``, end), a row that moves when its rater leaves the stream, so that the slots of raters with a live item
-    come first; ``filled`` counts each drawn position's columns."""
+    """Scratch of the items' walk (:func:`read_by_walk`), for items ``listed`` by their number in the layout, each
+    named by its place in the list. Per rater of the pool: its listed ratings (``count``, 0 between walks) and its
+    first slot among the raters with listed ratings (``slot``; ``active`` lists them in that order, to clear
+    ``count``); per slot, its rater's segment of ``items`` and ``labels`` (the listed items' ratings turned round,
+    rater by rater): ``bounds[t]`` = (start, end of the items still short of ``K'``, end), a row that moves when its
+    rater leaves the stream, so that the slots of raters with a live item come first. Per listed item: its drawn
+    position (``where``) and the columns it has (``filled``)."""
 
     count: np.ndarray
     slot: np.ndarray
@@ -46,6 +47,8 @@ class Walk(NamedTuple):
     bounds: np.ndarray
     items: np.ndarray
     labels: np.ndarray
+    listed: np.ndarray
+    where: np.ndarray
     filled: np.ndarray
 
 
@@ -54,22 +57,19 @@ def walk_scratch(n_pool, ratings, cap):
     """A :class:`Walk` for a pool of ``n_pool`` raters, ``ratings`` ratings and at most ``cap`` drawn items."""
     return Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
                 np.zeros((n_pool, 3), dtype=np.int64), np.zeros(ratings, dtype=np.int64),
-                np.zeros(ratings, dtype=np.int8), np.zeros(cap, dtype=np.int64))
+                np.zeros(ratings, dtype=np.int8), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
+                np.zeros(cap, dtype=np.int64))
 
 
 @numba.njit(cache=True)
-def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, labels):
-    """The labels of every drawn item's ``K'`` columns in each model's stream, ``labels[model, d]`` for the item
-    at drawn position ``d``, walking the stream restricted to the drawn items: their ratings turned round rater by
-    rater, each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
-    ones from their segment, and a rater left with none leaves the stream. The stream restricted to the raters that
-    can still give a column is an iid uniform stream of them, so this is :func:`read_by_stream`'s law; its work
-    grows with the drawn ratings and columns, not the pool."""
+def turn_round(rater_start, matrix, raters, scratch, n_listed):
+    """Lay the ratings of the ``n_listed`` items of ``scratch.listed`` out rater by rater in ``scratch``'s segments,
+    each item named by its drawn position; returns how many raters have one."""
     count, slot, active, bounds = scratch.count, scratch.slot, scratch.active, scratch.bounds
-    seg_item, seg_label, filled = scratch.items, scratch.labels, scratch.filled
+    listed = scratch.listed
     n_touched = 0
-    for d in range(n_drawn):
-        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
+    for j in range(n_listed):
+        for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
             rater = raters[ix(e)]
             if count[ix(rater)] == 0:
                 slot[ix(rater)] = n_touched
@@ -83,51 +83,73 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, l
         at += count[ix(active[t])]
         bounds[t, 2] = at
         count[ix(active[t])] = 0
-    for d in range(n_drawn):
-        for e in range(rater_start[ix(drawn[d])], rater_start[ix(drawn[d] + 1)]):
+    for j in range(n_listed):
+        for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
             t = slot[ix(raters[ix(e)])]
             q = bounds[ix(t), 1]
-            seg_item[ix(q)] = d
-            seg_label[ix(q)] = matrix[ix(e)]
+            scratch.items[ix(q)] = scratch.where[j]
+            scratch.labels[ix(q)] = matrix[ix(e)]
             bounds[ix(t), 1] = q + 1
-    for model in range(3):
-        columns = labels[model]
-        for d in range(n_drawn):
-            filled[d] = 0
-        n_active, short = n_touched, n_drawn
-        t = uniform_index(rng, n_active)
-        q, end = bounds[ix(t), 0], bounds[ix(t), 1]
-        while short > 0:
-            # the next rater, drawn and its segment's bounds loaded before this segment is read, so that the two
-            # overlap (the end of a segment is a branch the processor cannot foresee)
-            after = uniform_index(rng, n_active)
+    return n_touched
+
+
+@numba.njit(cache=True)
+def walk(rng, k, scratch, n_touched, short, flat, base):
+    """One model's columns for the ``short`` listed items (:func:`turn_round`), from the stream restricted to their
+    raters: each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
+    ones from their segment, and a rater left with none leaves the stream. The column ``f`` of the item at drawn
+    position ``d`` goes to ``flat[base + d K' + f]``; ``scratch.filled[d]`` holds the columns it had before."""
+    bounds, seg_item, seg_label, filled = scratch.bounds, scratch.items, scratch.labels, scratch.filled
+    n_active = n_touched
+    t = uniform_index(rng, n_active)
+    q, end = bounds[ix(t), 0], bounds[ix(t), 1]
+    while short > 0:
+        # the next rater, drawn and its segment's bounds loaded before this segment is read, so that the two
+        # overlap (the end of a segment is a branch the processor cannot foresee)
+        after = uniform_index(rng, n_active)
+        q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+        while q < end:
+            d = seg_item[ix(q)]
+            f = filled[ix(d)]
+            if f < k:
+                flat[ix(base + d * k + f)] = seg_label[ix(q)]
+                filled[ix(d)] = f + 1
+                if f + 1 < k:
+                    q += 1
+                    continue
+                short -= 1
+            end -= 1  # a full item leaves the segment: the last live one takes its place
+            seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
+            seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
+        bounds[ix(t), 1] = end
+        if end == bounds[ix(t), 0]:  # the rater leaves the stream: the last active one takes its slot
+            n_active -= 1
+            for c in range(3):
+                bounds[ix(t), c], bounds[n_active, c] = bounds[n_active, c], bounds[ix(t), c]
+        if after >= n_active:  # drawn among more raters than remain: given that, uniform among those that
+            after = uniform_index(rng, n_active) if n_active > 0 else 0  # do; else drawn again among them
             q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-            while q < end:
-                d = seg_item[ix(q)]
-                f = filled[ix(d)]
-                if f < k:
-                    columns[ix(d), ix(f)] = seg_label[ix(q)]
-                    filled[ix(d)] = f + 1
-                    if f + 1 < k:
-                        q += 1
-                        continue
-                    short -= 1
-                end -= 1  # a full item leaves the segment: the last live one takes its place
-                seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
-                seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
-            bounds[ix(t), 1] = end
-            if end == bounds[ix(t), 0]:  # the rater leaves the stream: the last active one takes its slot
-                n_active -= 1
-                for j in range(3):
-                    bounds[ix(t), j], bounds[n_active, j] = bounds[n_active, j], bounds[ix(t), j]
-            if after >= n_active:  # drawn among more raters than remain: given that, uniform among those that
-                after = uniform_index(rng, n_active) if n_active > 0 else 0  # do; else drawn again among them
-                q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-            elif after == t:  # this same slot, whose bounds have moved
-                q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-            t, q, end = after, q_after, end_after
+        elif after == t:  # this same slot, whose bounds have moved
+            q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+        t, q, end = after, q_after, end_after
+
+
+@numba.njit(cache=True)
+def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, flat):
+    """The labels of every drawn item's ``K'`` columns in each model's stream, into ``flat`` (models x drawn
+    positions x ``K'``), by the walk of the stream restricted to the drawn items (:func:`walk`). The stream restricted
+    to the raters that can still give a column is an iid uniform stream of them, so this is :func:`read_by_stream`'s
+    law; its work grows with the drawn ratings and columns, not the pool."""
+    for d in range(n_drawn):
+        scratch.listed[d] = drawn[d]
+        scratch.where[d] = d
+    n_touched = turn_round(rater_start, matrix, raters, scratch, n_drawn)
+    for model in range(3):
+        for d in range(n_drawn):
+            scratch.filled[d] = 0
+        walk(rng, k, scratch, n_touched, n_drawn, flat, model * ((flat.shape[0] - 1) // 3))
         for t in range(n_touched):
-            bounds[t, 1] = bounds[t, 2]
+            scratch.bounds[t, 1] = scratch.bounds[t, 2]
 
 
 @numba.njit(cache=True)
@@ -218,13 +240,15 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
 
 
 @numba.njit(cache=True)
-def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat):
+def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, rater_start, matrix, raters, scratch):
     """:func:`read_by_walk`'s labels, walking the stream itself: each rater drawn gives the next column to every
     drawn item of theirs still short of ``K'`` (cheaper than :func:`read_by_walk` where the drawn items are many and
-    hold most of the pool between them). ``flat`` holds the labels (models x drawn positions x ``K'``, as
-    :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` is (columns the item still lacks, its drawn
-    position), the first 0 for an item not drawn and so between replicates. A visit writes without a branch: an item
-    that needs no column writes to the spare byte (a branch taken at random would cost more than the write)."""
+    hold most of the pool between them), until ``tail`` items or fewer are short; the walk of their own raters
+    (:func:`walk`) gives them the rest, as the stream's own rest restricted to those raters would (the future of an
+    iid stream does not depend on where it was stopped). ``flat`` holds the labels (models x drawn positions x
+    ``K'``, as :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` is (columns the item still
+    lacks, its drawn position), the first 0 for an item not drawn and so between replicates. A visit writes without
+    a branch: an item that needs no column writes to the spare byte (a branch taken at random would cost more)."""
     spare = flat.shape[0] - 1
     for model in range(3):
         for d in range(n_drawn):
@@ -232,7 +256,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat):
             state[ix(drawn[d]), 1] = d
         base = model * (spare // 3)
         short = n_drawn
-        while short > 0:
+        while short > tail:
             rater = uniform_index(rng, n_pool)
             for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
                 item = turned.items[ix(e)]
@@ -242,10 +266,22 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat):
                 flat[ix(at if live else spare)] = turned.labels[ix(e)]
                 state[ix(item), 0] = left - live
                 short -= live & (left == 1)
+        if short == 0:
+            continue
+        n_listed = 0
+        for d in range(n_drawn):
+            left = state[ix(drawn[d]), 0]
+            if left > 0:
+                scratch.listed[ix(n_listed)] = drawn[d]
+                scratch.where[ix(n_listed)] = d
+                scratch.filled[d] = k - left
+                state[ix(drawn[d]), 0] = 0
+                n_listed += 1
+        walk(rng, k, scratch, turn_round(rater_start, matrix, raters, scratch, n_listed), n_listed, flat, base)
 
 
 @numba.njit(cache=True)
-def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, paired_split, chances, divergence,
+def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, paired_split, chances, divergence,
                           pairs, options, perturbation, noise_tables, out, confusion):
     """Replicates of S4 (module docstring). ``groups`` is the per-item layout
     (:func:`analysis.engine.samplers.make_layout`): item ``i``'s labels
@@ -253,8 +289,11 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     ``turned`` is the same by rater (:func:`by_rater`); ``paired_split``: the null mixes A's and B's columns pair by
     pair (:func:`draw_split`). A replicate draws how many slots each item gets and reads
     its drawn items by walking the whole stream (:func:`read_by_stream`) or the stream of their own raters
-    (:func:`read_by_walk`), whichever its expected work is the smaller, a visit of the drawn items' own walk
-    counting ``walk_cost`` visits of the whole stream's (:data:`analysis.engine.path.WALK_COST`): the same law.
+    (:func:`read_by_walk`), whichever its expected work is the smaller: the same law. ``costs`` = (a visit of the
+    drawn items' own walk, turning a rating of an item the stream leaves short round for its walk), each counted in
+    visits of the whole stream (:data:`analysis.engine.path.WALK_COST`, :data:`analysis.engine.path.TAIL_COST`); the
+    stream hands its items to their walk once a visit of the stream finds a column more rarely than turning a short
+    item round would cost.
     Then each distinct item's slots are drawn as the by-item kernel draws a group's: B's perturbation in one draw
     from the perturbation tables (``options.perturbation_tables``) or response by response, slots that come out
     alike added once; with ``options.gather`` (K' = 1) they are counted per (gold, A*, B*) triple of labels and
@@ -265,6 +304,10 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
     n_labels = confusion.shape[2]
     ratings = rater_start[ix(n_items)]
     per_item, per_rater = ratings / n_items, ratings / n_pool  # mean raters of an item, items of a rater
+    walk_cost, tail_cost = costs
+    # with u items short, a step of the stream visits per_rater items for u per_item / n_pool columns: n_items / u
+    # visits a column, against 2 per_item tail_cost to turn a short item round
+    tail = int(n_items / (2.0 * per_item * tail_cost))
     cap = min(n, n_items)  # distinct items a replicate draws at most
     scratch = walk_scratch(n_pool, ratings, cap)
     flat = np.zeros(3 * cap * k + 1, dtype=np.int8)  # the labels and read_by_stream's spare byte
@@ -297,9 +340,10 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, walk_cost, draw, 
         by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
         if by_stream < by_walk:
-            read_by_stream(rng, k, n_pool, turned, held, n_drawn, state, flat)
+            read_by_stream(rng, k, n_pool, turned, held, n_drawn, state, flat, tail, rater_start, matrix, raters,
+                           scratch)
         else:
-            read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, labels)
+            read_by_walk(rng, k, rater_start, matrix, raters, scratch, held, n_drawn, flat)
         if gather:
             count_triples(labels, held, n_drawn, mult, to_a[1], perturb, n_labels, triples)
             settle_triples(rng, draw, pairs.terms, perturb, triples, spread, acc)
