@@ -11,7 +11,8 @@ A replicate draws how many slots each item gets, then reads every distinct drawn
 stream until every drawn item has its ``K'``: the whole stream, each rater drawn giving a column to every drawn item
 of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters, in which a rater whose drawn items
 are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
-an iid uniform stream of them, so the law is the same). An item's slots differ only in B's perturbation, and are
+an iid uniform stream of them, so the law is the same). The whole stream hands its last short items to their walk,
+whose stream then goes on from where the whole one stopped. An item's slots differ only in B's perturbation, and are
 drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
 ``2K'`` columns of A and B (positions in their streams) are pooled and mixed once per replicate, as S1's one group
 is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
@@ -33,13 +34,13 @@ from analysis.engine.metrics import accumulator, clear, store
 
 
 class Walk(NamedTuple):
-    """Scratch of the items' walk (:func:`read_by_walk`), for items ``listed`` by their number in the layout, each
-    named by its place in the list. Per rater of the pool: its listed ratings (``count``, 0 between walks) and its
-    first slot among the raters with listed ratings (``slot``; ``active`` lists them in that order, to clear
+    """Scratch of the items' walk (:func:`turn_round`, :func:`walk`) for the items ``listed`` (their numbers in the
+    layout) at drawn positions ``where``. Per rater of the pool: its listed ratings (``count``, 0 between walks) and
+    its first slot among the raters with listed ratings (``slot``; ``active`` lists them in that order, to clear
     ``count``); per slot, its rater's segment of ``items`` and ``labels`` (the listed items' ratings turned round,
-    rater by rater): ``bounds[t]`` = (start, end of the items still short of ``K'``, end), a row that moves when its
-    rater leaves the stream, so that the slots of raters with a live item come first. Per listed item: its drawn
-    position (``where``) and the columns it has (``filled``)."""
+    rater by rater, an item named by its drawn position): ``bounds[t]`` = (start, end of the items still short of
+    ``K'``, end), a row that moves when its rater leaves the stream, so that the slots of raters with a live item
+    come first. Per drawn position: the columns its item has (``filled``)."""
 
     count: np.ndarray
     slot: np.ndarray
