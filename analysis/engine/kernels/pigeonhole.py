@@ -257,8 +257,10 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
             state[ix(drawn[d]), 1] = d
         base = model * (spare // 3)
         short = n_drawn
+        after = uniform_index(rng, n_pool)
         while short > tail:
-            rater = uniform_index(rng, n_pool)
+            # the next rater drawn, and where its items are, before this one's are read (so that the two overlap)
+            rater, after = after, uniform_index(rng, n_pool)
             for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
                 item = turned.items[ix(e)]
                 left = state[ix(item), 0]
