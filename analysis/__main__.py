@@ -24,7 +24,10 @@ import time
 _STOPPING = threading.Event()  # set once a Ctrl-C has reached the CLI's handler: the process is on its way out
 
 
-LOST_AFTER = 1.0  # seconds: a Ctrl-C raised this long ago that the CLI has not taken was lost
+# seconds: a Ctrl-C raised this long ago that the CLI has not taken was lost. Well above what a Ctrl-C takes to
+# reach the CLI (the workers killed, the cache's claims released: milliseconds), since one sent again while those
+# run would cut them short as a second Ctrl-C does
+LOST_AFTER = 2.0
 _RAISED: list[float] = []  # when each Ctrl-C was raised as a KeyboardInterrupt (time.monotonic)
 
 
