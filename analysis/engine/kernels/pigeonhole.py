@@ -127,10 +127,13 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
             n_active -= 1
             for c in range(3):
                 bounds[ix(t), c], bounds[n_active, c] = bounds[n_active, c], bounds[ix(t), c]
-        if after >= n_active:  # drawn among more raters than remain: given that, uniform among those that
-            after = uniform_index(rng, n_active) if n_active > 0 else 0  # do; else drawn again among them
+        # the next rater was drawn among the raters active before this one was read: kept if it falls among those
+        # still active (given that, it is uniform among them), else drawn again among them; read again if it is
+        # this same slot, whose bounds have moved
+        if after >= n_active:
+            after = uniform_index(rng, n_active) if n_active > 0 else 0
             q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-        elif after == t:  # this same slot, whose bounds have moved
+        elif after == t:
             q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
         t, q, end = after, q_after, end_after
 
