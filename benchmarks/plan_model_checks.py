@@ -101,7 +101,7 @@ def planned_against_true(fresh: int, law: str, design: str = "crossed", n_pilots
                                         sampler, cell, fresh, 70_000, rng)
     rows = []
     for seed in range(1, n_pilots + 1):
-        pilot = TRUTH.draw(items, raters, seed=seed, name="pilot", per_item=per_item)
+        pilot = first if seed == 1 else TRUTH.draw(items, raters, seed=seed, name="pilot", per_item=per_item)
         result = power.plan(pilot, sampler=sampler, epsilon=EPSILON, ns=sorted({n for n, _, _ in designs}),
                             ks=sorted({k for _, k, _ in designs}), raters=sorted({r for _, _, r in designs}),
                             metrics=list(SHOWN), perturbation=law)
