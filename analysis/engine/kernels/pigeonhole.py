@@ -33,12 +33,15 @@ from analysis.engine.kernels.direct import settle_triples
 from analysis.engine.metrics import accumulator, clear, store
 
 
+LEFT = (1 << 32) - 1  # read_by_stream's state: the low 32 bits hold the columns an item lacks
+
+
 class Walk(NamedTuple):
     """Scratch of the items' walk (:func:`turn_round`, :func:`walk`) for the items ``listed`` (their numbers in the
     layout) at drawn positions ``where``. Per rater of the pool: its listed ratings (``count``, 0 between walks) and
     its first slot among the raters with listed ratings (``slot``; ``active`` lists them in that order, to clear
-    ``count``); per slot, its rater's segment of ``items`` and ``labels`` (the listed items' ratings turned round,
-    rater by rater, an item named by its drawn position): ``bounds[t]`` = (start, end of the items still short of
+    ``count``); per slot, its rater's segment of ``entries`` (the listed items' ratings turned round, rater by rater,
+    each its item's drawn position times 256 plus its label): ``bounds[t]`` = (start, end of the items still short of
     ``K'``, end), a row that moves when its rater leaves the stream, so that the slots of raters with a live item
     come first. Per drawn position: the columns its item has (``filled``)."""
 
@@ -46,20 +49,19 @@ class Walk(NamedTuple):
     slot: np.ndarray
     active: np.ndarray
     bounds: np.ndarray
-    items: np.ndarray
-    labels: np.ndarray
+    entries: np.ndarray
     listed: np.ndarray
     where: np.ndarray
     filled: np.ndarray
 
 
 @numba.njit(cache=True)
-def walk_scratch(n_pool, ratings, cap):
-    """A :class:`Walk` for a pool of ``n_pool`` raters, ``ratings`` ratings and at most ``cap`` drawn items."""
+def walk_scratch(n_pool, ratings, cap, entries):
+    """A :class:`Walk` for a pool of ``n_pool`` raters, ``ratings`` ratings and at most ``cap`` drawn items, its
+    entries of ``entries``' type (:func:`by_rater`'s, wide enough for any item's number)."""
     return Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
-                np.zeros((n_pool, 3), dtype=np.int64), np.zeros(ratings, dtype=np.int64),
-                np.zeros(ratings, dtype=np.int8), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
-                np.zeros(cap, dtype=np.int64))
+                np.zeros((n_pool, 3), dtype=np.int64), np.zeros(ratings, dtype=entries.dtype),
+                np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64))
 
 
 @numba.njit(cache=True)
@@ -88,8 +90,7 @@ def turn_round(rater_start, matrix, raters, scratch, n_listed):
         for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
             t = slot[ix(raters[ix(e)])]
             q = bounds[ix(t), 1]
-            scratch.items[ix(q)] = scratch.where[j]
-            scratch.labels[ix(q)] = matrix[ix(e)]
+            scratch.entries[ix(q)] = scratch.where[j] * 256 + matrix[ix(e)]
             bounds[ix(t), 1] = q + 1
     return n_touched
 
@@ -100,7 +101,8 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
     raters: each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
     ones from their segment, and a rater left with none leaves the stream. The column ``f`` of the item at drawn
     position ``d`` goes to ``flat[base + d K' + f]``; ``scratch.filled[d]`` holds the columns it had before."""
-    bounds, seg_item, seg_label, filled = scratch.bounds, scratch.items, scratch.labels, scratch.filled
+    bounds, seg, filled = scratch.bounds, scratch.entries, scratch.filled
+    spare = flat.shape[0] - 1
     n_active = n_touched
     t = uniform_index(rng, n_active)
     q, end = bounds[ix(t), 0], bounds[ix(t), 1]
@@ -109,24 +111,24 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
         # overlap (the end of a segment is a branch the processor cannot foresee)
         after = uniform_index(rng, n_active)
         q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-        while q < end:
-            d = seg_item[ix(q)]
+        kept = q  # the items kept move to the segment's front, those full to its back
+        for p in range(q, end):  # without a branch: a full item writes to the spare byte, and is not kept
+            entry = seg[ix(p)]
+            d = entry >> 8
             f = filled[ix(d)]
-            if f < k:
-                flat[ix(base + d * k + f)] = seg_label[ix(q)]
-                filled[ix(d)] = f + 1
-                if f + 1 < k:
-                    q += 1
-                    continue
-                short -= 1
-            end -= 1  # a full item leaves the segment: the last live one takes its place
-            seg_item[ix(q)], seg_item[ix(end)] = seg_item[ix(end)], seg_item[ix(q)]
-            seg_label[ix(q)], seg_label[ix(end)] = seg_label[ix(end)], seg_label[ix(q)]
-        bounds[ix(t), 1] = end
-        if end == bounds[ix(t), 0]:  # the rater leaves the stream: the last active one takes its slot
-            n_active -= 1
-            for c in range(3):
-                bounds[ix(t), c], bounds[n_active, c] = bounds[n_active, c], bounds[ix(t), c]
+            live = f < k
+            flat[ix(base + d * k + f if live else spare)] = entry & 255
+            filled[ix(d)] = f + live
+            seg[ix(p)] = seg[ix(kept)]
+            seg[ix(kept)] = entry
+            kept += f + 1 < k
+            short -= f + 1 == k
+        bounds[ix(t), 1] = kept
+        gone = kept == q  # the rater leaves the stream: the last active one takes its slot
+        n_active -= gone
+        other = n_active if gone else t
+        for c in range(3):
+            bounds[ix(t), c], bounds[ix(other), c] = bounds[ix(other), c], bounds[ix(t), c]
         # the next rater was drawn among the raters active before this one was read: kept if it falls among those
         # still active (given that, it is uniform among them), else drawn again among them; read again if it is
         # this same slot, whose bounds have moved
@@ -227,20 +229,21 @@ def count_triples(labels, held, n_drawn, mult, swapped, perturb, n_labels, tripl
 
 
 class ByRater(NamedTuple):
-    """The per-item layout turned round: rater ``r``'s items ``items[start[r]:start[r + 1]]`` and its labels of them
-    ``labels[...]``, for reading the streams rater by rater."""
+    """The per-item layout turned round: rater ``r``'s ratings ``entries[start[r]:start[r + 1]]``, each its item's
+    number times 256 plus its label (one load a visit), for reading the streams rater by rater."""
 
     start: np.ndarray
-    items: np.ndarray
-    labels: np.ndarray
+    entries: np.ndarray
 
 
 def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_pool: int) -> ByRater:
     """:class:`ByRater` of the per-item layout (:func:`analysis.engine.samplers.make_layout`)."""
-    item = np.repeat(np.arange(len(rater_start) - 1), np.diff(rater_start))
+    n_items = len(rater_start) - 1
+    item = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(rater_start))
     order = np.argsort(raters, kind="stable")
     start = np.concatenate([[0], np.cumsum(np.bincount(raters, minlength=n_pool))]).astype(np.int64)
-    return ByRater(start, item[order].astype(np.int64), matrix[order])
+    entries = item[order] * 256 + matrix[order].astype(np.int64)
+    return ByRater(start, entries.astype(np.int32 if n_items < 2**23 else np.int64))
 
 
 @numba.njit(cache=True)
@@ -250,38 +253,39 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
     hold most of the pool between them), until ``tail`` items or fewer are short; the walk of their own raters
     (:func:`walk`) gives them the rest, as the stream's own rest restricted to those raters would (the future of an
     iid stream does not depend on where it was stopped). ``flat`` holds the labels (models x drawn positions x
-    ``K'``, as :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` is (columns the item still
-    lacks, its drawn position), the first 0 for an item not drawn and so between replicates. A visit writes without
+    ``K'``, as :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` holds where in ``flat`` its
+    next column goes (the high 32 bits) and how many columns it still lacks (the low 32 bits, :data:`LEFT`; 0 for
+    an item not drawn and so between replicates), so that a visit loads and stores one word. A visit writes without
     a branch: an item that needs no column writes to the spare byte (a branch taken at random would cost more)."""
     spare = flat.shape[0] - 1
     for model in range(3):
-        for d in range(n_drawn):
-            state[ix(drawn[d]), 0] = k
-            state[ix(drawn[d]), 1] = d
         base = model * (spare // 3)
+        for d in range(n_drawn):
+            state[ix(drawn[d])] = (base + d * k) << 32 | k
         short = n_drawn
         after = uniform_index(rng, n_pool)
         while short > tail:
             # the next rater drawn, and where its items are, before this one's are read (so that the two overlap)
             rater, after = after, uniform_index(rng, n_pool)
             for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
-                item = turned.items[ix(e)]
-                left = state[ix(item), 0]
-                live = left > 0
-                at = base + np.int64(state[ix(item), 1]) * k + k - left
-                flat[ix(at if live else spare)] = turned.labels[ix(e)]
-                state[ix(item), 0] = left - live
+                entry = turned.entries[ix(e)]
+                item = entry >> 8
+                got = state[ix(item)]
+                left = got & LEFT
+                live = np.int64(left > 0)
+                flat[ix((got >> 32) if live else spare)] = entry & 255
+                state[ix(item)] = got + (live << 32) - live
                 short -= live & (left == 1)
         if short == 0:
             continue
         n_listed = 0
         for d in range(n_drawn):
-            left = state[ix(drawn[d]), 0]
+            left = state[ix(drawn[d])] & LEFT
             if left > 0:
                 scratch.listed[ix(n_listed)] = drawn[d]
                 scratch.where[ix(n_listed)] = d
                 scratch.filled[d] = k - left
-                state[ix(drawn[d]), 0] = 0
+                state[ix(drawn[d])] = 0
                 n_listed += 1
         walk(rng, k, scratch, turn_round(rater_start, matrix, raters, scratch, n_listed), n_listed, flat, base)
 
@@ -315,10 +319,12 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     # visits a column, against 2 per_item tail_cost to turn a short item round
     tail = int(n_items / (2.0 * per_item * tail_cost))
     cap = min(n, n_items)  # distinct items a replicate draws at most
-    scratch = walk_scratch(n_pool, ratings, cap)
+    scratch = walk_scratch(n_pool, ratings, cap, turned.entries)
+    if 3 * cap * k >= 1 << 31:
+        raise ValueError("a replicate's labels must number under 2**31 (read_by_stream's positions)")
     flat = np.zeros(3 * cap * k + 1, dtype=np.int8)  # the labels and read_by_stream's spare byte
     labels = flat[:-1].reshape((3, cap, k))  # by model and drawn position
-    state = np.zeros((n_items, 2), dtype=np.int32)  # read_by_stream's: columns lacking, drawn position
+    state = np.zeros(n_items, dtype=np.int64)  # read_by_stream's: where its next column goes, and columns lacking
     to_a = np.zeros(2 * k, dtype=np.bool_)
     one = np.int64(1)  # literal 1s, or a literal 0 below, would compile second versions of the callees
     work = item_work(n_items, cap, k, n_labels, one, one, np.max(perturbation.n_out), one)
