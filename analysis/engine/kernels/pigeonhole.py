@@ -345,10 +345,11 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
             work.pert_side[c] = 1 if to_a[ix(k + c)] else 2
         draw_multiplicities(rng, n, n_items, mult)
         n_drawn = np.int64(0)
-        for i in range(n_items):
-            if mult[i] > 0:
-                held[ix(n_drawn)] = i
-                n_drawn += 1
+        for i in range(n_items):  # without a branch: an item not drawn is written over by the next
+            held[ix(n_drawn)] = i
+            n_drawn += mult[i] > 0
+            if n_drawn == cap:
+                break
         by_walk = walk_cost * n_drawn * (k + 2.0 * per_item)
         by_stream = n_pool / per_item * (k + math.log(n_drawn + 1.0)) * per_rater
         if by_stream < by_walk:
