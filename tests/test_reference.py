@@ -69,7 +69,9 @@ CONFIGURATIONS = [
     ("S4", "sparse", "auto", 400, 1, 0.0, "uniform", ()),  # ... unperturbed: triples, not deferred
     ("S4", "sparse", "auto", 800, 2, 0.3, "dirichlet", ()),  # perturbation tables, slots counted per outcome
     ("S4", "sparse", "auto", 200, 4, 0.1, "uniform", (("path", "PERTURB_ENTRIES", 0),)),  # slots split on keeping all
-    ("S4", "sparse", "auto", 20, 12, 0.3, "dirichlet", ()),  # replacements per label, noise tables
+    ("S4", "sparse", "auto", 20, 12, 0.3, "dirichlet", ()),  # B's responses thinned by masks, noise tables
+    ("S4", "sparse", "auto", 20, 12, 0.3, "dirichlet", (("path", "PAIR_ROWS", 0),)),  # ... counts packed
+    ("S4", "sparse", "auto", 20, 12, 0.3, "dirichlet", (("path", "MASK_WORD", 0),)),  # replacements per label
     ("S4", "sparse", "auto", 20, 12, 0.3, "uniform", ()),  # ... each replaced by another label
     ("S4", "sparse", "auto", 100, 5, 0.0, "uniform", ()),  # unperturbed: an item's slots added once
 ]
@@ -200,8 +202,8 @@ def test_s4_keeps_raters_that_s2_treats_as_new_people():
 
 
 # One plan of each kernel and of each way a kernel draws the null's H (the column law, the slot law and its chain,
-# gathered and deferred slots, the pigeonhole's tables), for the null mixed pair by pair.
-PAIRED = [CONFIGURATIONS[i] for i in (0, 3, 7, 9, 10, 11, 14, 16, 18, 22, 25)]
+# gathered and deferred slots, the pigeonhole's tables and masks), for the null mixed pair by pair.
+PAIRED = [CONFIGURATIONS[i] for i in (0, 3, 7, 9, 10, 11, 14, 16, 18, 22, 25, 27)]
 
 
 @pytest.mark.parametrize("config", PAIRED, ids=lambda c: f"{c[0]}-{c[2]}-n{c[3]}-k{c[4]}-{c[6]}")

@@ -114,6 +114,7 @@ class PigeonholeOptions(NamedTuple):
 
     perturbation_tables: bool
     gather: bool
+    masks: bool
 
 
 class DirectOptions(NamedTuple):
@@ -134,7 +135,8 @@ class KernelPath:
     - ``pair_tables``: count vectors are numbered as rows of the pair tables and a slot is added to the sums by
       lookups (else the direct kernel packs them, the by-item kernel counts them);
     - ``perturbation_tables``: B's perturbation of a slot in one draw from tables on count vectors;
-    - ``masks``: the direct kernel picks replaced responses by mask tables, several at a time;
+    - ``masks``: the direct kernel picks replaced responses by mask tables, several at a time (the pigeonhole
+      kernel too, its slots' count vectors then coded as the direct kernel's);
     - ``noise_tables``: replaced responses are counted apart and labelled in one draw (Dirichlet rule);
     - ``rater_loop``: the direct kernel reads a complete item rater by rater;
     - ``gather``: the direct kernel counts slots per (gold, A, B) triple of rows; ``defer``: and at K = 1 replaces
@@ -169,7 +171,7 @@ class KernelPath:
 
     def pigeonhole_options(self) -> PigeonholeOptions:
         """The pigeonhole kernel's switches, as one group."""
-        return PigeonholeOptions(self.perturbation_tables, self.gather)
+        return PigeonholeOptions(self.perturbation_tables, self.gather, self.masks)
 
     def direct_options(self) -> DirectOptions:
         """The direct kernel's switches, as one group."""
@@ -245,9 +247,10 @@ def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, s
         if method != "responses":
             raise ParameterError(f"S4 has one kernel (method 'auto' or 'responses'), not method={method!r}")
         gather = k == 1 and paired(k, design.n_labels)
+        noise = shared_noise and not gather and not (tabled and k > 1)
         return KernelPath("pigeonhole", null, pair_tables=paired(k, design.n_labels),
-                          perturbation_tables=tabled and k > 1, noise_tables=shared_noise and not gather
-                          and not (tabled and k > 1),
+                          perturbation_tables=tabled and k > 1,
+                          masks=noise and k <= MASK_WORD and direct_fits(k, design.n_labels), noise_tables=noise,
                           gather=gather, defer=gather and noisy)
     if method == "law":
         if not law_fits(design, k):

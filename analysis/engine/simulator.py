@@ -222,12 +222,15 @@ class Simulator:
                                                                   self.n_pool))
             tables = (self.perturbation_tables(k, epsilon, perturbation, null) if cell.perturbation_tables
                       else NO_PERTURB)
+            masked = cell.masks  # the slots thinned by masks, their count vectors coded as the direct kernel's
             pigeonhole_replicates(rng, layout.groups, layout.raters, turned, self.n_pool,
                                   (paths.WALK_COST, paths.TAIL_COST), draw,
                                   self.null_mixing == "pairs", chances, divergence,
-                                  self.pair_tables(k) if cell.pair_tables else NO_PAIRS,
+                                  self.pair_tables(k) if cell.pair_tables or masked else NO_PAIRS,
                                   cell.pigeonhole_options(), tables,
-                                  self.noise_tables(k if cell.noise_tables else 0, perturbation), out, confusion)
+                                  self.noise_tables(k if cell.noise_tables and not masked else 0, perturbation),
+                                  mask_tables(epsilon), self.noise_codes(k if masked else 0, perturbation), out,
+                                  confusion)
         elif cell.kernel == "law":
             tables = self.law_tables(k, epsilon, perturbation, null)
             law_replicates(rng, tables, n, k, chain(n, tables.order.size), self.pair_tables(k), out, confusion)

@@ -96,6 +96,7 @@ class ItemWork(NamedTuple):
     part_code: np.ndarray  # column law: an item's code per part
     mass: np.ndarray  # ... the slot's law over (gold, A*, B*) triples
     touched: np.ndarray  # ... and its triples of positive mass, in order
+    vector: np.ndarray  # one slot's count vectors as codes of G, A*, B* (the pigeonhole kernel's thinned slots)
 
 
 @numba.njit(cache=True)
@@ -114,7 +115,7 @@ def item_work(max_items, cap, k, n_labels, max_raters, packed_items, max_out, tr
                     np.zeros((3, n_labels), dtype=np.int64), np.zeros(3, dtype=np.int64),
                     np.zeros((2, n_labels), dtype=np.int64), np.zeros(n_labels, dtype=np.int64),
                     np.zeros(n_labels, dtype=np.int64), np.zeros(5, dtype=np.int64), np.zeros(triples),
-                    np.empty(triples, dtype=np.int64))
+                    np.empty(triples, dtype=np.int64), np.zeros(3, dtype=np.int64))
 
 
 @numba.njit(cache=True)

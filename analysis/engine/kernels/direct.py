@@ -241,6 +241,45 @@ def tabled_slots(rng, groups, draw, chances, pairs, perturbation, options, compl
                 add_pair(tg, ta, tb, terms, acc, 1)
 
 
+@numba.njit(cache=True, inline="always")
+def code_noise(rng, noised, noise_tables, code, noise, vector):
+    """Label a slot's ``noised[1]`` replaced responses of A* and ``noised[2]`` of B* in one draw from the noise
+    tables (:class:`analysis.engine.perturbation.NoiseCodes`), or beyond them by :func:`dirichlet_noise`, adding
+    their codes to ``vector[1]`` and ``vector[2]``."""
+    offset = noise_tables.base[ix(noised[1]), ix(noised[2])]
+    if offset >= 0:
+        o = alias_draw(rng, noise_tables.prob, noise_tables.alias, offset, noise_tables.size[ix(noised[1]),
+                                                                                             ix(noised[2])])
+        vector[1] += noise_tables.code_a[ix(offset + o)]
+        vector[2] += noise_tables.code_b[ix(offset + o)]
+        return
+    swapped = dirichlet_noise(rng, noised[1], noised[2], noise_tables.chain, noise)  # a chain of beta-binomials
+    for c in range(noise.shape[1]):
+        vector[1] += noise[1 if swapped else 0, c] * code[c]
+        vector[2] += noise[0 if swapped else 1, c] * code[c]
+
+
+@numba.njit(cache=True, inline="always")
+def add_coded(vector, pairs, gather, triples, counts, divergence, acc):
+    """Add one slot whose count vectors are the codes ``vector`` (G, A*, B*; :class:`PairTables`) to the sums: by
+    the pair tables' rows (or, with ``gather``, counted in ``triples``), else unpacked into ``counts``."""
+    if not pairs.paired:  # unpack the counts (shift bits a label) for the metric pass
+        field = (1 << pairs.shift) - 1
+        for side in range(3):
+            for c in range(counts.shape[2]):
+                counts[side, 0, c] = (vector[side] >> (pairs.shift * c)) & field
+        add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
+        return
+    n_vectors = pair_rows(pairs.terms)
+    tg = pairs.row_of[ix(vector[0])] - pairs.first
+    ta = pairs.row_of[ix(vector[1])] - pairs.first
+    tb = pairs.row_of[ix(vector[2])] - pairs.first
+    if gather:
+        triples[ix((tg * n_vectors + ta) * n_vectors + tb)] += 1
+    else:
+        add_pair(tg, ta, tb, pairs.terms, acc, 1)
+
+
 @numba.njit(cache=True, _nrt=False)
 def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_tables, options, complete, work, acc):
     """Each slot response by response (or rater by rater), B's perturbable responses replaced one by one, by
@@ -249,19 +288,14 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
     item_start, items, rater_start = groups.item_start, groups.items, groups.rater_start
     matrix_start, matrix, item_cum = groups.matrix_start, groups.matrix, groups.item_cum
     k, epsilon, shared, prior = draw.k, draw.epsilon, draw.shared, draw.prior
-    paired, code, row_of, first, shift = pairs.paired, pairs.code, pairs.row_of, pairs.first, pairs.shift
-    terms = pairs.terms
+    code = pairs.code
     m_prob, m_alias, m_count, m_pos = masks.prob, masks.alias, masks.count, masks.pos
-    n_base, n_size, n_prob, n_alias = noise_tables.base, noise_tables.size, noise_tables.prob, noise_tables.alias
-    n_code_a, n_code_b, n_chain = noise_tables.code_a, noise_tables.code_b, noise_tables.chain
     gather, masked, thinned = options.gather, options.masks, options.noise_tables
     columns, n_perturbed, urn, counts, vector = work.columns, work.n_perturbed, work.urn, work.counts, work.vector
     pert_old, noised, noise, weight, run = work.pert_old, work.noised, work.noise, work.weight, work.run
     slot_group, slot_local, triples = work.slot_group, work.slot_local, work.triples
     n_labels = item_cum.shape[1]
-    n_vectors = pair_rows(terms)
     n_masks = m_prob.shape[0]
-    field = (1 << shift) - 1  # one label's count in a packed code
     use_urn = epsilon > 0.0 and shared and not thinned
     n_drawn, per_group = group_layout(draw.n, groups.single_group, groups.group_size)
     for d in range(n_drawn):
@@ -325,16 +359,7 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                         e += code[ix(label)]
                     vector[side] = e
             if noised[1] + noised[2] > 0:  # thinned: the replaced responses' labels, from the noise tables
-                offset = n_base[ix(noised[1]), ix(noised[2])]
-                if offset >= 0:
-                    o = alias_draw(rng, n_prob, n_alias, offset, n_size[ix(noised[1]), ix(noised[2])])
-                    vector[1] += n_code_a[ix(offset + o)]
-                    vector[2] += n_code_b[ix(offset + o)]
-                else:  # more than the tables hold: a chain of beta-binomials, split between the sides
-                    swapped = dirichlet_noise(rng, noised[1], noised[2], n_chain, noise)
-                    for c in range(n_labels):
-                        vector[1] += noise[1 if swapped else 0, c] * code[c]
-                        vector[2] += noise[0 if swapped else 1, c] * code[c]
+                code_noise(rng, noised, noise_tables, code, noise, vector)
             for chunk in range(0, p, MASK_BITS):  # masked: replace the responses the masks pick
                 mask = alias_draw(rng, m_prob, m_alias, 0, n_masks)
                 for j in range(m_count[ix(mask)]):
@@ -344,18 +369,7 @@ def general_slots(rng, groups, draw, chances, divergence, pairs, masks, noise_ta
                     side = 1 if q < n_perturbed[1] else 2
                     old = pert_old[ix(q)]
                     vector[side] += code[ix(replacement(rng.random(), old, shared, urn, prior))] - code[ix(old)]
-            if not paired:  # unpack the counts (shift bits a label) for the metric pass
-                for side in range(3):
-                    for c in range(n_labels):
-                        counts[side, 0, c] = (vector[side] >> (shift * c)) & field
-                add_item(counts[0], counts[1], counts[2], 0, divergence, acc, 1)
-                continue
-            for side in range(3):
-                vector[side] = row_of[ix(vector[side])] - first
-            if gather:
-                triples[ix((vector[0] * n_vectors + vector[1]) * n_vectors + vector[2])] += 1
-            else:
-                add_pair(vector[0], vector[1], vector[2], terms, acc, 1)
+            add_coded(vector, pairs, gather, triples, counts, divergence, acc)
 
 
 @numba.njit(cache=True, _nrt=False)

@@ -13,7 +13,9 @@ of theirs (:func:`read_by_stream`), or the stream of the drawn items' own raters
 are all full is dropped (:func:`read_by_walk`; the stream restricted to the raters that can still give a column is
 an iid uniform stream of them, so the law is the same). The whole stream hands its last short items to their walk,
 whose stream then goes on from where the whole one stopped. An item's slots differ only in B's perturbation, and are
-drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`). Under the null the
+drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`) or, under a shared
+noise law beyond the perturbation tables, thinned slot by slot as the direct kernel thins a slot's
+(:func:`thinned_items`). Under the null the
 ``2K'`` columns of A and B (positions in their streams) are pooled and mixed once per replicate, as S1's one group
 is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
 """
@@ -29,7 +31,8 @@ import numpy as np
 from analysis.engine.draws import draw_multiplicities, uniform_index
 from analysis.engine.indices import ix
 from analysis.engine.kernels.by_item import item_work, slot_modes, tabled_items, untabled_items
-from analysis.engine.kernels.direct import settle_triples
+from analysis.engine.kernels.direct import add_coded, code_noise, settle_triples
+from analysis.engine.lookup import draw_mask
 from analysis.engine.metrics import accumulator, clear, store
 
 
@@ -214,6 +217,41 @@ def hold_items(labels, n_drawn, to_a, perturb, listed, work):
                 pert_label[i, c] = label
 
 
+@numba.njit(cache=True, _nrt=False)
+def thinned_items(rng, divergence, pairs, masks, noise_codes, n_drawn, work, acc):
+    """Each held item's slots with B's perturbable responses thinned as the direct kernel thins a slot's
+    (:func:`analysis.engine.kernels.direct.general_slots`): per slot, one draw from the mask tables per
+    ``MASK_BITS`` of them says which are replaced, and the replaced ones are labelled in one draw from the noise
+    tables (:func:`code_noise`); the item's fixed responses are coded once, for all its slots. Reads the perturbable
+    responses as :func:`hold_items` lists them."""
+    code, m_prob, m_alias = pairs.code, masks.prob, masks.alias
+    mult, held, fixed, pert_label, pert_side = work.mult, work.held, work.fixed, work.pert_label, work.pert_side
+    counts, noised, noise, vector = work.counts, work.noised, work.noise, work.vector
+    n_pert = work.n_perturbed[1] + work.n_perturbed[2]
+    for i in range(n_drawn):
+        e_g = e_a = e_b = 0
+        for c in range(fixed.shape[2]):
+            e_g += fixed[i, 0, c] * code[c]
+            e_a += fixed[i, 1, c] * code[c]
+            e_b += fixed[i, 2, c] * code[c]
+        for _ in range(mult[ix(held[i])]):
+            mask = draw_mask(rng, n_pert, m_prob, m_alias)
+            v_a, v_b, x_a, x_b = e_a, e_b, 0, 0
+            for q in range(n_pert):  # without a branch: B's response q, on side pert_side[q], kept or replaced
+                bit = (mask >> q) & 1
+                on_a = pert_side[q] == 1
+                kept = code[ix(pert_label[i, q])] * (1 - bit)
+                v_a += kept if on_a else 0
+                v_b += 0 if on_a else kept
+                x_a += bit if on_a else 0
+                x_b += 0 if on_a else bit
+            vector[0], vector[1], vector[2] = e_g, v_a, v_b
+            noised[1], noised[2] = x_a, x_b
+            if x_a + x_b > 0:
+                code_noise(rng, noised, noise_codes, code, noise, vector)
+            add_coded(vector, pairs, False, vector, counts, divergence, acc)  # no gathering: nothing in "triples"
+
+
 @numba.njit(cache=True)
 def count_triples(labels, held, n_drawn, mult, swapped, perturb, n_labels, triples):
     """K' = 1: each drawn item's slots counted into ``triples`` by their (gold, A*, B*) labels (a label is its row of
@@ -292,7 +330,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
 
 @numba.njit(cache=True)
 def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, paired_split, chances, divergence,
-                          pairs, options, perturbation, noise_tables, out, confusion):
+                          pairs, options, perturbation, noise_tables, masks, noise_codes, out, confusion):
     """Replicates of S4 (module docstring). ``groups`` is the per-item layout
     (:func:`analysis.engine.samplers.make_layout`): item ``i``'s labels
     ``matrix[rater_start[i]:rater_start[i + 1]]`` by its raters ``raters[...]`` (codes in the pool of ``n_pool``);
@@ -307,7 +345,9 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     Then each distinct item's slots are drawn as the by-item kernel draws a group's: B's perturbation in one draw
     from the perturbation tables (``options.perturbation_tables``) or response by response, slots that come out
     alike added once; with ``options.gather`` (K' = 1) they are counted per (gold, A*, B*) triple of labels and
-    settled as the direct kernel settles its deferred triples (:func:`settle_triples`)."""
+    settled as the direct kernel settles its deferred triples (:func:`settle_triples`); with ``options.masks``, B's
+    responses are thinned by the mask tables ``masks`` and labelled from the noise tables ``noise_codes`` in the
+    direct kernel's form (:func:`thinned_items`)."""
     rater_start, matrix = groups.rater_start, groups.matrix
     n, k = draw.n, draw.k
     n_items = rater_start.shape[0] - 1
@@ -334,7 +374,8 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     spread = np.zeros(n_labels, dtype=np.int64)
     perturb = draw.epsilon > 0.0
     _, split, by_label = slot_modes(draw.epsilon, k if perturb else 0, n_labels)
-    listed = not tabled and (split or not by_label)  # whether the slots need B's responses one by one
+    masked = options.masks
+    listed = masked or not tabled and (split or not by_label)  # whether the slots need B's responses one by one
     acc = accumulator(n_labels)
     for r in range(out.shape[0]):
         clear(acc)
@@ -366,6 +407,8 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
         if tabled:
             tabled_items(rng, groups, np.int64(0), draw, chances, divergence, pairs, perturbation, noise_tables,
                          n_drawn, work, acc)
+        elif masked:
+            thinned_items(rng, divergence, pairs, masks, noise_codes, n_drawn, work, acc)
         else:
             untabled_items(rng, groups, np.int64(0), draw, chances, divergence, noise_tables, np.int64(0), n_drawn,
                            work, acc)
