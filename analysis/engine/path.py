@@ -28,6 +28,8 @@ LAW_ENTRIES = 350_000  # the largest S2 slot law (V**3 count-vector triples) rep
 LAW_WORK = 20_000_000_000  # ... and the most multiply-adds that build it (D3code at K = 4: 7e9, 0.4 s)
 PERTURB_ENTRIES = 1_100_000  # the largest perturbation tables the by-item kernel draws from
 ROW_TABLE_ENTRIES = 200_000  # ... and the direct kernel (its slots rarely reuse a row)
+PIGEONHOLE_TABLE_ENTRIES = 32_768  # ... and the pigeonhole kernel where masks can serve (measured on five labels: the
+# null's at K = 4, 121,675 entries, and the alternative's at K = 6, 44,100, draw faster by masks; K = 5's 15,876 not)
 PERTURB_WORK = 100_000_000  # ... and the most operations that build them
 CHAIN_FROM = 4  # slots per positive slot-law entry from which a replicate is drawn as a chain of binomials
 GATHER_SLOTS = 1.0  # slots per (gold, A, B) triple from which the direct kernel counts slots per triple
@@ -247,11 +249,13 @@ def choose_path(design: DataShape, n: int, k: int, epsilon: float, null: bool, s
         if method != "responses":
             raise ParameterError(f"S4 has one kernel (method 'auto' or 'responses'), not method={method!r}")
         gather = k == 1 and paired(k, design.n_labels)
-        noise = shared_noise and not gather and not (tabled and k > 1)
-        return KernelPath("pigeonhole", null, pair_tables=paired(k, design.n_labels),
-                          perturbation_tables=tabled and k > 1,
-                          masks=noise and k <= MASK_WORD and direct_fits(k, design.n_labels), noise_tables=noise,
-                          gather=gather, defer=gather and noisy)
+        maskable = shared_noise and not gather and k <= MASK_WORD and direct_fits(k, design.n_labels)
+        # a slot rarely shares its item's table row with another, so where masks can serve, only small tables
+        tabled = noisy and k > 1 and perturbation_fits(k, design.n_labels, null,
+                                                       PIGEONHOLE_TABLE_ENTRIES if maskable else PERTURB_ENTRIES)
+        noise = shared_noise and not gather and not tabled
+        return KernelPath("pigeonhole", null, pair_tables=paired(k, design.n_labels), perturbation_tables=tabled,
+                          masks=noise and maskable, noise_tables=noise, gather=gather, defer=gather and noisy)
     if method == "law":
         if not law_fits(design, k):
             raise ParameterError(f"the S2 slot law of K = {k} is too large to tabulate (at most {LAW_ENTRIES} "
