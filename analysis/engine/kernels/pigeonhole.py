@@ -15,9 +15,9 @@ an iid uniform stream of them, so the law is the same). The whole stream hands i
 whose stream then goes on from where the whole one stopped. An item's slots differ only in B's perturbation, and are
 drawn together as the by-item kernel draws a group's (:mod:`analysis.engine.kernels.by_item`) or, under a shared
 noise law beyond the perturbation tables, thinned slot by slot as the direct kernel thins a slot's
-(:func:`thinned_items`). Under the null the
-``2K'`` columns of A and B (positions in their streams) are pooled and mixed once per replicate, as S1's one group
-is; B's responses are perturbed before the split, a slot's replaced responses sharing its urn.
+(:func:`thinned_items`). Under the null the ``2K'`` columns of A and B (positions in their streams) are pooled and
+mixed once per replicate, as S1's one group is; B's responses are perturbed before the split, a slot's replaced
+responses sharing its urn.
 """
 
 from __future__ import annotations
