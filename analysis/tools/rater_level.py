@@ -60,6 +60,12 @@ MAX_RATER_GROUPS = 200  # ... and the pool's (S4) one of at most this many group
 COMPANION = DISTRIBUTION_METRICS
 
 
+def jackknife_variance(values: np.ndarray) -> np.ndarray:
+    """The delete-a-group jackknife's variance, per metric, of ``values`` (one row per group left out)."""
+    g = len(values)
+    return (g - 1) / g * ((values - values.mean(0)) ** 2).sum(0)
+
+
 def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
     """The item part of the observed delta's variance, per metric: a delete-a-group jackknife over the items (one
     item at a time up to :data:`MAX_ITEM_GROUPS` items; beyond, item ``i`` in group ``i mod`` that many).
@@ -74,8 +80,7 @@ def item_jackknife(full: list[np.ndarray], deltas) -> np.ndarray:
         chosen = [g for g in range(groups) if len(range(g, n, groups)) == size]
         keep = np.array([np.setdiff1d(np.arange(n), np.arange(g, n, groups)) for g in chosen])
         left_out.append(deltas(*(x[keep] for x in full)))
-    values = np.concatenate(left_out)
-    return (groups - 1) / groups * ((values - values.mean(0)) ** 2).sum(0)
+    return jackknife_variance(np.concatenate(left_out))
 
 
 def rater_sets(ds: AnnotationDataset) -> np.ndarray:
@@ -101,8 +106,7 @@ def set_jackknife(full: list[np.ndarray], item_set: np.ndarray, deltas) -> np.nd
         return None
     n_groups = min(n_sets, MAX_ITEM_GROUPS)
     group = item_set % n_groups
-    values = np.stack([deltas(*(x[group != g][None] for x in full))[0] for g in range(n_groups)])
-    return (n_groups - 1) / n_groups * ((values - values.mean(0)) ** 2).sum(0)
+    return jackknife_variance(np.stack([deltas(*(x[group != g][None] for x in full))[0] for g in range(n_groups)]))
 
 
 def groups(ds: AnnotationDataset, sampler: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -201,7 +205,7 @@ def two_way(item: np.ndarray, rater: np.ndarray, residual: np.ndarray) -> np.nda
 def rater_part(jackknife: list[np.ndarray]) -> tuple[np.ndarray, int, float]:
     """(rater part of the variance per metric, its degrees of freedom, raters per group) from
     :func:`rater_jackknife`."""
-    part = sum((len(x) - 1) / len(x) * ((x - x.mean(0)) ** 2).sum(0) for x in jackknife)
+    part = sum(jackknife_variance(x) for x in jackknife)
     return part, sum(len(x) - 1 for x in jackknife), float(np.mean([len(x) for x in jackknife]))
 
 
