@@ -88,6 +88,14 @@ def sparse_table(n_items=40, n_raters=60, per_item=7, n_labels=4, seed=2):
     return pd.DataFrame(rows, columns=["item", "rater", "label"])
 
 
+def crowd_table(rng, n_items, pool, per_item, sets=None):
+    """Each item rated by ``per_item`` raters of ``pool`` drawn for it, or by one of ``sets`` such rater sets in
+    turn (overlapping sets of a small pool), three labels at random."""
+    groups = [rng.choice(pool, per_item, replace=False) for _ in range(sets or n_items)]
+    rows = [(f"i{i}", f"r{r}", int(rng.integers(3))) for i in range(n_items) for r in groups[i % len(groups)]]
+    return pd.DataFrame(rows, columns=["item", "rater", "label"])
+
+
 @pytest.fixture(scope="session")
 def crossed():
     return from_table(crossed_table(), name="crossed")

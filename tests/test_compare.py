@@ -17,7 +17,7 @@ from analysis.tools.compare_report import sentence
 from analysis.tools.outputs import read_outputs
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
-from conftest import batched_table, crossed_table
+from conftest import batched_table, crossed_table, crowd_table
 
 
 @pytest.fixture(scope="module")
@@ -368,11 +368,7 @@ def _crowd(n_items=120, pool=30, per_item=3, seed=4, sets=None):
     """A sparse crowd table (each item rated by ``per_item`` of ``pool`` raters, or by one of ``sets`` rater sets)
     and two systems, A the items' plurality and B that plurality with a third of its answers moved."""
     rng = np.random.default_rng(seed)
-    groups = [rng.choice(pool, per_item, replace=False) for _ in range(sets or n_items)]
-    rows = [(f"i{i}", f"r{r}", int(rng.integers(3))) for i in range(n_items)
-            for r in groups[i % len(groups)]]
-    table = pd.DataFrame(rows, columns=["item", "rater", "label"])
-    ds = from_table(table, name="crowd")
+    ds = from_table(crowd_table(rng, n_items, pool, per_item, sets), name="crowd")
     truth = votes(ds)
     moved = rng.random(ds.n_items) < 0.3
     a = pd.DataFrame({"item": ds.item_ids, "label": truth})

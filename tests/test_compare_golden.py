@@ -12,17 +12,14 @@ import pandas as pd
 import pytest
 
 from analysis.__main__ import main
-from conftest import batched_table, crossed_table
+from conftest import batched_table, crossed_table, crowd_table
 
 GOLDEN = Path(__file__).with_name("golden")
 
 
 def crowd(n_items: int, pool: int, per_item: int, sets: int | None, seed: int) -> pd.DataFrame:
     """Each item rated by ``per_item`` raters of ``pool``, or by one of ``sets`` such rater sets."""
-    rng = np.random.default_rng(seed)
-    groups = [rng.choice(pool, per_item, replace=False) for _ in range(sets or n_items)]
-    rows = [(f"i{i}", f"r{r}", int(rng.integers(3))) for i in range(n_items) for r in groups[i % len(groups)]]
-    return pd.DataFrame(rows, columns=["item", "rater", "label"])
+    return crowd_table(np.random.default_rng(seed), n_items, pool, per_item, sets)
 
 
 DESIGNS = {
