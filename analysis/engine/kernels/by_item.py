@@ -302,21 +302,54 @@ def read_items(groups, group, listed, rater_major, shift, work):
     return n_held
 
 
+@numba.njit(cache=True, inline="always")
+def table_offset(perturbation, h, k, xa, xb):
+    """Where the perturbation tables' row for B's perturbable responses, ``h`` on A*'s side (their code ``xa``) and
+    ``k - h`` on B*'s (``xb``), starts."""
+    n_out, base, start, row_of = perturbation.n_out, perturbation.base, perturbation.start, perturbation.row_of
+    return base[ix(h)] + ((row_of[ix(xa)] - start[ix(h)]) * (start[ix(k - h + 1)] - start[ix(k - h)])
+                          + row_of[ix(xb)] - start[ix(k - h)]) * n_out[ix(h)]
+
+
+@numba.njit(cache=True, inline="always")
+def paired_slots(rng, m, h, offset, e_g, e_a, e_b, pairs, perturbation, outcomes, acc):
+    """An item's ``m`` slots from the perturbation tables' row at ``offset``, scored by the pair tables: ``e_g``,
+    ``e_a`` and ``e_b`` code the fixed responses of the gold, A* and B*; with many slots per outcome, counted per
+    outcome and added once."""
+    t_prob, t_alias, out_a, out_b = perturbation.prob, perturbation.alias, perturbation.out_a, perturbation.out_b
+    row_of, comp_code = perturbation.row_of, perturbation.comp_code
+    terms, first_row = pairs.terms, pairs.first
+    width = perturbation.n_out[ix(h)]
+    tg = row_of[ix(e_g)] - first_row
+    if m < GATHER_FROM * width:
+        for _ in range(m):
+            o = alias_draw(rng, t_prob, t_alias, offset, width)
+            add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), ix(o)])])] - first_row,
+                     row_of[ix(e_b + comp_code[ix(out_b[ix(h), ix(o)])])] - first_row, terms, acc, 1)
+        return
+    for o in range(width):
+        outcomes[o] = 0
+    for _ in range(m):
+        outcomes[ix(alias_draw(rng, t_prob, t_alias, offset, width))] += 1
+    for o in range(width):
+        if outcomes[o] > 0:
+            add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), o])])] - first_row,
+                     row_of[ix(e_b + comp_code[ix(out_b[ix(h), o])])] - first_row, terms, acc, outcomes[o])
+
+
 @numba.njit(cache=True, _nrt=False)
 def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbation, noise_tables, n_held, work,
                  acc):
     """Each read item's slots, B's perturbation of a slot in one draw from the perturbation tables
-    (:mod:`analysis.engine.perturbation`); with many slots per outcome, counted per outcome and added once. An
-    item with a missing label draws its slots by :func:`untabled_items`."""
-    n_out, base, t_prob, t_alias = perturbation.n_out, perturbation.base, perturbation.prob, perturbation.alias
-    out_a, out_b, comp, start = perturbation.out_a, perturbation.out_b, perturbation.comp, perturbation.start
-    code, row_of, comp_code = perturbation.code, perturbation.row_of, perturbation.comp_code
-    paired, terms, first_row = pairs.paired, pairs.terms, pairs.first
+    (:mod:`analysis.engine.perturbation`); with many slots per outcome, counted per outcome and added once
+    (:func:`paired_slots` where the pair tables score them). An item with a missing label draws its slots by
+    :func:`untabled_items`."""
+    n_out, t_prob, t_alias = perturbation.n_out, perturbation.prob, perturbation.alias
+    out_a, out_b, comp, code = perturbation.out_a, perturbation.out_b, perturbation.comp, perturbation.code
     mult, held, fixed, pert, missing = work.mult, work.held, work.fixed, work.pert, work.missing
     outcomes, counts = work.outcomes, work.counts
     n_labels = fixed.shape[2]
     h = work.n_perturbed[1]
-    h_b = draw.k - h
     width = n_out[ix(h)]
     for i in range(n_held):
         m = mult[ix(held[i])]
@@ -328,37 +361,28 @@ def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbat
         for c in range(n_labels):
             xa += pert[i, 1, c] * code[c]
             xb += pert[i, 2, c] * code[c]
-        offset = base[ix(h)] + ((row_of[ix(xa)] - start[ix(h)]) * (start[ix(h_b + 1)] - start[ix(h_b)])
-                                + row_of[ix(xb)] - start[ix(h_b)]) * width
-        e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
+        offset = table_offset(perturbation, h, draw.k, xa, xb)
+        if pairs.paired:
+            e_g = e_a = e_b = 0  # the fixed responses' codes, for the pair tables
+            for c in range(n_labels):
+                e_g += fixed[i, 0, c] * code[c]
+                e_a += fixed[i, 1, c] * code[c]
+                e_b += fixed[i, 2, c] * code[c]
+            paired_slots(rng, m, h, offset, e_g, e_a, e_b, pairs, perturbation, outcomes, acc)
+            continue
         for c in range(n_labels):
             counts[0, 0, c] = fixed[i, 0, c]
-            e_g += fixed[i, 0, c] * code[c]
-            e_a += fixed[i, 1, c] * code[c]
-            e_b += fixed[i, 2, c] * code[c]
-        tg = row_of[ix(e_g)] - first_row
-        gather = m >= GATHER_FROM * width  # count the slots per outcome, then add each outcome once
-        if gather:
-            for o in range(width):
-                outcomes[o] = 0
-        for _ in range(m):
-            o = alias_draw(rng, t_prob, t_alias, offset, width)
-            if gather:
-                outcomes[ix(o)] += 1
-            elif paired:
-                add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), ix(o)])])] - first_row,
-                         row_of[ix(e_b + comp_code[ix(out_b[ix(h), ix(o)])])] - first_row, terms, acc, 1)
-            else:
+        if m < GATHER_FROM * width:
+            for _ in range(m):
+                o = alias_draw(rng, t_prob, t_alias, offset, width)
                 add_outcome(counts, fixed, i, comp, out_a[ix(h), ix(o)], out_b[ix(h), ix(o)], divergence, acc, 1)
-        if not gather:
             continue
         for o in range(width):
-            if outcomes[o] == 0:
-                continue
-            if paired:
-                add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), o])])] - first_row,
-                         row_of[ix(e_b + comp_code[ix(out_b[ix(h), o])])] - first_row, terms, acc, outcomes[o])
-            else:
+            outcomes[o] = 0
+        for _ in range(m):
+            outcomes[ix(alias_draw(rng, t_prob, t_alias, offset, width))] += 1
+        for o in range(width):
+            if outcomes[o] > 0:
                 add_outcome(counts, fixed, i, comp, out_a[ix(h), o], out_b[ix(h), o], divergence, acc, outcomes[o])
 
 

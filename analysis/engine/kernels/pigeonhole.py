@@ -30,7 +30,8 @@ import numpy as np
 
 from analysis.engine.draws import draw_multiplicities, uniform_index
 from analysis.engine.indices import ix
-from analysis.engine.kernels.by_item import item_work, slot_modes, tabled_items, untabled_items
+from analysis.engine.kernels.by_item import (item_work, paired_slots, slot_modes, table_offset, tabled_items,
+                                             untabled_items)
 from analysis.engine.kernels.direct import add_coded, code_noise, settle_triples
 from analysis.engine.lookup import draw_mask
 from analysis.engine.metrics import accumulator, clear, store
@@ -218,29 +219,51 @@ def hold_items(labels, n_drawn, to_a, perturb, listed, work):
 
 
 @numba.njit(cache=True, _nrt=False)
-def thinned_items(rng, divergence, pairs, masks, noise_codes, n_drawn, work, acc):
-    """Each held item's slots with B's perturbable responses thinned as the direct kernel thins a slot's
+def coded_items(rng, labels, n_drawn, to_a, pairs, perturbation, work, acc):
+    """Each drawn item's slots as :func:`tabled_items` draws them where the pair tables score them
+    (:func:`paired_slots`), the item's codes summed straight from its columns ``labels[:, i]`` (models x K'): G's,
+    A's on the side ``to_a`` sends them to, and B's, all perturbable, on theirs."""
+    code, mult, held = perturbation.code, work.mult, work.held
+    k = labels.shape[2]
+    h = work.n_perturbed[1]
+    for i in range(n_drawn):
+        e_g = e_a = e_b = x_a = x_b = 0
+        for c in range(k):
+            e_g += code[ix(labels[0, i, c])]
+            a, b = code[ix(labels[1, i, c])], code[ix(labels[2, i, c])]
+            e_a += a if to_a[c] else 0
+            e_b += 0 if to_a[c] else a
+            x_a += b if to_a[ix(k + c)] else 0
+            x_b += 0 if to_a[ix(k + c)] else b
+        paired_slots(rng, mult[ix(held[i])], h, table_offset(perturbation, h, k, x_a, x_b), e_g, e_a, e_b, pairs,
+                     perturbation, work.outcomes, acc)
+
+
+@numba.njit(cache=True, _nrt=False)
+def thinned_items(rng, labels, n_drawn, to_a, divergence, pairs, masks, noise_codes, work, acc):
+    """Each drawn item's slots with B's responses, all perturbable, thinned as the direct kernel thins a slot's
     (:func:`analysis.engine.kernels.direct.general_slots`): per slot, one draw from the mask tables per
     ``MASK_BITS`` of them says which are replaced, and the replaced ones are labelled in one draw from the noise
-    tables (:func:`code_noise`); the item's fixed responses are coded once, for all its slots. Reads the perturbable
-    responses as :func:`hold_items` lists them."""
+    tables (:func:`code_noise`); the item's columns ``labels[:, i]`` (models x K') are coded once, for all its
+    slots, G's and A's on the side ``to_a`` sends them to, and B's response ``q`` on side ``work.pert_side[q]``."""
     code, m_prob, m_alias = pairs.code, masks.prob, masks.alias
-    mult, held, fixed, pert_label, pert_side = work.mult, work.held, work.fixed, work.pert_label, work.pert_side
+    mult, held, pert_side = work.mult, work.held, work.pert_side
     counts, noised, noise, vector = work.counts, work.noised, work.noise, work.vector
-    n_pert = work.n_perturbed[1] + work.n_perturbed[2]
+    k = labels.shape[2]
     for i in range(n_drawn):
         e_g = e_a = e_b = 0
-        for c in range(fixed.shape[2]):
-            e_g += fixed[i, 0, c] * code[c]
-            e_a += fixed[i, 1, c] * code[c]
-            e_b += fixed[i, 2, c] * code[c]
+        for c in range(k):
+            e_g += code[ix(labels[0, i, c])]
+            a = code[ix(labels[1, i, c])]
+            e_a += a if to_a[c] else 0
+            e_b += 0 if to_a[c] else a
         for _ in range(mult[ix(held[i])]):
-            mask = draw_mask(rng, n_pert, m_prob, m_alias)
+            mask = draw_mask(rng, k, m_prob, m_alias)
             v_a, v_b, x_a, x_b = e_a, e_b, 0, 0
-            for q in range(n_pert):  # without a branch: B's response q, on side pert_side[q], kept or replaced
+            for q in range(k):  # without a branch: B's response q, on side pert_side[q], kept or replaced
                 bit = (mask >> q) & 1
                 on_a = pert_side[q] == 1
-                kept = code[ix(pert_label[i, q])] * (1 - bit)
+                kept = code[ix(labels[2, i, q])] * (1 - bit)
                 v_a += kept if on_a else 0
                 v_b += 0 if on_a else kept
                 x_a += bit if on_a else 0
@@ -343,7 +366,8 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     stream hands its items to their walk once a visit of the stream finds a column more rarely than turning a short
     item round would cost.
     Then each distinct item's slots are drawn as the by-item kernel draws a group's: B's perturbation in one draw
-    from the perturbation tables (``options.perturbation_tables``) or response by response, slots that come out
+    from the perturbation tables (``options.perturbation_tables``; where the pair tables score the slots, the
+    item's codes summed straight from its columns, :func:`coded_items`) or response by response, slots that come out
     alike added once; with ``options.gather`` (K' = 1) they are counted per (gold, A*, B*) triple of labels and
     settled as the direct kernel settles its deferred triples (:func:`settle_triples`); with ``options.masks``, B's
     responses are thinned by the mask tables ``masks`` and labelled from the noise tables ``noise_codes`` in the
@@ -375,7 +399,8 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     perturb = draw.epsilon > 0.0
     _, split, by_label = slot_modes(draw.epsilon, k if perturb else 0, n_labels)
     masked = options.masks
-    listed = masked or not tabled and (split or not by_label)  # whether the slots need B's responses one by one
+    coded = tabled and pairs.paired  # the items' codes summed from their columns, for the pair tables
+    listed = not tabled and (split or not by_label)  # whether the slots need B's responses one by one
     acc = accumulator(n_labels)
     for r in range(out.shape[0]):
         clear(acc)
@@ -403,13 +428,16 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
             settle_triples(rng, draw, pairs.terms, perturb, triples, spread, acc)
             store(acc, out[r], confusion[r])
             continue
-        hold_items(labels, n_drawn, to_a, perturb, listed, work)
-        if tabled:
-            tabled_items(rng, groups, np.int64(0), draw, chances, divergence, pairs, perturbation, noise_tables,
-                         n_drawn, work, acc)
+        if coded:
+            coded_items(rng, labels, n_drawn, to_a, pairs, perturbation, work, acc)
         elif masked:
-            thinned_items(rng, divergence, pairs, masks, noise_codes, n_drawn, work, acc)
+            thinned_items(rng, labels, n_drawn, to_a, divergence, pairs, masks, noise_codes, work, acc)
         else:
-            untabled_items(rng, groups, np.int64(0), draw, chances, divergence, noise_tables, np.int64(0), n_drawn,
-                           work, acc)
+            hold_items(labels, n_drawn, to_a, perturb, listed, work)
+            if tabled:
+                tabled_items(rng, groups, np.int64(0), draw, chances, divergence, pairs, perturbation, noise_tables,
+                             n_drawn, work, acc)
+            else:
+                untabled_items(rng, groups, np.int64(0), draw, chances, divergence, noise_tables, np.int64(0),
+                               n_drawn, work, acc)
         store(acc, out[r], confusion[r])
