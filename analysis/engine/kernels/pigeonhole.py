@@ -37,7 +37,7 @@ from analysis.engine.lookup import draw_mask
 from analysis.engine.metrics import accumulator, clear, store
 
 
-LEFT = (1 << 32) - 1  # read_by_stream's state: the low 32 bits hold the columns an item lacks
+LOW = (1 << 32) - 1  # the low half of a packed word: read_by_stream's columns an item lacks, a walk segment's live end
 
 
 class Walk(NamedTuple):
@@ -45,14 +45,16 @@ class Walk(NamedTuple):
     layout) at drawn positions ``where``. Per rater of the pool: its listed ratings (``count``, 0 between walks) and
     its first slot among the raters with listed ratings (``slot``; ``active`` lists them in that order, to clear
     ``count``); per slot, its rater's segment of ``entries`` (the listed items' ratings turned round, rater by rater,
-    each its item's drawn position times 256 plus its label): ``bounds[t]`` = (start, end of the items still short of
-    ``K'``, end), a row that moves when its rater leaves the stream, so that the slots of raters with a live item
-    come first. Per drawn position: the columns its item has (``filled``)."""
+    each its item's drawn position times 256 plus its label) in one word, ``words[t]`` = start << 32 | end of the
+    items still short of ``K'``, a word that moves when its rater leaves the stream, so that the slots of raters with
+    a live item come first; ``ends[start]``: the segment's whole end. Per drawn position: the columns its item has
+    (``filled``)."""
 
     count: np.ndarray
     slot: np.ndarray
     active: np.ndarray
-    bounds: np.ndarray
+    words: np.ndarray
+    ends: np.ndarray
     entries: np.ndarray
     listed: np.ndarray
     where: np.ndarray
@@ -62,17 +64,19 @@ class Walk(NamedTuple):
 @numba.njit(cache=True)
 def walk_scratch(n_pool, ratings, cap, entries):
     """A :class:`Walk` for a pool of ``n_pool`` raters, ``ratings`` ratings and at most ``cap`` drawn items, its
-    entries of ``entries``' type (:func:`by_rater`'s, wide enough for any item's number)."""
+    entries and segment ends of ``entries``' type (:func:`by_rater`'s, wide enough for any item's number and any
+    rating's position)."""
     return Walk(np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64), np.zeros(n_pool, dtype=np.int64),
-                np.zeros((n_pool, 3), dtype=np.int64), np.zeros(ratings, dtype=entries.dtype),
-                np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64))
+                np.zeros(n_pool, dtype=np.int64), np.zeros(ratings, dtype=entries.dtype),
+                np.zeros(ratings, dtype=entries.dtype), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
+                np.zeros(cap, dtype=np.int64))
 
 
 @numba.njit(cache=True)
 def turn_round(rater_start, matrix, raters, scratch, n_listed):
     """Lay the ratings of the ``n_listed`` items of ``scratch.listed`` out rater by rater in ``scratch``'s segments,
     each item named by its drawn position; returns how many raters have one."""
-    count, slot, active, bounds = scratch.count, scratch.slot, scratch.active, scratch.bounds
+    count, slot, active, words, ends = scratch.count, scratch.slot, scratch.active, scratch.words, scratch.ends
     listed = scratch.listed
     n_touched = 0
     for j in range(n_listed):
@@ -85,17 +89,16 @@ def turn_round(rater_start, matrix, raters, scratch, n_listed):
             count[ix(rater)] += 1
     at = 0
     for t in range(n_touched):
-        bounds[t, 0] = at
-        bounds[t, 1] = at
+        words[t] = at << 32 | at  # the low half counts the segment's entries in, up to its end
+        ends[ix(at)] = at + count[ix(active[t])]
         at += count[ix(active[t])]
-        bounds[t, 2] = at
         count[ix(active[t])] = 0
     for j in range(n_listed):
         for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
             t = slot[ix(raters[ix(e)])]
-            q = bounds[ix(t), 1]
-            scratch.entries[ix(q)] = scratch.where[j] * 256 + matrix[ix(e)]
-            bounds[ix(t), 1] = q + 1
+            w = words[ix(t)]
+            scratch.entries[ix(w & LOW)] = scratch.where[j] * 256 + matrix[ix(e)]
+            words[ix(t)] = w + 1
     return n_touched
 
 
@@ -105,18 +108,19 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
     raters: each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
     ones from their segment, and a rater left with none leaves the stream. The column ``f`` of the item at drawn
     position ``d`` goes to ``flat[base + d K' + f]``; ``scratch.filled[d]`` holds the columns it had before."""
-    bounds, seg, filled = scratch.bounds, scratch.entries, scratch.filled
+    words, seg, filled = scratch.words, scratch.entries, scratch.filled
     spare = flat.shape[0] - 1
     n_active = n_touched
     t = uniform_index(rng, n_active)
-    q, end = bounds[ix(t), 0], bounds[ix(t), 1]
+    w = words[ix(t)]
     while short > 0:
-        # the next rater, drawn and its segment's bounds loaded before this segment is read, so that the two
+        # the next rater, drawn and its segment's word loaded before this segment is read, so that the two
         # overlap (the end of a segment is a branch the processor cannot foresee)
         after = uniform_index(rng, n_active)
-        q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+        w_after = words[ix(after)]
+        q = w >> 32
         kept = q  # the items kept move to the segment's front, those full to its back
-        for p in range(q, end):  # without a branch: a full item writes to the spare byte, and is not kept
+        for p in range(q, w & LOW):  # without a branch: a full item writes to the spare byte, and is not kept
             entry = seg[ix(p)]
             d = entry >> 8
             f = filled[ix(d)]
@@ -127,21 +131,20 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
             seg[ix(kept)] = entry
             kept += f + 1 < k
             short -= f + 1 == k
-        bounds[ix(t), 1] = kept
         gone = kept == q  # the rater leaves the stream: the last active one takes its slot
         n_active -= gone
         other = n_active if gone else t
-        for c in range(3):
-            bounds[ix(t), c], bounds[ix(other), c] = bounds[ix(other), c], bounds[ix(t), c]
+        words[ix(t)] = words[ix(other)]
+        words[ix(other)] = q << 32 | kept
         # the next rater was drawn among the raters active before this one was read: kept if it falls among those
         # still active (given that, it is uniform among them), else drawn again among them; read again if it is
-        # this same slot, whose bounds have moved
+        # this same slot, whose word has moved
         if after >= n_active:
             after = uniform_index(rng, n_active) if n_active > 0 else 0
-            q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
+            w_after = words[ix(after)]
         elif after == t:
-            q_after, end_after = bounds[ix(after), 0], bounds[ix(after), 1]
-        t, q, end = after, q_after, end_after
+            w_after = words[ix(after)]
+        t, w = after, w_after
 
 
 @numba.njit(cache=True)
@@ -158,8 +161,9 @@ def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, f
         for d in range(n_drawn):
             scratch.filled[d] = 0
         walk(rng, k, scratch, n_touched, n_drawn, flat, model * ((flat.shape[0] - 1) // 3))
-        for t in range(n_touched):
-            scratch.bounds[t, 1] = scratch.bounds[t, 2]
+        for t in range(n_touched):  # each segment whole again, in the slot the walk left it in
+            start = scratch.words[t] >> 32
+            scratch.words[t] = start << 32 | scratch.ends[ix(start)]
 
 
 @numba.njit(cache=True)
@@ -315,7 +319,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
     (:func:`walk`) gives them the rest, as the stream's own rest restricted to those raters would (the future of an
     iid stream does not depend on where it was stopped). ``flat`` holds the labels (models x drawn positions x
     ``K'``, as :func:`read_by_walk`'s) and one spare byte at its end; ``state[item]`` holds where in ``flat`` its
-    next column goes (the high 32 bits) and how many columns it still lacks (the low 32 bits, :data:`LEFT`; 0 for
+    next column goes (the high 32 bits) and how many columns it still lacks (the low 32 bits, :data:`LOW`; 0 for
     an item not drawn and so between replicates), so that a visit loads and stores one word. A visit writes without
     a branch: an item that needs no column writes to the spare byte (a branch taken at random would cost more)."""
     spare = flat.shape[0] - 1
@@ -332,7 +336,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
                 entry = turned.entries[ix(e)]
                 item = entry >> 8
                 got = state[ix(item)]
-                left = got & LEFT
+                left = got & LOW
                 live = np.int64(left > 0)
                 flat[ix((got >> 32) if live else spare)] = entry & 255
                 state[ix(item)] = got + (live << 32) - live
@@ -341,7 +345,7 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
             continue
         n_listed = 0
         for d in range(n_drawn):
-            left = state[ix(drawn[d])] & LEFT
+            left = state[ix(drawn[d])] & LOW
             if left > 0:
                 scratch.listed[ix(n_listed)] = drawn[d]
                 scratch.where[ix(n_listed)] = d
@@ -384,8 +388,9 @@ def pigeonhole_replicates(rng, groups, raters, turned, n_pool, costs, draw, pair
     tail = int(n_items / (2.0 * per_item * tail_cost))
     cap = min(n, n_items)  # distinct items a replicate draws at most
     scratch = walk_scratch(n_pool, ratings, cap, turned.entries)
-    if 3 * cap * k >= 1 << 31:
-        raise ValueError("a replicate's labels must number under 2**31 (read_by_stream's positions)")
+    if 3 * cap * k >= 1 << 31 or ratings >= 1 << 31:
+        raise ValueError("a replicate's labels and the table's ratings must each number under 2**31 (the positions "
+                         "read_by_stream and the walk pack in half a word)")
     flat = np.zeros(3 * cap * k + 1, dtype=np.int8)  # the labels and read_by_stream's spare byte
     labels = flat[:-1].reshape((3, cap, k))  # by model and drawn position
     state = np.zeros(n_items, dtype=np.int64)  # read_by_stream's: where its next column goes, and columns lacking
