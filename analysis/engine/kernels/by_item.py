@@ -312,6 +312,16 @@ def table_offset(perturbation, h, k, xa, xb):
 
 
 @numba.njit(cache=True, inline="always")
+def tally_outcomes(rng, m, prob, alias, offset, width, outcomes):
+    """How many of ``m`` slots come out as each of the ``width`` outcomes of the tables' row at ``offset``, into
+    ``outcomes``."""
+    for o in range(width):
+        outcomes[o] = 0
+    for _ in range(m):
+        outcomes[ix(alias_draw(rng, prob, alias, offset, width))] += 1
+
+
+@numba.njit(cache=True, inline="always")
 def paired_slots(rng, m, h, offset, e_g, e_a, e_b, pairs, perturbation, outcomes, acc):
     """An item's ``m`` slots from the perturbation tables' row at ``offset``, scored by the pair tables: ``e_g``,
     ``e_a`` and ``e_b`` code the fixed responses of the gold, A* and B*; with many slots per outcome, counted per
@@ -327,10 +337,7 @@ def paired_slots(rng, m, h, offset, e_g, e_a, e_b, pairs, perturbation, outcomes
             add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), ix(o)])])] - first_row,
                      row_of[ix(e_b + comp_code[ix(out_b[ix(h), ix(o)])])] - first_row, terms, acc, 1)
         return
-    for o in range(width):
-        outcomes[o] = 0
-    for _ in range(m):
-        outcomes[ix(alias_draw(rng, t_prob, t_alias, offset, width))] += 1
+    tally_outcomes(rng, m, t_prob, t_alias, offset, width, outcomes)
     for o in range(width):
         if outcomes[o] > 0:
             add_pair(tg, row_of[ix(e_a + comp_code[ix(out_a[ix(h), o])])] - first_row,
@@ -377,10 +384,7 @@ def tabled_items(rng, groups, group, draw, chances, divergence, pairs, perturbat
                 o = alias_draw(rng, t_prob, t_alias, offset, width)
                 add_outcome(counts, fixed, i, comp, out_a[ix(h), ix(o)], out_b[ix(h), ix(o)], divergence, acc, 1)
             continue
-        for o in range(width):
-            outcomes[o] = 0
-        for _ in range(m):
-            outcomes[ix(alias_draw(rng, t_prob, t_alias, offset, width))] += 1
+        tally_outcomes(rng, m, t_prob, t_alias, offset, width, outcomes)
         for o in range(width):
             if outcomes[o] > 0:
                 add_outcome(counts, fixed, i, comp, out_a[ix(h), o], out_b[ix(h), o], divergence, acc, outcomes[o])
