@@ -222,6 +222,19 @@ def hold_items(labels, n_drawn, to_a, perturb, listed, work):
                 pert_label[i, c] = label
 
 
+@numba.njit(cache=True, inline="always")
+def fixed_codes(code, labels, i, to_a):
+    """The codes (``code``: a label's) of the drawn item ``i``'s fixed responses, read from its columns
+    ``labels[:, i]`` (models x K'): G's, and A's on the side of A* or B* that ``to_a`` sends each to."""
+    e_g = e_a = e_b = 0
+    for c in range(labels.shape[2]):
+        e_g += code[ix(labels[0, i, c])]
+        a = code[ix(labels[1, i, c])]
+        e_a += a if to_a[c] else 0
+        e_b += 0 if to_a[c] else a
+    return e_g, e_a, e_b
+
+
 @numba.njit(cache=True, _nrt=False)
 def coded_items(rng, labels, n_drawn, to_a, pairs, perturbation, work, acc):
     """Each drawn item's slots as :func:`tabled_items` draws them where the pair tables score them
@@ -231,12 +244,10 @@ def coded_items(rng, labels, n_drawn, to_a, pairs, perturbation, work, acc):
     k = labels.shape[2]
     h = work.n_perturbed[1]
     for i in range(n_drawn):
-        e_g = e_a = e_b = x_a = x_b = 0
+        e_g, e_a, e_b = fixed_codes(code, labels, i, to_a)
+        x_a = x_b = 0
         for c in range(k):
-            e_g += code[ix(labels[0, i, c])]
-            a, b = code[ix(labels[1, i, c])], code[ix(labels[2, i, c])]
-            e_a += a if to_a[c] else 0
-            e_b += 0 if to_a[c] else a
+            b = code[ix(labels[2, i, c])]
             x_a += b if to_a[ix(k + c)] else 0
             x_b += 0 if to_a[ix(k + c)] else b
         paired_slots(rng, mult[ix(held[i])], h, table_offset(perturbation, h, k, x_a, x_b), e_g, e_a, e_b, pairs,
@@ -249,24 +260,19 @@ def thinned_items(rng, labels, n_drawn, to_a, divergence, pairs, masks, noise_co
     (:func:`analysis.engine.kernels.direct.general_slots`): per slot, one draw from the mask tables per
     ``MASK_BITS`` of them says which are replaced, and the replaced ones are labelled in one draw from the noise
     tables (:func:`code_noise`); the item's columns ``labels[:, i]`` (models x K') are coded once, for all its
-    slots, G's and A's on the side ``to_a`` sends them to, and B's response ``q`` on side ``work.pert_side[q]``."""
+    slots (:func:`fixed_codes`), B's response ``q`` on the side ``to_a[K' + q]`` sends it to."""
     code, m_prob, m_alias = pairs.code, masks.prob, masks.alias
-    mult, held, pert_side = work.mult, work.held, work.pert_side
+    mult, held = work.mult, work.held
     counts, noised, noise, vector = work.counts, work.noised, work.noise, work.vector
     k = labels.shape[2]
     for i in range(n_drawn):
-        e_g = e_a = e_b = 0
-        for c in range(k):
-            e_g += code[ix(labels[0, i, c])]
-            a = code[ix(labels[1, i, c])]
-            e_a += a if to_a[c] else 0
-            e_b += 0 if to_a[c] else a
+        e_g, e_a, e_b = fixed_codes(code, labels, i, to_a)
         for _ in range(mult[ix(held[i])]):
             mask = draw_mask(rng, k, m_prob, m_alias)
             v_a, v_b, x_a, x_b = e_a, e_b, 0, 0
-            for q in range(k):  # without a branch: B's response q, on side pert_side[q], kept or replaced
+            for q in range(k):  # without a branch: B's response q, on A*'s side or B*'s, kept or replaced
                 bit = (mask >> q) & 1
-                on_a = pert_side[q] == 1
+                on_a = to_a[ix(k + q)]
                 kept = code[ix(labels[2, i, q])] * (1 - bit)
                 v_a += kept if on_a else 0
                 v_b += 0 if on_a else kept
