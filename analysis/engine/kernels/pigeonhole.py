@@ -72,12 +72,12 @@ def walk_scratch(n_pool, ratings, cap, entries):
                 np.zeros(cap, dtype=np.int64))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def turn_round(rater_start, matrix, raters, scratch, n_listed):
     """Lay the ratings of the ``n_listed`` items of ``scratch.listed`` out rater by rater in ``scratch``'s segments,
     each item named by its drawn position; returns how many raters have one."""
     count, slot, active, words, ends = scratch.count, scratch.slot, scratch.active, scratch.words, scratch.ends
-    listed = scratch.listed
+    entries, listed, where = scratch.entries, scratch.listed, scratch.where
     n_touched = 0
     for j in range(n_listed):
         for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
@@ -97,12 +97,12 @@ def turn_round(rater_start, matrix, raters, scratch, n_listed):
         for e in range(rater_start[ix(listed[j])], rater_start[ix(listed[j] + 1)]):
             t = slot[ix(raters[ix(e)])]
             w = words[ix(t)]
-            scratch.entries[ix(w & LOW)] = scratch.where[j] * 256 + matrix[ix(e)]
+            entries[ix(w & LOW)] = where[j] * 256 + matrix[ix(e)]
             words[ix(t)] = w + 1
     return n_touched
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def walk(rng, k, scratch, n_touched, short, flat, base):
     """One model's columns for the ``short`` listed items (:func:`turn_round`), from the stream restricted to their
     raters: each rater drawn gives the next column to each of their items still short of ``K'`` and drops the full
@@ -147,23 +147,24 @@ def walk(rng, k, scratch, n_touched, short, flat, base):
         t, w = after, w_after
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def read_by_walk(rng, k, rater_start, matrix, raters, scratch, drawn, n_drawn, flat):
     """The labels of every drawn item's ``K'`` columns in each model's stream, into ``flat`` (models x drawn
     positions x ``K'``), by the walk of the stream restricted to the drawn items (:func:`walk`). The stream restricted
     to the raters that can still give a column is an iid uniform stream of them, so this is :func:`read_by_stream`'s
     law; its work grows with the drawn ratings and columns, not the pool."""
+    listed, where, filled, words, ends = scratch.listed, scratch.where, scratch.filled, scratch.words, scratch.ends
     for d in range(n_drawn):
-        scratch.listed[d] = drawn[d]
-        scratch.where[d] = d
+        listed[d] = drawn[d]
+        where[d] = d
     n_touched = turn_round(rater_start, matrix, raters, scratch, n_drawn)
     for model in range(3):
         for d in range(n_drawn):
-            scratch.filled[d] = 0
+            filled[d] = 0
         walk(rng, k, scratch, n_touched, n_drawn, flat, model * ((flat.shape[0] - 1) // 3))
         for t in range(n_touched):  # each segment whole again, in the slot the walk left it in
-            start = scratch.words[t] >> 32
-            scratch.words[t] = start << 32 | scratch.ends[ix(start)]
+            start = words[t] >> 32
+            words[t] = start << 32 | ends[ix(start)]
 
 
 @numba.njit(cache=True)
@@ -317,7 +318,7 @@ def by_rater(rater_start: np.ndarray, matrix: np.ndarray, raters: np.ndarray, n_
     return ByRater(start, entries.astype(np.int32 if n_items < 2**23 else np.int64))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, rater_start, matrix, raters, scratch):
     """:func:`read_by_walk`'s labels, walking the stream itself: each rater drawn gives the next column to every
     drawn item of theirs still short of ``K'`` (cheaper than :func:`read_by_walk` where the drawn items are many and
@@ -329,6 +330,8 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
     an item not drawn and so between replicates), so that a visit loads and stores one word. A visit writes without
     a branch: an item that needs no column writes to the spare byte (a branch taken at random would cost more)."""
     spare = flat.shape[0] - 1
+    start, entries = turned.start, turned.entries
+    listed, where, filled = scratch.listed, scratch.where, scratch.filled
     for model in range(3):
         base = model * (spare // 3)
         for d in range(n_drawn):
@@ -338,8 +341,8 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
         while short > tail:
             # the next rater drawn, and where its items are, before this one's are read (so that the two overlap)
             rater, after = after, uniform_index(rng, n_pool)
-            for e in range(turned.start[ix(rater)], turned.start[ix(rater + 1)]):
-                entry = turned.entries[ix(e)]
+            for e in range(start[ix(rater)], start[ix(rater + 1)]):
+                entry = entries[ix(e)]
                 item = entry >> 8
                 got = state[ix(item)]
                 left = got & LOW
@@ -353,9 +356,9 @@ def read_by_stream(rng, k, n_pool, turned, drawn, n_drawn, state, flat, tail, ra
         for d in range(n_drawn):
             left = state[ix(drawn[d])] & LOW
             if left > 0:
-                scratch.listed[ix(n_listed)] = drawn[d]
-                scratch.where[ix(n_listed)] = d
-                scratch.filled[d] = k - left
+                listed[ix(n_listed)] = drawn[d]
+                where[ix(n_listed)] = d
+                filled[d] = k - left
                 state[ix(drawn[d])] = 0
                 n_listed += 1
         walk(rng, k, scratch, turn_round(rater_start, matrix, raters, scratch, n_listed), n_listed, flat, base)
