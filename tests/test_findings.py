@@ -167,6 +167,9 @@ def test_raters_raise_p_values_follows_the_direction_of_the_cells(scale, verdict
     finding = findings.raters_raise_p_values(results, [(("crossed", "S1"), ("crossed", "S2"))], 0.3)
     assert finding.verdict == verdict
     assert "crossed, S1" in finding.ours and "ε = 0.3" in finding.ours
+    # one comparison is "here", not "every comparison" (RQ1's sparse section runs one)
+    assert ("raises the p-values here." in finding.ours) == (verdict == findings.AGREES)
+    assert "every comparison" not in finding.ours
 
 
 def test_higher_p_values_without_a_larger_budget_is_partial():
@@ -189,6 +192,10 @@ def test_raters_raise_p_values_partly_when_comparisons_disagree():
     comparisons = [(("a", "S1"), ("a", "S2")), (("b", "S3"), ("b", "S2"))]
     finding = findings.raters_raise_p_values(results, comparisons, 0.3)
     assert finding.verdict == findings.PARTLY and finding.numbers["held"] == 1
+    assert "raises the p-values in 1 of 2 comparisons." in finding.ours
+    both = findings.raters_raise_p_values(results_for({("a", "S1"): curve(3), ("a", "S2"): curve(),
+                                                       ("b", "S3"): curve(3), ("b", "S2"): curve()}), comparisons, 0.3)
+    assert both.verdict == findings.AGREES and "raises the p-values in every comparison." in both.ours
 
 
 def test_rq1_and_rq3_count_the_same_comparison_alike_and_the_floor_is_not_comparable():

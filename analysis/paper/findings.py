@@ -187,7 +187,8 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
                          f"{stats['cells']:,} cells")
     held = sum(r["holds"] for r in rows)
     ours = (f"At ε = {epsilon:g}: " + "; ".join(parts) + ". " +
-            ("Modelling raters raises the p-values in every comparison." if held == len(rows) else
+            (f"Modelling raters raises the p-values {'in every comparison' if len(rows) > 1 else 'here'}."
+             if held == len(rows) else
              f"Modelling raters raises the p-values in {held} of {len(rows)} comparisons." if held else
              "Modelling raters does not raise the p-values here."))
     return Finding(QUESTIONS["rq1"], paper_rq1(), ours, None, {"comparisons": rows, "held": held}, claims,
