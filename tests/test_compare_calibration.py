@@ -93,7 +93,9 @@ def test_the_calibration_is_reported_as_measured():
     assert said.startswith("- **5 raters**: ") and said.count("\n") == 0
     def span(low, high):  # one value where both ends print alike
         return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
-    assert f"in {span(s1.min(), s1.max())} of test sets where neither" in said
+    assert f"in {span(s1.min(), s1.max())} of 30 test sets where neither" in said
+    top = table[table["sampler"] == "S1"]["high"].max()  # the band's top: what 30 sets cannot rule out
+    assert f"(the level is 5%; 30 test sets cannot tell that from a rate as high as {top:.0%})" in said
     assert f"in {span(power.min(), power.max())} where A was better" in said
     assert ("weak evidence of no difference" in said) == (0.2 <= power.min() < 0.8)
     assert ("almost never detects" in said) == (power.min() < 0.2 <= power.max() or power.max() < 0.2)

@@ -670,3 +670,10 @@ def test_the_beyond_sentence_names_each_extrapolated_design_by_its_n_and_k():
     assert said.startswith(" 1 of these (run, metric) pairs rests on a design the data cannot supply")
     assert "its smallest significant design is an extrapolation: MAE on " in said and "(N 1,000 × K 1)." in said
     assert findings.beyond_sentence(results.drop(columns="beyond_data"), 0.3) == ""
+    # RQ1's finding, whose budget sub-claim counts such designs, names them too (the real sparse sets' K = 10)
+    both = grid_results({("d", "S4"): lambda nk, k, metric: 0.01 if nk >= 2500 else 0.5,
+                         ("d", "S2"): lambda nk, k, metric: 0.01 if nk >= 1000 else 0.5})
+    both["beyond_data"] = (both["metric"] == "mae") & (both["K"] == 1) & (both["sampler"] == "S4")
+    rq1 = findings.raters_raise_p_values(both, [(("d", "S4"), ("d", "S2"))], 0.3)
+    assert "its smallest significant design is an extrapolation: MAE on d, S4 (N " in rq1.ours
+    assert rq1.ours.endswith(" × K 1).") and rq1.ours.count("extrapolation") == 1

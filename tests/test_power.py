@@ -357,6 +357,13 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     text = plan_report.summary(result)
     assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
     assert "within the pilot's items and raters" in text
+    # a modelled pool no larger than the pilot's is within its raters, but not its own: the summary says which
+    designs = planned_r.designs.copy()
+    first = designs.index[designs["modelled"] & (designs["metric"] == result.cheapest["metric"].iloc[0])][0]
+    designs.loc[first, ["R", "power", "cost"]] = [6, 1.0, 1]
+    pooled = plan_report.summary(replace(result, designs=designs))
+    n, k = int(designs.loc[first, "N"]), int(designs.loc[first, "K"])
+    assert f"within the pilot's items and raters, {n:,} × {k} of R = 6 modelled raters (cost 1)" in pooled
     # the page's notation, one sign for each thing: ×, never x, between N and K; ρ, never rho
     assert " x K" not in text and "rho" not in text and "rater share ρ" in text
     best = result.pilot.iloc[0]

@@ -39,8 +39,9 @@ def sparse_intro(data: list[AnnotationDataset], budgets, ks) -> str:
         return "This run has no sparse dataset (the chapter's `sparse_dataset` parameter is None), so this section is empty."
     names = ", ".join(f"`{ds.name}`" for ds in data)
     return (f"On {names} each item is rated by a few of a large pool of raters, and each rater rates many items. S2 "
-            "treats an item's raters as new people; S4 draws the pool's raters with replacement and keeps each "
-            "drawn rater's labels on every drawn item they rated ({ref}`the methods page <methods-s4>`). The "
+            "treats an item's raters as new people; S4 draws a sequence of the pool's raters with replacement, and a "
+            "drawn item takes the labels of the first K raters in it who rated the item, so that a drawn rater's "
+            "labels count on every drawn item they rated ({ref}`the methods page <methods-s4>`). The "
             f"section runs both on budgets up to {max(budgets):,} and K in {', '.join(map(str, ks))} (fewer cells "
             "than the sections above: S4 reads every response) and judges the paper's RQ1 claim by the same rules.")
 

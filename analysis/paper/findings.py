@@ -190,7 +190,8 @@ def raters_raise_p_values(results: pd.DataFrame | None, comparisons, epsilon: fl
             (f"Modelling raters raises the p-values {'in every comparison' if len(rows) > 1 else 'here'}."
              if held == len(rows) else
              f"Modelling raters raises the p-values in {held} of {len(rows)} comparisons." if held else
-             "Modelling raters does not raise the p-values here."))
+             "Modelling raters does not raise the p-values here.")
+            + beyond_sentence(results, epsilon))  # the budget sub-claim counts those designs too
     return Finding(QUESTIONS["rq1"], paper_rq1(), ours, None, {"comparisons": rows, "held": held}, claims,
                    CLAIMS["rq1"])
 
@@ -289,7 +290,8 @@ def beyond_sentence(results: pd.DataFrame, epsilon: float) -> str:
                       f"(N {r.NK // r.K:,} × K {r.K})" for r in beyond.itertuples())
     one = len(beyond) == 1
     return (f" {len(beyond)} of these (run, metric) pairs {'rests' if one else 'rest'} on a design the data cannot "
-            f"supply, K above the raters a drawn item comes from or N above the items, so {'its' if one else 'their'} "
+            f"supply, K above the raters a drawn item comes from (the median item's, the median batch's under S3, "
+            f"the pool's under S1) or N above the items, so {'its' if one else 'their'} "
             f"smallest significant design is an extrapolation: {pairs}.")
 
 

@@ -206,7 +206,7 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
     """What a user with each design's raters can conclude from ``test``'s p under ``sampler``, as Markdown bullets:
     per design (the keys of ``sizes`` and ``powers``, :func:`calibration`'s tables without and with a real
     difference) the range over the metrics of the share of p < ``alpha`` when neither system is better, and when A
-    is."""
+    is; where the tables give their test sets and bands, how many sets and the highest rate their bands allow."""
     lines = []
     for design, size in sizes.items():
         chosen = [t[(t["sampler"] == sampler) & (t["test"] == test)] for t in (size, powers[design])]
@@ -226,8 +226,14 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
                        f"sets, so a p above {alpha:g} is weak evidence of no difference")
         else:
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
-        lines.append(f"- **{design}**: a p below {alpha:g} came in {_span(low, high)} of test sets where "
-                     f"neither model was better (the level is {alpha:.0%}), and in {_span(weak, strong)} where A "
+        counted, allowed = "of test sets", ""
+        if {"n_sets", "high"} <= set(chosen[0].columns):
+            n_sets = int(chosen[0]["n_sets"].max())
+            counted = f"of {n_sets:,} test sets"
+            allowed = (f"; {counted[3:]} cannot tell that from a rate as high as "
+                       f"{chosen[0]['high'].max():.0%}")
+        lines.append(f"- **{design}**: a p below {alpha:g} came in {_span(low, high)} {counted} where neither "
+                     f"model was better (the level is {alpha:.0%}{allowed}), and in {_span(weak, strong)} where A "
                      f"was better; {reading}.")
     return "\n".join(lines)
 

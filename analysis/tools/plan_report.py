@@ -135,7 +135,9 @@ def summary(result: Plan) -> str:
                 if pd.notna(row["N"]) else f"no design of the grid reaches power {result.target:g}")
         if why:
             alt = within.loc[row["metric"]] if within is not None and row["metric"] in within.index else None
-            best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])} (cost "
+            pool = (f" of R = {int(alt['R'])} modelled raters" if alt is not None and pd.notna(alt["N"]) and "R" in alt
+                    and bool(alt["modelled"]) else "")  # a modelled pool no larger than the pilot's, not its own raters
+            best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])}{pool} (cost "
                      f"{alt['cost']:,.6g}) reaches power {alt['power']:.2f}" if alt is not None and pd.notna(alt["N"])
                      else "; no design within the pilot's items and raters reaches it")
         smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
