@@ -17,7 +17,7 @@ from analysis.data import population
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError
 from analysis.experiment.grid import Cell, simulate_cell
-from analysis.engine.metrics import METRICS, check_metrics
+from analysis.engine.metrics import METRIC_LABELS, METRICS, check_metrics
 from analysis.engine import Simulator
 from analysis.experiment.choices import BOOK
 from conftest import crossed_table
@@ -357,6 +357,13 @@ def test_a_modelled_cheapest_design_is_marked_in_the_summary_table_and_figure(pl
     text = plan_report.summary(result)
     assert "the designs with R = 12, 24 raters are simulated on studies drawn from a population model" in text
     assert "within the pilot's items and raters" in text
+    # the pilot's smallest detectable effect, or that no perturbation up to ε = 1 reaches the target power there
+    pilots = result.pilot.copy()
+    pilots.loc[pilots.index[0], "smallest_epsilon"] = np.nan
+    metric = METRIC_LABELS[pilots["metric"].iloc[0]]
+    unreached = [line for line in plan_report.summary(replace(result, pilot=pilots)).splitlines()
+                 if line.startswith(f"- {metric}:")]
+    assert len(unreached) == 1 and f"no perturbation up to ε = 1 gives it power {result.target:g}." in unreached[0]
     # a modelled pool no larger than the pilot's is within its raters, but not its own: the summary says which
     designs = planned_r.designs.copy()
     first = designs.index[designs["modelled"] & (designs["metric"] == result.cheapest["metric"].iloc[0])][0]

@@ -140,12 +140,12 @@ def summary(result: Plan) -> str:
             best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])}{pool} (cost "
                      f"{alt['cost']:,.6g}) reaches power {alt['power']:.2f}" if alt is not None and pd.notna(alt["N"])
                      else "; no design within the pilot's items and raters reaches it")
-        smallest = ("no ε up to 1 reaches it" if pd.isna(p["smallest_epsilon"]) else
-                    f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it detects")
+        smallest = (f"no perturbation up to ε = 1 gives it power {result.target:g}" if pd.isna(p["smallest_epsilon"])
+                    else f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it "
+                    f"detects with power {result.target:g}")
         own = (f"is too few raters for compare's own test to reach p < {_alpha(result):g}" if not p["can_reject"]
                else f"has power {p['power']:.2f} (the smallest effect it detects is not searched under compare's "
-               "test)" if result.test == "compare" else
-               f"has power {p['power']:.2f}, and {smallest} with power {result.target:g}")
+               "test)" if result.test == "compare" else f"has power {p['power']:.2f}, and {smallest}")
         lines.append(f"- {METRIC_LABELS[row['metric']]}: {best}; the pilot's {int(p['N']):,} × {int(p['K'])} "
                      f"{own}.{_best_words(p, result, True)}")
     return "\n".join(lines)
