@@ -224,25 +224,15 @@ def hold_items(labels, n_drawn, to_a, perturb, listed, work):
 
 
 @numba.njit(cache=True, inline="always")
-def split_codes(code, labels, model, i, to_a, first):
-    """The codes (``code``: a label's) of the drawn item ``i``'s columns of ``model`` (``labels[model, i]``), summed
-    on A*'s side and on B*'s, column ``c`` on the side ``to_a[first + c]`` sends it to."""
-    on_a = on_b = 0
-    for c in range(labels.shape[2]):
-        x = code[ix(labels[model, i, c])]
-        on_a += x if to_a[ix(first + c)] else 0
-        on_b += 0 if to_a[ix(first + c)] else x
-    return on_a, on_b
-
-
-@numba.njit(cache=True, inline="always")
 def fixed_codes(code, labels, i, to_a):
-    """The codes of the drawn item ``i``'s fixed responses, read from its columns ``labels[:, i]`` (models x K'):
-    G's, and A's on the side of A* or B* that ``to_a`` sends each to (:func:`split_codes`)."""
-    e_g = 0
+    """The codes (``code``: a label's) of the drawn item ``i``'s fixed responses, read from its columns
+    ``labels[:, i]`` (models x K'): G's, and A's on the side of A* or B* that ``to_a`` sends each to."""
+    e_g = e_a = e_b = 0
     for c in range(labels.shape[2]):
         e_g += code[ix(labels[0, i, c])]
-    e_a, e_b = split_codes(code, labels, 1, i, to_a, 0)
+        a = code[ix(labels[1, i, c])]
+        e_a += a if to_a[c] else 0
+        e_b += 0 if to_a[c] else a
     return e_g, e_a, e_b
 
 
@@ -256,7 +246,11 @@ def coded_items(rng, labels, n_drawn, to_a, pairs, perturbation, work, acc):
     h = work.n_perturbed[1]
     for i in range(n_drawn):
         e_g, e_a, e_b = fixed_codes(code, labels, i, to_a)
-        x_a, x_b = split_codes(code, labels, 2, i, to_a, k)
+        x_a = x_b = 0
+        for c in range(k):
+            b = code[ix(labels[2, i, c])]
+            x_a += b if to_a[ix(k + c)] else 0
+            x_b += 0 if to_a[ix(k + c)] else b
         paired_slots(rng, mult[ix(held[i])], h, table_offset(perturbation, h, k, x_a, x_b), e_g, e_a, e_b, pairs,
                      perturbation, work.outcomes, acc)
 
