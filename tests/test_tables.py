@@ -51,6 +51,18 @@ def test_a_stand_in_gets_the_papers_values_in_brackets():
     assert "from the run of seed 0" in table.caption  # the cell-by-cell Δ tables give medians over seeds instead
 
 
+def test_a_run_the_paper_did_not_make_is_named_in_the_caption_as_ours_alone():
+    results = results_for({("d3code-synthetic", "S2"): falling(), ("d3code-synthetic", "S4"): falling()},
+                          imitates={"d3code-synthetic": "D3code"})
+    table = tables.compare_with_paper(results, 0.3)
+    by_run = table.frame.set_index("run")
+    assert "(" in by_run.loc["d3code-synthetic, S2", "Accuracy"].iloc[0]  # the paper ran D3code under S2
+    assert "(" not in "".join(by_run.loc["d3code-synthetic, S4"].drop(columns="statistic").to_numpy().ravel())
+    assert "ours alone in the rows of d3code-synthetic, S4, which the paper did not run" in table.caption
+    alone = tables.compare_with_paper(results[results["sampler"] == "S2"], 0.3)
+    assert "ours alone" not in alone.caption
+
+
 def test_the_regenerated_table_marks_agreement_by_the_rules_of_the_delta_tables_and_reads_delta_at_like_cells():
     # a grid that holds some of the paper's DICES S2 cells (MAE's 1,000 x 40, F1's 2,500 x 40) and lacks others
     results = grid_results({("dices-synthetic", "S2"): falling()}, (100, 1000, 2500), (1, 40),

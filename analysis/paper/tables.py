@@ -282,10 +282,12 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     cells = at.set_index(["dataset", "sampler", "metric", "NK", "K"])["delta"]
     cells = cells.groupby(level=cells.index.names).mean()  # one Δ per cell (several seeds: their mean)
     paper = paper_table(which).set_index(["dataset", "sampler", "metric"])
-    rows = []
+    rows, alone = [], []  # alone: the runs the paper has no value for (a sampler it did not run on that data)
     for (dataset, sampler), group in ours.groupby(["dataset", "sampler"], sort=False):
         by_metric = group.set_index("metric")
         paper_name = imitated(results, dataset)
+        if not any((paper_name, sampler, metric) in paper.index for metric in by_metric.index):
+            alone.append(run_label(dataset, sampler))
         for stat, label in STATS:
             row = {"run": run_label(dataset, sampler), "statistic": label}
             for metric in METRICS:
@@ -312,6 +314,8 @@ def compare_with_paper(results: pd.DataFrame, epsilon: float, which: str = "tabl
     if has_paper_values(results, which):
         caption = (f"ours (paper){run}; {epsilon_label(epsilon, which)}; {rule}; – : no budget reaches p < 0.05; "
                    f"{MARKS_WORDS}")
+        if alone:
+            caption += f"; ours alone in the rows of {' and '.join(alone)}, which the paper did not run"
     else:
         caption = f"ours at ε = {epsilon:g}; {rule}; – : no budget of the grid reaches p < 0.05"
     if ours.get("beyond_data", pd.Series(dtype=bool)).any():
