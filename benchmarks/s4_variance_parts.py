@@ -1,5 +1,5 @@
 """Where S4's t-test variance comes from on crowd data: its three jackknife parts against the true variance of the
-difference. Outside ``make test`` (about ten minutes on one core):
+difference. Outside ``make test`` (about fifteen minutes on one core):
 
     .venv/bin/python benchmarks/s4_variance_parts.py --sets 200 --out benchmarks/s4_variance_parts.csv
 
@@ -14,7 +14,9 @@ an interaction of its raters that neither I nor R sees (where items do not share
 items, S is I: ``rater_level.set_jackknife``). Each
 row also gives the rules' share of two-sided t-test p < 0.05 (the t-test alone: the distribution metrics' test adds
 the widened percentile, which this leaves out). With A and B equally good that share is the level; with A better,
-the power.
+the power. ``corr_set_way`` is the correlation over the test sets between the difference's size and the test's
+variance, and ``share_mean_V`` the test's share with each set's variance replaced by its mean over the sets: what
+the level would be if the variance did not move with the difference.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from compare_calibration import sparse_designs  # noqa: E402
 # the crowd calibration's designs (compare_calibration.py), named without their label count; one also with A better
 KEPT = ("3 of 30 raters, N 200", "9 of 30 raters, N 100", "3 of 100 raters, N 500", "9 of 100 raters, N 200",
         "9 of 100 raters, N 200, A better", "5 of 100 raters, N 1000", "3 of 1000 raters, N 1000",
-        "30 overlapping sets of 3 from 8, N 500")
+        "30 overlapping sets of 3 from 8, N 500", "40 overlapping sets of 4 from 8, N 1000")
 
 
 def designs() -> dict[str, Scenario]:
@@ -75,8 +77,8 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
         for m, metric in enumerate(names):
             delta, bound = seen[metric][2], BY_NAME[metric].bound(ds.n_labels)
             p = {rule: min(1.0, 2 * min(rater_level.t_test(delta, v[m], df, bound)[:2])) for rule, v in rules.items()}
-            rows.append({"set": seed, "metric": metric, "delta": delta, "I": item[m], "R": rater[m],
-                         "Res": residual[m], "S": by_set[m], **{f"p_{rule}": p[rule] for rule in rules},
+            rows.append({"set": seed, "metric": metric, "delta": delta, "df": df, "bound": bound, "I": item[m],
+                         "R": rater[m], "Res": residual[m], "S": by_set[m], **{f"p_{rule}": p[rule] for rule in rules},
                          **{f"V_{rule}": v[m] for rule, v in rules.items()}})
     return pd.DataFrame(rows)
 
@@ -89,6 +91,12 @@ def summary(found: pd.DataFrame, design: str) -> pd.DataFrame:
                                                                                "V_floor_item", "S", "V_set_way")})
     for rule in ("two_way", "floor_item", "set_way"):
         out[f"share_{rule}"] = grouped[f"p_{rule}"].apply(lambda p: (p < 0.05).mean())
+    # the test's rule again, with each test set's variance replaced by its mean over the sets: what the level would be
+    # if the variance did not move with the difference (corr: how far it falls as the difference grows)
+    out["corr_set_way"] = grouped.apply(lambda x: np.corrcoef(x["delta"].abs(), x["V_set_way"])[0, 1])
+    out["share_mean_V"] = grouped.apply(lambda x: np.mean([
+        min(1.0, 2 * min(rater_level.t_test(d, x["V_set_way"].mean(), df, bound)[:2])) < 0.05
+        for d, df, bound in zip(x["delta"], x["df"], x["bound"])]))
     out["sets"] = grouped.size()
     return out.reset_index().assign(design=design)
 

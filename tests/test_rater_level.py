@@ -170,10 +170,42 @@ def test_the_methods_pages_account_of_the_s4_variance_is_the_recorded_measuremen
     assert found.loc[vote & found["design"].str.startswith(nine), "V_two_way"].min() > 1.5
     assert found.loc[vote & found["design"].str.startswith(thousand), "V_floor_item"].max() < 0.9
     assert found.loc[vote & found["design"].str.startswith(eight), ["V_two_way", "V_floor_item"]].max().max() < 0.8
-    # the rater sets' jackknife moves only the design whose items share their raters' sets
-    away = ~found["design"].str.startswith(eight)
+    # the rater sets' jackknife moves only the designs whose items share their raters' sets
+    away = ~found["design"].str.contains("overlapping")
     assert (found.loc[away, "V_set_way"] - found.loc[away, "V_two_way"]).abs().max() < 0.01
     assert (found.loc[~away, "V_set_way"] > found.loc[~away, "V_two_way"]).all()
+
+
+def test_the_methods_pages_account_of_the_8_rater_level_is_the_recorded_measurement():
+    """With 8 raters the test is liberal though its variance is not low: in sets of 4 from 8 it averages about the
+    truth and the level is still 0.08, because the variance falls as the difference grows (a negative correlation
+    on both 8-rater designs, on every metric but KL-Div, far weaker with pools of 100 or more); held at its mean, the
+    same t-test would be cautious. The figures are the recorded run's (benchmarks/s4_variance_parts.csv)."""
+    root = Path(__file__).resolve().parents[1]
+    found = pd.read_csv(root / "benchmarks" / "s4_variance_parts.csv")
+    methods = " ".join((root / "book" / "methods.md").read_text().split())
+    vote = found["metric"].map(lambda metric: BY_NAME[metric].family == "vote")
+    four = found["design"].str.startswith("40 overlapping sets of 4 from 8")
+    eights = found["design"].str.contains(" from 8,")
+    kl = found["metric"] == "kl_div"
+    large = found["design"].isin(["3 of 100 raters, N 500", "9 of 100 raters, N 200", "5 of 100 raters, N 1000",
+                                  "3 of 1000 raters, N 1000"])
+
+    def span(rows, column: str, digits: int = 2) -> str:
+        low, high = (f"{v:.{digits}f}".replace("-", "−") for v in (found.loc[rows, column].min(),
+                                                                   found.loc[rows, column].max()))
+        return low if low == high else f"{low} to {high}"
+
+    claims = [f"the variance averages {span(four & vote, 'V_set_way')} of the truth on the vote metrics, and still "
+              f"their t-test level is {span(four & vote, 'share_set_way', 3)}.",
+              f"the variance is {span(eights & ~kl, 'corr_set_way')} on every metric but KL-Div "
+              f"({span(eights & kl, 'corr_set_way')} there), against {span(large, 'corr_set_way')} on the four designs",
+              f"the same t-test would reject in {span(eights, 'share_mean_V', 3)} of them."]
+    for claim in claims:
+        assert claim in methods, claim
+    assert found.loc[four & vote, "V_set_way"].min() > 0.95 and found.loc[four & vote, "share_set_way"].min() > 0.075
+    assert found.loc[eights & ~kl, "corr_set_way"].max() < -0.2 < found.loc[large, "corr_set_way"].min()
+    assert found.loc[eights, "share_mean_V"].max() < 0.05
 
 
 def test_with_one_rater_the_percentile_p_is_a_half_whatever_the_count():
