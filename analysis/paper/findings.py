@@ -290,9 +290,8 @@ def beyond_sentence(results: pd.DataFrame, epsilon: float) -> str:
                       f"(N {r.NK // r.K:,} × K {r.K})" for r in beyond.itertuples())
     one = len(beyond) == 1
     return (f" {len(beyond)} of these (run, metric) pairs {'rests' if one else 'rest'} on a design the data cannot "
-            f"supply, K above the raters a drawn item comes from (the median item's, the median batch's under S3, "
-            f"the pool's under S1) or N above the items, so {'its' if one else 'their'} "
-            f"smallest significant design is an extrapolation: {pairs}.")
+            f"supply, K above the raters a drawn item comes from ({tables.WHOSE_RATERS}) or N above the items, so "
+            f"{'its' if one else 'their'} smallest significant design is an extrapolation: {pairs}.")
 
 
 def distribution_metrics_favour_large_k(results: pd.DataFrame | None, epsilon: float, missing: str = "") -> Finding:

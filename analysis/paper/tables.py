@@ -34,9 +34,10 @@ from analysis.experiment.table1 import table1
 
 PAPER_EPSILON = 0.3
 BEYOND_MARK = "†"
-BEYOND_WORDS = ("a design these data cannot supply (K above the raters a drawn item comes from: the median item's, "
-                "the median batch's under S3, the pool's under S1; or N above the items): an extrapolation that "
-                "redraws the same people or items")
+#: whose raters bound K in a design the data can supply, by sampler (:func:`analysis.engine.samplers.raters_available`)
+WHOSE_RATERS = "the median item's, the median batch's under S3, the pool's under S1"
+BEYOND_WORDS = (f"a design these data cannot supply (K above the raters a drawn item comes from: {WHOSE_RATERS}; or N "
+                "above the items): an extrapolation that redraws the same people or items")
 STATS = (("NK", "NK"), ("p_value", "p-value"), ("K", "K"), ("delta", "Δ"))
 # registry and stand-in names of the paper's three datasets -> the paper's name for them
 _IMITATES = {"dices-synthetic": "DICES", "dices350": "DICES", "d3code-synthetic": "D3code", "d3code": "D3code",

@@ -226,13 +226,11 @@ def advice(sizes: dict[str, pd.DataFrame], powers: dict[str, pd.DataFrame], test
                        f"sets, so a p above {alpha:g} is weak evidence of no difference")
         else:
             reading = f"a p above {alpha:g} is fair evidence against a difference of this size"
-        counted, allowed = "of test sets", ""
+        sets, allowed = "test sets", ""
         if {"n_sets", "high"} <= set(chosen[0].columns):
-            n_sets = int(chosen[0]["n_sets"].max())
-            counted = f"of {n_sets:,} test sets"
-            allowed = (f"; {counted[3:]} cannot tell that from a rate as high as "
-                       f"{chosen[0]['high'].max():.0%}")
-        lines.append(f"- **{design}**: a p below {alpha:g} came in {_span(low, high)} {counted} where neither "
+            sets = f"{int(chosen[0]['n_sets'].max()):,} test sets"
+            allowed = f"; {sets} cannot tell that from a rate as high as {chosen[0]['high'].max():.0%}"
+        lines.append(f"- **{design}**: a p below {alpha:g} came in {_span(low, high)} of {sets} where neither "
                      f"model was better (the level is {alpha:.0%}{allowed}), and in {_span(weak, strong)} where A "
                      f"was better; {reading}.")
     return "\n".join(lines)

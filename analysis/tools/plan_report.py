@@ -135,11 +135,13 @@ def summary(result: Plan) -> str:
                 if pd.notna(row["N"]) else f"no design of the grid reaches power {result.target:g}")
         if why:
             alt = within.loc[row["metric"]] if within is not None and row["metric"] in within.index else None
-            pool = (f" of R = {int(alt['R'])} modelled raters" if alt is not None and pd.notna(alt["N"]) and "R" in alt
-                    and bool(alt["modelled"]) else "")  # a modelled pool no larger than the pilot's, not its own raters
-            best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])}{pool} (cost "
-                     f"{alt['cost']:,.6g}) reaches power {alt['power']:.2f}" if alt is not None and pd.notna(alt["N"])
-                     else "; no design within the pilot's items and raters reaches it")
+            if alt is not None and pd.notna(alt["N"]):
+                # a modelled pool no larger than the pilot's is named, since it is not the pilot's own raters
+                pool = f" of R = {int(alt['R'])} modelled raters" if "R" in alt and bool(alt["modelled"]) else ""
+                best += (f"; within the pilot's items and raters, {int(alt['N']):,} × {int(alt['K'])}{pool} (cost "
+                         f"{alt['cost']:,.6g}) reaches power {alt['power']:.2f}")
+            else:
+                best += "; no design within the pilot's items and raters reaches it"
         smallest = (f"no perturbation up to ε = 1 gives it power {result.target:g}" if pd.isna(p["smallest_epsilon"])
                     else f"ε = {p['smallest_epsilon']:.3g} (Δ {p['smallest_delta']:.3g}) is the smallest effect it "
                     f"detects with power {result.target:g}")
