@@ -11,7 +11,8 @@ from scipy.stats import binom, chisquare, multinomial
 from analysis.data.annotations import from_table
 from analysis.errors import ParameterError, TopologyError
 from analysis.engine.samplers import group_layout, item_shares, make_layout
-from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables
+from analysis.engine.draws import BINOMIAL_FROM, add_counts, composition_entry, composition_tables, draw_multiplicities
+from analysis.engine.path import MULTIPLICITY_CHAIN_FROM
 from single_draw import sample
 from conftest import batched_table
 
@@ -70,6 +71,18 @@ def test_s3_ragged_batch_falls_back_to_the_items_own_labels():
     assert all(s.labels[j, c] in own[s.items[j]] for j, c in zip(*np.nonzero(missing)))
 
 
+def binomial_fit(counts, n, p):
+    """The chi-square p of ``counts`` (one per draw) against ``Binomial(n, p)``, its thin tails pooled so that the
+    approximation holds."""
+    expected = binom.pmf(np.arange(n + 1), n, p) * len(counts)
+    observed = np.bincount(counts, minlength=n + 1)
+    keep = expected >= 5
+    obs = np.append(observed[keep], observed[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    obs, exp = obs[exp > 0], exp[exp > 0]
+    return chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
 @pytest.mark.parametrize("k", [5, BINOMIAL_FROM + 12])
 def test_s2_counts_follow_the_items_label_distribution(k):
     shares = np.array([[0.5, 0.3, 0.2]])
@@ -81,14 +94,28 @@ def test_s2_counts_follow_the_items_label_distribution(k):
         add_counts(rng, k, shares, 0, cum, out, j)
     assert (out.sum(1) == k).all()
     for c, p in enumerate(shares[0]):
-        support = np.arange(k + 1)
-        expected = binom.pmf(support, k, p) * draws
-        observed = np.bincount(out[:, c], minlength=k + 1)
-        keep = expected >= 5  # pool the thin tails so the chi-square approximation holds
-        obs = np.append(observed[keep], observed[~keep].sum())
-        exp = np.append(expected[keep], expected[~keep].sum())
-        obs, exp = obs[exp > 0], exp[exp > 0]
-        assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+        assert binomial_fit(out[:, c], k, p) > 1e-3
+
+
+@numba.njit
+def _multiplicity_draws(rng, n_slots, n_items, draws):
+    out = np.zeros((draws, n_items), dtype=np.int64)
+    for j in range(draws):
+        draw_multiplicities(rng, n_slots, n_items, out[j])
+    return out
+
+
+@pytest.mark.parametrize("per_item", [2, MULTIPLICITY_CHAIN_FROM - 1, MULTIPLICITY_CHAIN_FROM])
+def test_item_multiplicities_are_multinomial_on_either_side_of_the_chain(per_item):
+    """Slot by slot below the plan's threshold and by a chain of binomials from it, the multiplicities of 5 items
+    sum to the slots drawn, and the first item, the last (the chain's remainder) and the two together are binomial
+    (chi-square, p > 1e-3, 4,000 draws)."""
+    n_items, n_slots = 5, 5 * per_item
+    out = _multiplicity_draws(np.random.default_rng(per_item), n_slots, n_items, 4000)
+    assert (out.sum(1) == n_slots).all() and (out >= 0).all()
+    assert binomial_fit(out[:, 0], n_slots, 1 / n_items) > 1e-3
+    assert binomial_fit(out[:, -1], n_slots, 1 / n_items) > 1e-3
+    assert binomial_fit(out[:, 0] + out[:, -1], n_slots, 2 / n_items) > 1e-3
 
 
 @numba.njit
