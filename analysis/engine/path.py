@@ -51,7 +51,8 @@ SMALL_BINOMIAL = 16  # below this many trials a binomial is a count of uniforms 
 WALK_COST = 0.8  # S4: one visit of the drawn items' own walk (their raters' stream) against one of the whole stream's
 TAIL_COST = 1.7  # S4: turning a rating of an item still short round for the walk, against one visit of the whole stream
 MULTIPLICITY_CHAIN_FROM = 40  # slots per item from which item multiplicities are drawn as a chain of binomials
-# (below, numpy's binomial inverts its law: 2.7x slower than a uniform a slot at 28 slots an item, even at 40)
+# (numpy's binomial draws by inversion below a mean of 30: at 28 slots an item the chain takes 2.7x one uniform a
+# slot; the two break even at 40)
 
 
 def n_vectors(k: int, n_labels: int) -> int:
