@@ -76,7 +76,7 @@ def parts(population: Scenario, n_sets: int) -> pd.DataFrame:
         seen = observed(ds, share_a, share_b, k, names)
         for m, metric in enumerate(names):
             delta, bound = seen[metric][2], BY_NAME[metric].bound(ds.n_labels)
-            p = {rule: min(1.0, 2 * min(rater_level.t_test(delta, v[m], df, bound)[:2])) for rule, v in rules.items()}
+            p = {rule: rater_level.test(delta, v[m], df, True, bound)[0] for rule, v in rules.items()}
             rows.append({"set": seed, "metric": metric, "delta": delta, "df": df, "bound": bound, "I": item[m],
                          "R": rater[m], "Res": residual[m], "S": by_set[m], **{f"p_{rule}": p[rule] for rule in rules},
                          **{f"V_{rule}": v[m] for rule, v in rules.items()}})
@@ -95,7 +95,7 @@ def summary(found: pd.DataFrame, design: str) -> pd.DataFrame:
     # if the variance did not move with the difference (corr: how far it falls as the difference grows)
     out["corr_set_way"] = grouped.apply(lambda x: np.corrcoef(x["delta"].abs(), x["V_set_way"])[0, 1])
     out["share_mean_V"] = grouped.apply(lambda x: np.mean([
-        min(1.0, 2 * min(rater_level.t_test(d, x["V_set_way"].mean(), df, bound)[:2])) < 0.05
+        rater_level.test(d, x["V_set_way"].mean(), df, True, bound)[0] < 0.05
         for d, df, bound in zip(x["delta"], x["df"], x["bound"])]))
     out["sets"] = grouped.size()
     return out.reset_index().assign(design=design)
